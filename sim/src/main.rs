@@ -1,1 +1,129 @@
-fn main() {}
+//! The `sim` command line: run bundled or user workloads on a GPU config and report.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use sim::config::GpuConfig;
+use sim::metrics::report;
+use sim::run::{run_workload, Options};
+use sim::workload::Workload;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "sim",
+    version,
+    about = "Simulate a CUDA kernel's memory behaviour from its PTX on a described GPU",
+    long_about = "gpumemsim's simulator. It executes a kernel's PTX warp by warp (32 threads in lock step, \
+with divergence), models the constant cache (broadcast vs serialized per distinct address), global memory \
+(coalescing into 32-byte sectors, L1, L2, DRAM), and predicts the time on the GPU a config file describes. \
+Counters are named after the Nsight Compute metrics they predict.",
+    after_help = "Examples:\n  sim run configs/rtx3090.toml pseudo_random\n  sim run configs/h200.toml one_access_per_thread --set n=128000 --format json\n  sim list"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run workloads on a GPU config and print what their memory accesses cost
+    #[command(after_help = "Examples:\n  sim run configs/rtx3090.toml pseudo_random\n  \
+sim run configs/rtx3090.toml one_access_per_block one_access_per_warp one_access_per_thread pseudo_random\n  \
+sim run configs/h200.toml pseudo_random --set n=128000 --format json\n  \
+sim run configs/rtx3090.toml path/to/my_workload.toml --per-instruction\n\n\
+Reading the table: `const req/LDC` is the number of distinct addresses per warp-level constant load \
+(1 = broadcast; 32 = fully serialized); `sectors/req` the 32-byte sectors per global request (4 = a \
+coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds each launch.")]
+    Run {
+        /// GPU description (TOML), e.g. configs/rtx3090.toml
+        config: PathBuf,
+        /// Bundled workload names (see `sim list`) or paths to workload files
+        #[arg(required = true)]
+        workloads: Vec<String>,
+        /// Override a workload parameter, e.g. --set n=128000 (repeatable)
+        #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+        sets: Vec<(String, i64)>,
+        /// Output format: a table for people, or JSON keyed by Nsight Compute metric names
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Run each launch twice on the same caches and report the second (back-to-back timing)
+        #[arg(long)]
+        warm: bool,
+        /// Also list the PTX instructions of each launch with their memory statistics, worst first
+        #[arg(long)]
+        per_instruction: bool,
+        /// Run only the launch with this label (repeatable), e.g. --launch constant
+        #[arg(long = "launch", value_name = "LABEL")]
+        launches: Vec<String>,
+        /// Stop a launch after this many warp instructions (runaway kernels)
+        #[arg(long, default_value_t = 1 << 34, value_name = "N")]
+        max_warp_instructions: u64,
+    },
+    /// List the bundled workloads, one line each
+    #[command(after_help = "Example:\n  sim list")]
+    List,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Table,
+    Json,
+}
+
+fn parse_set(s: &str) -> Result<(String, i64), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}`: expected NAME=VALUE"))?;
+    let v: i64 = v.trim().parse().map_err(|_| format!("`{s}`: the value must be an integer"))?;
+    Ok((k.trim().to_string(), v))
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::List => {
+            for w in gpumemsim::workloads() {
+                let desc = Workload::from_toml_str(w.toml, sim::workload::Source::Bundled(w.path.into()))
+                    .map(|x| x.description)
+                    .unwrap_or_default();
+                println!("{:<24} {}", w.name, desc);
+            }
+            Ok(())
+        }
+        Command::Run { config, workloads, sets, format, warm, per_instruction, launches, max_warp_instructions } => {
+            let cfg = GpuConfig::load(&config)?;
+            let opts = Options { sets, warm, keep_outputs: false, max_warp_instructions, only: launches };
+            let mut docs = vec![];
+            for name in &workloads {
+                let w = Workload::resolve(name)?;
+                let run = run_workload(&cfg, &w, &opts).with_context(|| format!("workload `{name}`"))?;
+                if run.launches.is_empty() {
+                    bail!("workload `{name}`: no launch matches --launch {:?}", opts.only);
+                }
+                match format {
+                    Format::Json => docs.push(report::json(&cfg, &run, per_instruction)),
+                    Format::Table => {
+                        println!("{}", report::table(&cfg, &run));
+                        if per_instruction {
+                            println!("{}", report::per_instruction(&run));
+                        }
+                    }
+                }
+            }
+            if format == Format::Json {
+                let v = if docs.len() == 1 { docs.remove(0) } else { serde_json::Value::Array(docs) };
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            }
+            Ok(())
+        }
+    }
+}

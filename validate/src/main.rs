@@ -1,1 +1,15 @@
-fn main() {}
+//! The `validate` binary: see `validate --help` and the crate documentation.
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = validate::Cli::parse();
+    match validate::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The TOML tables of a GPU config, one struct per table, with the units in the field names.
+//!
+//! Every key is required and unknown keys are rejected (`deny_unknown_fields`); the ranges and
+//! combinations that serde cannot express are checked in `check.rs`.
+
+use serde::{Deserialize, Serialize};
+
+/// `[gpu]`: identity of the GPU and per-launch costs that are not memory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    /// Marketing name as the driver reports it (`"NVIDIA GeForce RTX 3090"`); non-empty.
+    pub name: String,
+    /// Compute capability as `"MAJOR.MINOR"` (`"8.6"`), major 1 to 12, minor 0 to 9; see
+    /// [`GpuConfig::compute_capability`](super::GpuConfig::compute_capability).
+    pub compute_capability: String,
+    /// Time a kernel launch costs beyond its work, in nanoseconds (>= 0).
+    pub launch_overhead_ns: f64,
+}
+
+/// `[sm]`: the streaming multiprocessors, their clock and occupancy limits.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sm {
+    /// Number of SMs on the GPU (1 to 1024).
+    pub count: u32,
+    /// SM (core) clock in MHz (> 0, <= 10000); all `*_cycles` values count this clock.
+    pub clock_mhz: f64,
+    /// Threads per warp; must be 32.
+    pub warp_size: u32,
+    /// Warp schedulers (sub-cores) per SM, each issuing at most one warp instruction per cycle (1 to 8).
+    pub schedulers: u32,
+    /// Maximum resident threads per SM (32 to 4096).
+    pub max_threads: u32,
+    /// Maximum resident warps per SM (1 to 128).
+    pub max_warps: u32,
+    /// Maximum resident blocks per SM (1 to 64).
+    pub max_blocks: u32,
+    /// Maximum threads per block (32 to 2048, and <= `max_threads`).
+    pub max_threads_per_block: u32,
+    /// 32-bit registers per SM (1024 to 1048576).
+    pub registers: u32,
+    /// Memory instructions per cycle that the SM's shared L1/shared-memory/LSU structures accept
+    /// (> 0, <= 32); 0.5 = one every two cycles.
+    pub lsu_instructions_per_cycle: f64,
+    /// Latency of a dependent ALU instruction, in SM cycles (1 to 100).
+    pub alu_latency_cycles: u32,
+}
+
+/// `[shared]`: shared memory (the scratchpad carved out of the unified L1/shared array).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shared {
+    /// Shared memory per SM available to resident blocks, in bytes (0 to 1048576).
+    pub size_per_sm_bytes: u32,
+    /// Shared memory one block may use, in bytes (<= `size_per_sm_bytes`).
+    pub size_per_block_bytes: u32,
+    /// Number of banks: 16 (compute 1.x) or 32.
+    pub banks: u32,
+    /// Bank width in bytes, the default bank mode: 4 or 8 (Kepler can switch per launch).
+    pub bank_width_bytes: u32,
+    /// Load-to-use latency of a conflict-free shared load, in SM cycles (1 to 1000).
+    pub latency_cycles: u32,
+    /// Wavefronts (bank-conflict-free passes) the shared pipeline serves per cycle per SM (> 0, <= 8).
+    pub wavefronts_per_cycle: f64,
+}
+
+/// `[constant]`: constant memory and its cache hierarchy.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Constant {
+    /// Size of the constant memory space, in bytes (1 to 1048576).
+    pub size_bytes: u32,
+    /// Lanes served by one broadcast: 16 (compute 1.x, half-warps) or 32.
+    pub broadcast_lanes: u32,
+    /// Distinct addresses the indexed constant cache (IDC, LDC instructions) serves per cycle
+    /// per SM (> 0, <= 32); a warp's request is split into one request per distinct address.
+    pub addresses_per_cycle: f64,
+    /// Latency of a warp-uniform constant operand that hits the immediate constant cache (IMC),
+    /// in SM cycles (0 to 1000).
+    pub imc_latency_cycles: u32,
+    /// The constant cache levels, nearest first (1 to 3); misses of the last level go to L2.
+    pub cache: Vec<ConstantCache>,
+}
+
+/// `[[constant.cache]]`: one level of the constant cache hierarchy (per SM).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstantCache {
+    /// Label for reports (`"L1"`, `"L1.5"`); non-empty.
+    pub name: String,
+    /// Capacity in bytes: a multiple of `line_bytes * associativity` giving a power-of-two
+    /// number of sets, at most 16 MiB.
+    pub size_bytes: u64,
+    /// Line (fill) size in bytes: a power of two from 4 to 1024.
+    pub line_bytes: u32,
+    /// Ways per set (1 to 64).
+    pub associativity: u32,
+    /// Load-to-use latency of a hit at this level, in SM cycles (1 to 2000).
+    pub latency_cycles: u32,
+}
+
+/// `[l1]`: the per-SM L1 data cache as global loads see it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L1 {
+    /// Data-cache bytes available to global loads (after the shared-memory carve-out): a
+    /// positive multiple of `line_bytes * associativity`, at most 16 MiB.
+    pub size_bytes: u64,
+    /// Line (tag) size in bytes: a power of two from 32 to 1024.
+    pub line_bytes: u32,
+    /// Sector (fill and valid-bit) size in bytes: a power of two from 4 to `line_bytes`.
+    pub sector_bytes: u32,
+    /// Ways per set (1 to 1024).
+    pub associativity: u32,
+    /// Load-to-use latency of an L1 hit, in SM cycles (1 to 2000).
+    pub latency_cycles: u32,
+    /// Default cache policy of global loads (`-dlcm`): true = `ca` (cached in L1), false = `cg`
+    /// (L2 only).
+    pub cache_global_loads: bool,
+    /// Bytes per global-memory transaction: `sector_bytes` (32 B, sectored, CC >= 5.x) or
+    /// `line_bytes` (128 B, Fermi/Kepler L1-cached line transactions).
+    pub transaction_bytes: u32,
+    /// L1 data bandwidth in sectors per cycle per SM (> 0, <= 64).
+    pub sectors_per_cycle: f64,
+    /// Tag lookups per cycle per SM (> 0, <= 64).
+    pub tag_lookups_per_cycle: f64,
+}
+
+/// `[l2]`: the L2 cache shared by all SMs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L2 {
+    /// Capacity in bytes: a positive multiple of `line_bytes * associativity`, at most 4 GiB.
+    pub size_bytes: u64,
+    /// Line (tag) size in bytes: a power of two from 32 to 1024.
+    pub line_bytes: u32,
+    /// Sector size in bytes: a power of two from 4 to `line_bytes`.
+    pub sector_bytes: u32,
+    /// Ways per set (1 to 1024).
+    pub associativity: u32,
+    /// Load-to-use latency of an L2 hit, in SM cycles (1 to 10000).
+    pub latency_cycles: u32,
+    /// L2 bandwidth of the whole GPU in bytes per SM clock cycle (> 0, <= 1e6).
+    pub bandwidth_bytes_per_cycle: f64,
+}
+
+/// `[dram]`: device memory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dram {
+    /// Sustained bandwidth in GB/s (1e9 bytes per second; > 0, <= 1e6).
+    pub bandwidth_gb_per_s: f64,
+    /// Load-to-use latency of a DRAM access (including the L2 miss), in SM cycles
+    /// (1 to 100000, >= `l2.latency_cycles`).
+    pub latency_cycles: u32,
+}
+
+/// Shape of a set-associative cache, in bytes, as the memory models need it. Build it with
+/// [`L1::geometry`], [`L2::geometry`] or [`ConstantCache::geometry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheGeometry {
+    /// Capacity in bytes.
+    pub size_bytes: u64,
+    /// Line (tag) size in bytes.
+    pub line_bytes: u64,
+    /// Sector size in bytes (= `line_bytes` for an unsectored cache).
+    pub sector_bytes: u64,
+    /// Ways per set.
+    pub associativity: u64,
+}
+
+impl CacheGeometry {
+    /// Number of sets, `size / (line * associativity)`; 0 if the geometry is degenerate (a
+    /// validated config never is).
+    pub fn sets(&self) -> u64 {
+        self.size_bytes
+            .checked_div(self.line_bytes.saturating_mul(self.associativity))
+            .unwrap_or(0)
+    }
+
+    /// Sectors per line, `line / sector`; 0 if the geometry is degenerate.
+    pub fn sectors_per_line(&self) -> u64 {
+        self.line_bytes.checked_div(self.sector_bytes).unwrap_or(0)
+    }
+}
+
+impl L1 {
+    /// The L1 data cache's shape.
+    pub fn geometry(&self) -> CacheGeometry {
+        CacheGeometry {
+            size_bytes: self.size_bytes,
+            line_bytes: self.line_bytes.into(),
+            sector_bytes: self.sector_bytes.into(),
+            associativity: self.associativity.into(),
+        }
+    }
+}
+
+impl L2 {
+    /// The L2 cache's shape.
+    pub fn geometry(&self) -> CacheGeometry {
+        CacheGeometry {
+            size_bytes: self.size_bytes,
+            line_bytes: self.line_bytes.into(),
+            sector_bytes: self.sector_bytes.into(),
+            associativity: self.associativity.into(),
+        }
+    }
+}
+
+impl ConstantCache {
+    /// This level's shape; constant caches are unsectored, so `sector_bytes = line_bytes`.
+    pub fn geometry(&self) -> CacheGeometry {
+        CacheGeometry {
+            size_bytes: self.size_bytes,
+            line_bytes: self.line_bytes.into(),
+            sector_bytes: self.line_bytes.into(),
+            associativity: self.associativity.into(),
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! Tests of `sim::config`: the shipped configs load, and every kind of bad input is an
+//! `Error::Config` naming the file, the exact dotted key and what is allowed. Variants are built by
+//! replacing lines of the shipped RTX 3090 config.
+
+use std::path::{Path, PathBuf};
+
+use super::GpuConfig;
+use crate::error::Error;
+
+const PATH: &str = "variant.toml";
+
+fn shipped(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("configs")
+        .join(name)
+}
+
+fn rtx3090_text() -> String {
+    std::fs::read_to_string(shipped("rtx3090.toml")).expect("configs/rtx3090.toml is readable")
+}
+
+/// The RTX 3090 config with the one line that starts with `line` (after indentation) replaced by
+/// `by` (which may be empty or several lines).
+fn variant(line: &str, by: &str) -> String {
+    let text = rtx3090_text();
+    let hits = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(line))
+        .count();
+    assert_eq!(
+        hits, 1,
+        "`{line}` must match exactly one line of rtx3090.toml"
+    );
+    replace_line(&text, 0, line, by)
+}
+
+/// Like [`variant`], for the first line starting with `line` below the header `[section]`.
+fn variant_in(section: &str, line: &str, by: &str) -> String {
+    let text = rtx3090_text();
+    let header = format!("[{section}]");
+    let start = text.lines().position(|l| l.trim() == header);
+    replace_line(&text, start.expect("section exists"), line, by)
+}
+
+fn replace_line(text: &str, from: usize, line: &str, by: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    let offset = lines[from..]
+        .iter()
+        .position(|l| l.trim_start().starts_with(line));
+    lines[from + offset.expect("line exists")] = by;
+    lines.join("\n") + "\n"
+}
+
+/// The `(path, key, message)` of the config error that `text` must produce.
+fn config_error(text: &str) -> (String, String, String) {
+    match GpuConfig::from_toml_str(text, PATH) {
+        Err(Error::Config { path, key, message }) => (path, key, message),
+        Err(other) => panic!("expected Error::Config, got {other:?}"),
+        Ok(_) => panic!("expected an error, the config loaded"),
+    }
+}
+
+/// Asserts that `text` fails on `key` with a message containing every one of `parts`.
+fn assert_rejects(text: &str, key: &str, parts: &[&str]) {
+    let (path, got_key, message) = config_error(text);
+    assert_eq!(path, PATH);
+    assert_eq!(got_key, key, "message: {message}");
+    for part in parts {
+        assert!(message.contains(part), "`{message}` lacks `{part}`");
+    }
+}
+
+#[test]
+fn shipped_configs_load() {
+    let rtx = GpuConfig::load(&shipped("rtx3090.toml")).expect("rtx3090.toml is valid");
+    assert_eq!(rtx.compute_capability(), (8, 6));
+    assert_eq!(rtx.sm.count, 82);
+    assert!((rtx.clock_hz() - 1.695e9).abs() < 1.0);
+    assert_eq!(rtx.constant.cache.len(), 2);
+    assert_eq!(rtx.l1.geometry().sets(), 4);
+    assert_eq!(rtx.l1.geometry().sectors_per_line(), 4);
+    assert!(rtx.path.ends_with("rtx3090.toml"));
+
+    let h200 = GpuConfig::load(&shipped("h200.toml")).expect("h200.toml is valid");
+    assert_eq!(h200.compute_capability(), (9, 0));
+    assert_eq!(h200.sm.count, 132);
+    assert_eq!(h200.l2.size_bytes, 62_914_560);
+    assert_eq!(h200.l2.geometry().sets(), 30_720);
+    assert_eq!(h200.constant.cache[0].geometry().sets(), 8);
+    assert!((h200.dram_bytes_per_cycle() - 4300e9 / 1.98e9).abs() < 1e-9);
+}
+
+#[test]
+fn serializes_and_round_trips() {
+    let cfg = GpuConfig::load(&shipped("h200.toml")).unwrap();
+    let json = serde_json::to_string(&cfg).unwrap();
+    assert!(json.contains("\"sector_bytes\":32"));
+    let text = toml::to_string(&cfg).unwrap();
+    let back = GpuConfig::from_toml_str(&text, "again.toml").unwrap();
+    assert_eq!(back.l1.size_bytes, cfg.l1.size_bytes);
+    assert_eq!(back.constant.cache.len(), cfg.constant.cache.len());
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    let text = variant(
+        "tag_lookups_per_cycle",
+        "tag_lookups_per_cycle = 4.0\nflavor = 1",
+    );
+    assert_rejects(&text, "l1.flavor", &["unknown field `flavor`", "line "]);
+    let text = variant("name = \"L1.5\"", "name = \"L1.5\"\nways = 4");
+    assert_rejects(&text, "constant.cache[1].ways", &["unknown field `ways`"]);
+    let text = variant("[dram]", "[bogus]\nx = 1\n\n[dram]");
+    assert_rejects(&text, "bogus", &["unknown field `bogus`"]);
+    let text = variant("[gpu]", "path = \"x\"\n[gpu]");
+    assert_rejects(&text, "path", &["unknown field `path`"]);
+}
+
+#[test]
+fn missing_keys_are_named() {
+    let text = variant("latency_cycles = 32", "");
+    assert_rejects(
+        &text,
+        "l1.latency_cycles",
+        &["missing required key `latency_cycles` in [l1]"],
+    );
+    let text = variant("name = \"L1\"", "");
+    assert_rejects(
+        &text,
+        "constant.cache[0].name",
+        &["missing required key `name`"],
+    );
+    let dram_gone: String = rtx3090_text()
+        .split("\n[dram]\n")
+        .next()
+        .unwrap()
+        .to_string();
+    assert_rejects(
+        &dram_gone,
+        "dram",
+        &["missing required table or key `dram`"],
+    );
+    let no_levels = rtx3090_text().replace("[[constant.cache]]", "[[constant.other]]");
+    assert_rejects(&no_levels, "constant.other", &["unknown field `other`"]);
+}
+
+#[test]
+fn wrong_types_are_named_with_their_line() {
+    let text = variant("count = 82", "count = \"82\"");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("count = "))
+        .unwrap()
+        + 1;
+    assert_rejects(
+        &text,
+        "sm.count",
+        &[&format!("line {line}:9"), "invalid type: string"],
+    );
+    assert_rejects(
+        &variant("count = 82", "count = -1"),
+        "sm.count",
+        &["expected u32"],
+    );
+    let text = variant("cache_global_loads", "cache_global_loads = 1");
+    assert_rejects(&text, "l1.cache_global_loads", &["expected a boolean"]);
+}
+
+#[test]
+fn malformed_toml_names_file_and_line() {
+    let text = variant("count = 82", "count = 82 83");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("count = "))
+        .unwrap()
+        + 1;
+    let (path, key, message) = config_error(&text);
+    assert_eq!((path.as_str(), key.as_str()), (PATH, "-"));
+    assert!(
+        message.starts_with(&format!("line {line}:12: ")),
+        "{message}"
+    );
+    let shown = GpuConfig::from_toml_str(&text, PATH)
+        .unwrap_err()
+        .to_string();
+    assert!(shown.starts_with("variant.toml: -: line "), "{shown}");
+    let text = variant("count = 82", "count = 82\ncount = 84");
+    assert_rejects(&text, "sm.count", &["duplicate key `count`"]);
+}
+
+#[test]
+fn out_of_range_values_name_key_and_allowed_range() {
+    let cases: &[(&str, &str, &str, &str, &[&str])] = &[
+        ("l1", "sector_bytes = 32", "sector_bytes = 48", "l1.sector_bytes",
+         &["sector_bytes = 48 does not divide line_bytes = 128; allowed: a power of two from 4 to line_bytes"]),
+        ("sm", "count = 82", "count = 0", "sm.count", &["count = 0 is out of range; allowed: 1 to 1024"]),
+        ("constant", "broadcast_lanes = 32", "broadcast_lanes = 16", "constant.broadcast_lanes",
+         &["broadcast_lanes = 16 does not match compute capability 8.x", "allowed: 16 for compute capability 1.x"]),
+        ("constant", "broadcast_lanes = 32", "broadcast_lanes = 24", "constant.broadcast_lanes", &["allowed: 16 or 32"]),
+        ("sm", "warp_size = 32", "warp_size = 64", "sm.warp_size", &["allowed: 32"]),
+        ("sm", "clock_mhz = 1695.0", "clock_mhz = nan", "sm.clock_mhz", &["not a finite number", "at most 10000"]),
+        ("sm", "clock_mhz = 1695.0", "clock_mhz = 0.0", "sm.clock_mhz", &["allowed: greater than 0 and at most 10000"]),
+        ("gpu", "compute_capability", "compute_capability = \"13.0\"", "gpu.compute_capability", &["major 1 to 12"]),
+        ("gpu", "name = \"NVIDIA", "name = \" \"", "gpu.name", &["is empty"]),
+        ("gpu", "launch_overhead_ns", "launch_overhead_ns = -1.0", "gpu.launch_overhead_ns", &["allowed: 0 to"]),
+        ("sm", "max_threads_per_block", "max_threads_per_block = 2048", "sm.max_threads_per_block",
+         &["exceeds sm.max_threads = 1536"]),
+        ("shared", "size_per_block_bytes", "size_per_block_bytes = 200000", "shared.size_per_block_bytes",
+         &["exceeds shared.size_per_sm_bytes = 102400"]),
+        ("shared", "bank_width_bytes", "bank_width_bytes = 2", "shared.bank_width_bytes", &["allowed: 4 or 8"]),
+        ("l1", "transaction_bytes", "transaction_bytes = 64", "l1.transaction_bytes",
+         &["neither sector_bytes = 32 nor line_bytes = 128"]),
+        ("l1", "size_bytes = 131072", "size_bytes = 131000", "l1.size_bytes",
+         &["not a positive multiple of line_bytes * associativity = 32768"]),
+        ("constant", "size_bytes = 2048", "size_bytes = 3072", "constant.cache[0].size_bytes",
+         &["gives 12 sets", "allowed: a power-of-two number of sets"]),
+        ("constant", "line_bytes = 256", "line_bytes = 2048", "constant.cache[1].line_bytes",
+         &["allowed: a power of two from 4 to 1024"]),
+        ("l2", "size_bytes = 6291456", "size_bytes = 0", "l2.size_bytes", &["not a positive multiple"]),
+        ("l2", "bandwidth_bytes_per_cycle", "bandwidth_bytes_per_cycle = 0", "l2.bandwidth_bytes_per_cycle",
+         &["greater than 0"]),
+        ("dram", "latency_cycles = 480", "latency_cycles = 100", "dram.latency_cycles",
+         &["below l2.latency_cycles = 220"]),
+    ];
+    for (section, line, by, key, parts) in cases {
+        assert_rejects(&variant_in(section, line, by), key, parts);
+    }
+}
+
+#[test]
+fn constant_cache_level_count_is_checked() {
+    let text = rtx3090_text();
+    let level = text.split("[[constant.cache]]").nth(1).unwrap();
+    let extra = format!("\n[[constant.cache]]{level}[[constant.cache]]{level}[l1]\n");
+    let four = text.replacen("\n[l1]\n", &extra, 1);
+    assert_rejects(
+        &four,
+        "constant.cache",
+        &["cache has 4 levels; allowed: 1 to 3"],
+    );
+}
+
+#[test]
+fn unreadable_file_is_io_error() {
+    let err = GpuConfig::load(Path::new("/nonexistent/gpu.toml")).unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err:?}");
+}
+
+/// Never panics: every truncation and many single-line mutations of a valid file.
+#[test]
+fn arbitrary_edits_never_panic() {
+    let text = rtx3090_text();
+    for cut in (0..text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .step_by(7)
+    {
+        let _ = GpuConfig::from_toml_str(&text[..cut], PATH);
+    }
+    let values = [
+        "0",
+        "-1",
+        "1e309",
+        "-inf",
+        "nan",
+        "\"\"",
+        "[]",
+        "{}",
+        "4294967296",
+        "true",
+    ];
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some((key, _)) = line.split_once(" = ") else {
+            continue;
+        };
+        for value in values {
+            let mut edited = lines.clone();
+            let new = format!("{key} = {value}");
+            edited[i] = &new;
+            let _ = GpuConfig::from_toml_str(&edited.join("\n"), PATH);
+        }
+        let mut dropped = lines.clone();
+        dropped.remove(i);
+        let _ = GpuConfig::from_toml_str(&dropped.join("\n"), PATH);
+    }
+}

@@ -1,0 +1,366 @@
+//! Decoding: a parsed PTX function becomes a compact [`Program`] the warp loop runs without
+//! touching a string or a map (wasmi's translate-then-execute). Registers become dense indices,
+//! labels instruction indices, symbols addresses in their state space, immediates inline bits.
+
+use crate::error::{Error, SourceLoc};
+use crate::ptx::ast::{Function, Instruction, Operand, Special, StateSpace, Statement, Type};
+use crate::ptx::inst::{AluOp, Op};
+use std::collections::HashMap;
+
+/// Marks an unused register slot.
+pub const NO_REG: u16 = u16::MAX;
+
+/// A source operand, resolved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Src {
+    /// Register index.
+    Reg(u16),
+    /// Immediate bits (already converted to the instruction's type).
+    Imm(u64),
+    /// Special register, read per lane.
+    Special(Special),
+}
+
+/// A memory operand `[base + offset]`, resolved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Addr {
+    /// Base: a register, or an immediate address (a symbol resolved in its own state space).
+    pub base: Src,
+    /// Byte offset.
+    pub offset: i64,
+}
+
+/// One decoded instruction.
+#[derive(Debug, Clone, Copy)]
+pub struct DInst {
+    /// The typed operation.
+    pub op: Op,
+    /// Guard predicate register, or [`NO_REG`].
+    pub guard: u16,
+    /// `@!p`.
+    pub guard_negated: bool,
+    /// Destination registers (vector loads use up to 4; `setp p|q` two); unused = [`NO_REG`].
+    pub dst: [u16; 4],
+    /// Source operands (vector stores use up to 4).
+    pub src: [Src; 4],
+    /// Number of sources in use.
+    pub nsrc: u8,
+    /// The memory operand of `ld`/`st`.
+    pub addr: Option<Addr>,
+    /// Branch target (instruction index) of `bra`.
+    pub target: u32,
+}
+
+/// Where a symbol lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SymbolAddr {
+    /// Byte offset in the kernel parameter buffer.
+    Param(u64),
+    /// Byte offset in the constant bank.
+    Const(u64),
+    /// Global device address.
+    Global(u64),
+    /// Byte offset in the block's shared memory.
+    Shared(u64),
+    /// Byte offset in the thread's local memory.
+    Local(u64),
+}
+
+impl SymbolAddr {
+    fn value(self) -> u64 {
+        match self {
+            Self::Param(a) | Self::Const(a) | Self::Global(a) | Self::Shared(a) | Self::Local(a) => a,
+        }
+    }
+}
+
+/// A kernel ready to run.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// Entry name.
+    pub name: String,
+    /// Instructions; labels are gone.
+    pub insts: Vec<DInst>,
+    /// PTX line of each instruction.
+    pub lines: Vec<u32>,
+    /// Source text of each instruction, for reports.
+    pub texts: Vec<String>,
+    /// Registers per thread.
+    pub num_regs: usize,
+}
+
+/// Decodes `f` with `symbols` (parameters, variables) resolved by the caller.
+pub fn decode(f: &Function, symbols: &HashMap<String, SymbolAddr>, src: &str, file: &str) -> Result<Program, Error> {
+    let mut regs: HashMap<String, u16> = HashMap::new();
+    for d in &f.regs {
+        let names: Vec<String> = match d.count {
+            Some(n) => (0..n).map(|i| format!("{}{i}", d.name)).collect(),
+            None => vec![d.name.clone()],
+        };
+        for n in names {
+            let idx = regs.len();
+            if idx >= NO_REG as usize {
+                return Err(Error::Ptx {
+                    loc: SourceLoc { file: file.into(), line: line_of(src, f.span.start), col: 1 },
+                    message: "more than 65535 registers declared".into(),
+                    text: f.name.clone(),
+                });
+            }
+            regs.entry(n).or_insert(idx as u16);
+        }
+    }
+    let mut labels = HashMap::new();
+    let mut n = 0u32;
+    for s in &f.body {
+        match s {
+            Statement::Label(l) => {
+                labels.insert(l.clone(), n);
+            }
+            Statement::Inst(_) => n += 1,
+        }
+    }
+    let mut p = Program { name: f.name.clone(), insts: vec![], lines: vec![], texts: vec![], num_regs: regs.len() };
+    for s in &f.body {
+        if let Statement::Inst(i) = s {
+            let ctx = Ctx { regs: &regs, labels: &labels, symbols, src, file, inst: i };
+            p.insts.push(ctx.decode()?);
+            p.lines.push(i.line);
+            p.texts.push(src[i.span.clone()].trim().to_string());
+        }
+    }
+    // A kernel that falls off its end exits.
+    p.insts.push(DInst { op: Op::Exit, guard: NO_REG, guard_negated: false, dst: [NO_REG; 4], src: [Src::Imm(0); 4], nsrc: 0, addr: None, target: 0 });
+    p.lines.push(p.lines.last().copied().unwrap_or(0));
+    p.texts.push("(end of kernel)".into());
+    Ok(p)
+}
+
+fn line_of(src: &str, offset: usize) -> usize {
+    src[..offset.min(src.len())].matches('\n').count() + 1
+}
+
+struct Ctx<'a> {
+    regs: &'a HashMap<String, u16>,
+    labels: &'a HashMap<String, u32>,
+    symbols: &'a HashMap<String, SymbolAddr>,
+    src: &'a str,
+    file: &'a str,
+    inst: &'a Instruction,
+}
+
+impl Ctx<'_> {
+    fn err(&self, message: String) -> Error {
+        let start = self.inst.span.start;
+        let line_start = self.src[..start].rfind('\n').map_or(0, |i| i + 1);
+        Error::Ptx {
+            loc: SourceLoc { file: self.file.into(), line: self.inst.line as usize, col: start - line_start + 1 },
+            message,
+            text: self.src[self.inst.span.clone()].trim().to_string(),
+        }
+    }
+
+    fn reg(&self, name: &str) -> Result<u16, Error> {
+        self.regs.get(name).copied().ok_or_else(|| self.err(format!("register `{name}` is not declared")))
+    }
+
+    fn dst(&self, o: &Operand) -> Result<[u16; 4], Error> {
+        let mut d = [NO_REG; 4];
+        match o {
+            Operand::Reg(r) => d[0] = self.reg(r)?,
+            Operand::Vector(v) if v.len() <= 4 => {
+                for (k, x) in v.iter().enumerate() {
+                    d[k] = match x {
+                        Operand::Reg(r) if r == "_" => NO_REG,
+                        Operand::Reg(r) => self.reg(r)?,
+                        Operand::Symbol(s) if s == "_" => NO_REG,
+                        _ => return Err(self.err("a vector destination holds registers only".into())),
+                    };
+                }
+            }
+            Operand::Symbol(s) if s == "_" => {}
+            _ => return Err(self.err("the destination must be a register".into())),
+        }
+        Ok(d)
+    }
+
+    /// A source operand of type `ty` (immediates are converted to it).
+    fn src(&self, o: &Operand, ty: Type) -> Result<Src, Error> {
+        Ok(match o {
+            Operand::Reg(r) => Src::Reg(self.reg(r)?),
+            Operand::Special(s) => Src::Special(*s),
+            Operand::Int(v) => Src::Imm(if ty.is_float() {
+                if ty == Type::F64 {
+                    (*v as f64).to_bits()
+                } else {
+                    u64::from((*v as f32).to_bits())
+                }
+            } else {
+                *v as u64
+            }),
+            Operand::Float(f) => {
+                if ty == Type::F64 {
+                    Src::Imm(f.to_bits())
+                } else if ty.is_float() || ty.bits() == 32 {
+                    Src::Imm(u64::from((*f as f32).to_bits()))
+                } else if ty.bits() == 64 {
+                    Src::Imm(f.to_bits())
+                } else {
+                    return Err(self.err(format!("a float immediate cannot be a .{} operand", ty.name())));
+                }
+            }
+            Operand::Symbol(s) => match self.symbols.get(s) {
+                Some(a) => Src::Imm(a.value()),
+                None => return Err(self.err(format!("unknown symbol `{s}`"))),
+            },
+            Operand::Address { .. } | Operand::Vector(_) => {
+                return Err(self.err("expected a register or an immediate".into()))
+            }
+        })
+    }
+
+    fn addr(&self, o: &Operand) -> Result<Addr, Error> {
+        let Operand::Address { base, offset } = o else {
+            return Err(self.err("expected a memory operand `[...]`".into()));
+        };
+        let base = match base.as_deref() {
+            None => Src::Imm(0),
+            Some(Operand::Reg(r)) => Src::Reg(self.reg(r)?),
+            Some(Operand::Symbol(s)) => match self.symbols.get(s) {
+                Some(a) => Src::Imm(a.value()),
+                None => return Err(self.err(format!("unknown symbol `{s}`"))),
+            },
+            Some(_) => return Err(self.err("unsupported address base".into())),
+        };
+        Ok(Addr { base, offset: *offset })
+    }
+
+    fn arity(&self, want: std::ops::RangeInclusive<usize>) -> Result<(), Error> {
+        let n = self.inst.args.len();
+        if want.contains(&n) {
+            Ok(())
+        } else {
+            Err(self.err(format!("expected {} operands, found {n}", if want.start() == want.end() { want.start().to_string() } else { format!("{} to {}", want.start(), want.end()) })))
+        }
+    }
+
+    fn decode(&self) -> Result<DInst, Error> {
+        let i = self.inst;
+        let a = &i.args;
+        let mut d = DInst {
+            op: i.op,
+            guard: NO_REG,
+            guard_negated: false,
+            dst: [NO_REG; 4],
+            src: [Src::Imm(0); 4],
+            nsrc: 0,
+            addr: None,
+            target: 0,
+        };
+        if let Some(g) = &i.guard {
+            d.guard = self.reg(&g.reg)?;
+            d.guard_negated = g.negated;
+        }
+        let srcs = |d: &mut DInst, ops: &[Operand], tys: &[Type]| -> Result<(), Error> {
+            for (k, (o, t)) in ops.iter().zip(tys).enumerate() {
+                d.src[k] = self.src(o, *t)?;
+            }
+            d.nsrc = ops.len() as u8;
+            Ok(())
+        };
+        match i.op {
+            Op::Ld(m) => {
+                self.arity(2..=2)?;
+                d.dst = self.dst(&a[0])?;
+                let want = usize::from(m.vec);
+                if let Operand::Vector(v) = &a[0] {
+                    if v.len() != want {
+                        return Err(self.err(format!("`.v{want}` needs {want} destination registers, found {}", v.len())));
+                    }
+                } else if want != 1 {
+                    return Err(self.err(format!("`.v{want}` needs a vector destination {{...}}")));
+                }
+                d.addr = Some(self.addr(&a[1])?);
+            }
+            Op::St(m) => {
+                self.arity(2..=2)?;
+                d.addr = Some(self.addr(&a[0])?);
+                match &a[1] {
+                    Operand::Vector(v) => {
+                        if v.len() != usize::from(m.vec) {
+                            return Err(self.err(format!("`.v{}` needs {} source values, found {}", m.vec, m.vec, v.len())));
+                        }
+                        srcs(&mut d, v, &[m.ty; 4])?;
+                    }
+                    o => {
+                        if m.vec != 1 {
+                            return Err(self.err(format!("`.v{}` needs a vector source {{...}}", m.vec)));
+                        }
+                        srcs(&mut d, std::slice::from_ref(o), &[m.ty])?;
+                    }
+                }
+            }
+            Op::Mov(ty) => {
+                self.arity(2..=2)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty])?;
+            }
+            Op::Cvta { .. } => {
+                self.arity(2..=2)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[Type::U64])?;
+            }
+            Op::Cvt { src, .. } => {
+                self.arity(2..=2)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[src])?;
+            }
+            Op::Alu { op, ty, .. } => {
+                let n = match op {
+                    AluOp::Neg | AluOp::Abs | AluOp::Not | AluOp::CNot | AluOp::Popc | AluOp::Clz | AluOp::Brev | AluOp::Rcp | AluOp::Sqrt | AluOp::Rsqrt => 1,
+                    AluOp::Mad | AluOp::Fma => 3,
+                    _ => 2,
+                };
+                if !ty.is_float() && matches!(op, AluOp::Fma | AluOp::Rcp | AluOp::Sqrt | AluOp::Rsqrt) {
+                    return Err(self.err(format!("`{op:?}` needs a float type").to_lowercase()));
+                }
+                self.arity(n + 1..=n + 1)?;
+                d.dst = self.dst(&a[0])?;
+                // Shift amounts are .u32 whatever the shifted type.
+                let tys = match op {
+                    AluOp::Shl | AluOp::Shr => [ty, Type::U32, ty],
+                    _ => [ty; 3],
+                };
+                srcs(&mut d, &a[1..], &tys)?;
+            }
+            Op::Setp { ty, bool_op, .. } => {
+                self.arity(if bool_op.is_some() { 4..=4 } else { 3..=3 })?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty, ty, Type::Pred])?;
+            }
+            Op::Selp(ty) => {
+                self.arity(4..=4)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty, ty, Type::Pred])?;
+            }
+            Op::Bra => {
+                self.arity(1..=1)?;
+                let Operand::Symbol(l) = &a[0] else { return Err(self.err("`bra` needs a label".into())) };
+                d.target = *self.labels.get(l).ok_or_else(|| self.err(format!("unknown label `{l}`")))?;
+            }
+            Op::Ret | Op::Exit => self.arity(0..=0)?,
+            Op::BarSync => self.arity(1..=2)?,
+        }
+        Ok(d)
+    }
+}
+
+/// The state space a `.const`/`.shared`/... symbol lives in, for callers laying out memory.
+pub fn space_of(addr: SymbolAddr) -> StateSpace {
+    match addr {
+        SymbolAddr::Param(_) => StateSpace::Param,
+        SymbolAddr::Const(_) => StateSpace::Const,
+        SymbolAddr::Global(_) => StateSpace::Global,
+        SymbolAddr::Shared(_) => StateSpace::Shared,
+        SymbolAddr::Local(_) => StateSpace::Local,
+    }
+}

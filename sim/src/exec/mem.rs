@@ -1,0 +1,259 @@
+//! The memory path of the warp loop: address generation, the functional load or store, and the
+//! warp-level access handed to the `memory` models, whose outcome is counted here.
+
+use super::decode::{DInst, Src, NO_REG};
+use super::step::{lanes, Ctx};
+use super::warp::Warp;
+use crate::error::{Error, Result};
+use crate::memory::image::{read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES};
+use crate::memory::{WarpAccess, WARP};
+use crate::ptx::ast::StateSpace;
+use crate::ptx::inst::{CacheOp, MemOp};
+
+/// Base of the addresses local memory is given in the cache model (interleaved per lane).
+const LOCAL_MODEL_BASE: u64 = 0x7e00_0000_0000;
+
+/// Resolves a generic address to its state space and the offset (or global address) in it.
+pub fn resolve(space: StateSpace, addr: u64) -> (StateSpace, u64) {
+    if space != StateSpace::Generic {
+        return (space, addr);
+    }
+    for (s, base) in [(StateSpace::Shared, SHARED_WINDOW), (StateSpace::Local, LOCAL_WINDOW), (StateSpace::Const, CONST_WINDOW)] {
+        if addr >= base && addr < base + WINDOW_BYTES {
+            return (s, addr - base);
+        }
+    }
+    (StateSpace::Global, addr)
+}
+
+impl Ctx<'_> {
+    fn addresses(&self, w: &Warp, inst: &DInst, exec: u32) -> [u64; WARP] {
+        let a = inst.addr.expect("decoded ld/st carry an address");
+        let mut out = [0u64; WARP];
+        for l in lanes(exec) {
+            out[l] = self.read(w, a.base, l).wrapping_add(a.offset as u64);
+        }
+        out
+    }
+
+    fn fault(&self, w: &Warp, pc: u32, lane: usize, what: &str, space: StateSpace, addr: u64, bytes: u32) -> Error {
+        let b = self.launch.dims.block;
+        let linear = w.index * 32 + lane as u32;
+        let tid = (linear % b[0], linear / b[0] % b[1], linear / (b[0] * b[1]));
+        let c = self.ctaid;
+        let where_ = match space {
+            StateSpace::Global => self.image.nearest(addr),
+            StateSpace::Shared => format!("outside the block's {} bytes of shared memory", self.shared.len()),
+            StateSpace::Local => format!("outside the thread's {} bytes of local memory", w.local_bytes),
+            StateSpace::Const => format!("outside the {} bytes of constant memory", self.image.constant.len()),
+            _ => format!("outside the {} bytes of kernel parameters", self.launch.params.len()),
+        };
+        let p = self.launch.program;
+        Error::Fault {
+            launch: self.launch.label.into(),
+            message: format!(
+                "invalid {} {what} of {bytes} bytes at address {addr:#x} by thread ({},{},{}) in block ({},{},{}): {where_}; PTX line {}: `{}`",
+                space.name(),
+                tid.0,
+                tid.1,
+                tid.2,
+                c[0],
+                c[1],
+                c[2],
+                p.lines[pc as usize],
+                p.texts[pc as usize]
+            ),
+        }
+    }
+
+    /// Functional access of `n` bytes at `addr` in `space` for `lane`: reads, or writes `value`.
+    fn access(&mut self, w: &mut Warp, lane: usize, space: StateSpace, addr: u64, n: usize, value: Option<u64>) -> Option<u64> {
+        let (buf, off): (&mut [u8], u64) = match space {
+            StateSpace::Global => {
+                let i = self.image.find(addr, n as u64)?;
+                let a = &mut self.image.allocs[i];
+                (&mut a.data[..], addr - a.base)
+            }
+            StateSpace::Const => (&mut self.image.constant[..], addr),
+            StateSpace::Shared => (&mut self.shared[..], addr),
+            StateSpace::Local => {
+                let lb = w.local_bytes;
+                (&mut w.local[lane * lb..(lane + 1) * lb], addr)
+            }
+            StateSpace::Param | StateSpace::Reg | StateSpace::Generic => return None,
+        };
+        let off = usize::try_from(off).ok()?;
+        match value {
+            None => read_le(buf, off, n),
+            Some(v) => write_le(buf, off, n, v).then_some(0),
+        }
+    }
+
+    /// Executes a load; returns its load-to-use latency in cycles.
+    pub fn load(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32) -> Result<u32> {
+        let addrs = self.addresses(w, inst, exec);
+        let esize = m.ty.bytes() as usize;
+        let first = exec.trailing_zeros() as usize;
+        let space = if exec == 0 { m.space } else { resolve(m.space, addrs[first]).0 };
+        for l in lanes(exec) {
+            let (sp, a) = resolve(m.space, addrs[l]);
+            for k in 0..usize::from(m.vec) {
+                let ea = a.wrapping_add((k * esize) as u64);
+                let v = if sp == StateSpace::Param {
+                    read_le(&self.launch.params, ea as usize, esize)
+                } else {
+                    self.access(w, l, sp, ea, esize, None)
+                };
+                let v = v.ok_or_else(|| self.fault(w, pc, l, "read", sp, ea, esize as u32))?;
+                let v = if m.ty.is_signed() { crate::exec::alu::sext(v, m.ty.bits()) as u64 } else { v };
+                let d = inst.dst[k];
+                if d != NO_REG {
+                    w.regs[d as usize * 32 + l] = v;
+                }
+            }
+        }
+        if exec == 0 {
+            return Ok(0);
+        }
+        Ok(self.model(w, inst, pc, m, exec, space, &addrs, false))
+    }
+
+    /// Executes a store.
+    pub fn store(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32) -> Result<()> {
+        let addrs = self.addresses(w, inst, exec);
+        let esize = m.ty.bytes() as usize;
+        let first = exec.trailing_zeros() as usize;
+        for l in lanes(exec) {
+            let (sp, a) = resolve(m.space, addrs[l]);
+            if matches!(sp, StateSpace::Const | StateSpace::Param) {
+                return Err(self.fault(w, pc, l, "write (read-only state space)", sp, a, esize as u32));
+            }
+            for k in 0..usize::from(m.vec) {
+                let v = self.read(w, inst.src[k], l);
+                let ea = a.wrapping_add((k * esize) as u64);
+                self.access(w, l, sp, ea, esize, Some(v)).ok_or_else(|| self.fault(w, pc, l, "write", sp, ea, esize as u32))?;
+            }
+        }
+        if exec != 0 {
+            let space = resolve(m.space, addrs[first]).0;
+            self.model(w, inst, pc, m, exec, space, &addrs, true);
+        }
+        Ok(())
+    }
+
+    /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
+    #[allow(clippy::too_many_arguments)]
+    fn model(&mut self, w: &Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32, space: StateSpace, addrs: &[u64; WARP], store: bool) -> u32 {
+        let sm = self.sm;
+        let c = &mut self.stats.counters;
+        let ps = &mut self.stats.per_pc[pc as usize];
+        let work = &mut self.stats.sms[sm];
+        let bytes = m.bytes_per_thread();
+        match space {
+            StateSpace::Param => {
+                c.imc_requests += 1;
+                self.costs.imc
+            }
+            StateSpace::Const => {
+                let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)));
+                if fixed {
+                    // A constant at a fixed address is an operand of the instruction (IMC).
+                    c.imc_requests += 1;
+                    return self.costs.imc;
+                }
+                let access = WarpAccess { mask: exec, addrs: resolved(m.space, addrs), bytes };
+                let o = self.mem.constant_load(sm, &access);
+                c.ldc_inst += 1;
+                c.idc_requests += u64::from(o.requests);
+                c.idc_hits += u64::from(o.hits);
+                c.idc_misses += u64::from(o.misses);
+                c.gcc_requests += u64::from(o.level_misses[0]);
+                c.dram_read_bytes += o.dram_read_bytes;
+                ps.requests += u64::from(o.requests);
+                ps.hits += u64::from(o.hits);
+                ps.misses += u64::from(o.misses);
+                work.mem_insts += 1;
+                work.const_requests += u64::from(o.requests);
+                self.costs.constant_load(&o.served)
+            }
+            StateSpace::Global | StateSpace::Local => {
+                let local = space == StateSpace::Local;
+                let mut a = resolved(m.space, addrs);
+                if local {
+                    // Local memory is interleaved: word k of lane l sits at (k * 32 + l) * 4, so a
+                    // warp reading the same local variable touches consecutive words.
+                    let base = LOCAL_MODEL_BASE + (sm as u64 * 64 + u64::from(w.index)) * w.local_bytes as u64 * 32;
+                    for l in lanes(exec) {
+                        a[l] = base + (a[l] / 4) * 128 + l as u64 * 4 + a[l] % 4;
+                    }
+                }
+                let access = WarpAccess { mask: exec, addrs: a, bytes };
+                let cached = m.nc || match m.cache {
+                    CacheOp::Ca => true,
+                    CacheOp::Cg | CacheOp::Cv | CacheOp::Cs => false,
+                    _ => self.launch.cache_global_loads || local,
+                };
+                let o = if store { self.mem.store(sm, &access) } else { self.mem.load(sm, &access, cached) };
+                match (local, store) {
+                    (false, false) => {
+                        c.global_ld_inst += 1;
+                        c.global_ld_requests += 1;
+                        c.global_ld_sectors += u64::from(o.sectors);
+                        c.l1_ld_hits += u64::from(o.l1_hits);
+                        c.l1_ld_misses += u64::from(o.l1_misses);
+                    }
+                    (false, true) => {
+                        c.global_st_inst += 1;
+                        c.global_st_requests += 1;
+                        c.global_st_sectors += u64::from(o.sectors);
+                    }
+                    (true, false) => {
+                        c.local_ld_requests += 1;
+                        c.local_ld_sectors += u64::from(o.sectors);
+                    }
+                    (true, true) => {
+                        c.local_st_requests += 1;
+                        c.local_st_sectors += u64::from(o.sectors);
+                    }
+                }
+                if store {
+                    c.l2_write_sectors += u64::from(o.l2_sectors);
+                    c.l2_write_hits += u64::from(o.l2_hits);
+                } else {
+                    c.l2_read_sectors += u64::from(o.l2_sectors);
+                    c.l2_read_hits += u64::from(o.l2_hits);
+                }
+                c.dram_read_bytes += o.dram_read_bytes;
+                c.dram_write_bytes += o.dram_write_bytes;
+                ps.requests += 1;
+                ps.sectors += u64::from(o.sectors);
+                ps.hits += u64::from(o.l1_hits);
+                ps.misses += u64::from(o.l1_misses);
+                work.mem_insts += 1;
+                work.l1_sectors += u64::from(o.sectors);
+                work.l1_tags += u64::from(o.lines);
+                o.level.map_or(0, |l| self.costs.global(l))
+            }
+            StateSpace::Shared => {
+                if store {
+                    c.shared_st_inst += 1;
+                } else {
+                    c.shared_ld_inst += 1;
+                }
+                ps.requests += 1;
+                work.mem_insts += 1;
+                self.cfg.shared.latency_cycles as u32
+            }
+            StateSpace::Reg | StateSpace::Generic => 0,
+        }
+    }
+}
+
+/// Per-lane addresses with generic windows removed.
+fn resolved(space: StateSpace, addrs: &[u64; WARP]) -> [u64; WARP] {
+    let mut out = *addrs;
+    for a in &mut out {
+        *a = resolve(space, *a).1;
+    }
+    out
+}

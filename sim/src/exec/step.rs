@@ -1,0 +1,210 @@
+//! The warp loop's one step: pick the lanes at the smallest PC, execute their instruction.
+//! Arms forward to plain functions ([`super::alu`]) or to the memory path ([`super::mem`]).
+
+use super::alu;
+use super::decode::{DInst, Src, NO_REG};
+use super::warp::Warp;
+use super::Launch;
+use crate::config::GpuConfig;
+use crate::error::{Error, Result};
+use crate::memory::system::MemorySystem;
+use crate::memory::MemoryImage;
+use crate::ptx::ast::Special;
+use crate::ptx::inst::Op;
+use crate::timing::Costs;
+
+/// What one block's warps share while they run.
+pub struct Ctx<'a> {
+    pub cfg: &'a GpuConfig,
+    pub launch: &'a Launch<'a>,
+    pub image: &'a mut MemoryImage,
+    pub mem: &'a mut MemorySystem,
+    pub shared: &'a mut Vec<u8>,
+    pub stats: &'a mut super::LaunchStats,
+    pub costs: &'a Costs,
+    pub sm: usize,
+    pub ctaid: [u32; 3],
+    pub budget: &'a mut u64,
+}
+
+impl Ctx<'_> {
+    /// Executes one warp instruction of `w`.
+    pub fn step(&mut self, w: &mut Warp) -> Result<()> {
+        let (pc, mask) = w.next();
+        let prog = self.launch.program;
+        let Some(inst) = prog.insts.get(pc as usize) else {
+            // Unreachable for decoded programs (they end in exit); treat as exit.
+            w.live &= !mask;
+            return Ok(());
+        };
+        if *self.budget == 0 {
+            return Err(Error::Budget { launch: self.launch.label.into(), budget: self.launch.max_warp_instructions });
+        }
+        *self.budget -= 1;
+        let exec = mask & guard_mask(w, inst);
+        self.stats.counters.inst_executed += 1;
+        let ps = &mut self.stats.per_pc[pc as usize];
+        ps.executed += 1;
+        ps.threads += u64::from(exec.count_ones());
+        self.stats.sms[self.sm].warp_insts += 1;
+
+        // Scoreboard: issue when the sources are ready.
+        let issue = self.issue_time(w, inst);
+        for l in lanes(mask) {
+            w.pc[l] = pc + 1;
+        }
+        match inst.op {
+            Op::Bra => {
+                for l in lanes(exec) {
+                    w.pc[l] = inst.target;
+                }
+            }
+            Op::Exit | Op::Ret => w.live &= !exec,
+            Op::BarSync => w.at_barrier = true,
+            Op::Ld(m) => {
+                let lat = self.load(w, inst, pc, m, exec)?;
+                for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
+                    w.ready[d as usize] = issue + lat;
+                }
+            }
+            Op::St(m) => self.store(w, inst, pc, m, exec)?,
+            _ => {
+                self.alu(w, inst, exec);
+                for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
+                    w.ready[d as usize] = issue + self.costs.alu;
+                }
+            }
+        }
+        w.clock = issue;
+        Ok(())
+    }
+
+    fn issue_time(&self, w: &Warp, inst: &DInst) -> u32 {
+        let mut t = w.clock + 1;
+        let mut need = |s: &Src| {
+            if let Src::Reg(r) = s {
+                t = t.max(w.ready[*r as usize]);
+            }
+        };
+        inst.src[..usize::from(inst.nsrc)].iter().for_each(&mut need);
+        if let Some(a) = &inst.addr {
+            need(&a.base);
+        }
+        if inst.guard != NO_REG {
+            need(&Src::Reg(inst.guard));
+        }
+        t
+    }
+
+    /// Reads a source operand for `lane`.
+    #[inline]
+    pub fn read(&self, w: &Warp, s: Src, lane: usize) -> u64 {
+        match s {
+            Src::Reg(r) => w.regs[r as usize * 32 + lane],
+            Src::Imm(v) => v,
+            Src::Special(sp) => self.special(w, sp, lane),
+        }
+    }
+
+    fn special(&self, w: &Warp, s: Special, lane: usize) -> u64 {
+        let b = self.launch.dims.block;
+        let linear = w.index * 32 + lane as u32;
+        let tid = [linear % b[0], linear / b[0] % b[1], linear / (b[0] * b[1])];
+        let lane = lane as u32;
+        u64::from(match s {
+            Special::Tid(c) => tid[c as usize],
+            Special::Ntid(c) => b[c as usize],
+            Special::Ctaid(c) => self.ctaid[c as usize],
+            Special::Nctaid(c) => self.launch.dims.grid[c as usize],
+            Special::LaneId => lane,
+            Special::WarpId => w.index,
+            Special::NWarpId => self.cfg.sm.max_warps as u32,
+            Special::SmId => self.sm as u32,
+            Special::NSmId => self.cfg.sm.count as u32,
+            Special::LaneMaskEq => 1 << lane,
+            Special::LaneMaskLt => (1u32 << lane) - 1,
+            Special::LaneMaskLe => ((1u64 << (lane + 1)) - 1) as u32,
+            Special::LaneMaskGt => !(((1u64 << (lane + 1)) - 1) as u32),
+            Special::LaneMaskGe => !((1u32 << lane) - 1),
+            Special::Clock | Special::Clock64 | Special::GlobalTimer => return u64::from(w.clock),
+        })
+    }
+
+    fn alu(&self, w: &mut Warp, inst: &DInst, exec: u32) {
+        let [s0, s1, s2, _] = inst.src;
+        let d0 = inst.dst[0] as usize * 32;
+        match inst.op {
+            Op::Mov(ty) => {
+                for l in lanes(exec) {
+                    w.regs[d0 + l] = alu::trunc(self.read(w, s0, l), ty.bits().max(8));
+                }
+            }
+            Op::Cvta { to_space, space } => {
+                let window = crate::memory::image::window(space);
+                for l in lanes(exec) {
+                    let a = self.read(w, s0, l);
+                    w.regs[d0 + l] = if to_space { a.wrapping_sub(window) } else { a.wrapping_add(window) };
+                }
+            }
+            Op::Cvt { dst, src, rnd, sat } => {
+                for l in lanes(exec) {
+                    w.regs[d0 + l] = alu::convert(dst, src, rnd, sat, self.read(w, s0, l));
+                }
+            }
+            Op::Alu { op, ty, mode, sat } => {
+                for l in lanes(exec) {
+                    let (a, b, c) = (self.read(w, s0, l), self.read(w, s1, l), self.read(w, s2, l));
+                    w.regs[d0 + l] = alu::alu(op, ty, mode, sat, a, b, c);
+                }
+            }
+            Op::Setp { cmp, bool_op, ty } => {
+                let d1 = inst.dst[1];
+                for l in lanes(exec) {
+                    let r = alu::compare(cmp, ty, self.read(w, s0, l), self.read(w, s1, l));
+                    let c = bool_op.is_none() || self.read(w, s2, l) & 1 == 1;
+                    w.regs[d0 + l] = u64::from(alu::combine(bool_op, r, c));
+                    if d1 != NO_REG {
+                        w.regs[d1 as usize * 32 + l] = u64::from(alu::combine(bool_op, !r, c));
+                    }
+                }
+            }
+            Op::Selp(ty) => {
+                for l in lanes(exec) {
+                    let v = if self.read(w, s2, l) & 1 == 1 { self.read(w, s0, l) } else { self.read(w, s1, l) };
+                    w.regs[d0 + l] = alu::trunc(v, ty.bits());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The lanes of `mask`, ascending.
+#[inline]
+pub fn lanes(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            None
+        } else {
+            let l = mask.trailing_zeros();
+            mask &= mask - 1;
+            Some(l as usize)
+        }
+    })
+}
+
+/// Lanes whose guard predicate lets the instruction run (all when unguarded).
+#[inline]
+fn guard_mask(w: &Warp, inst: &DInst) -> u32 {
+    if inst.guard == NO_REG {
+        return u32::MAX;
+    }
+    let base = inst.guard as usize * 32;
+    let mut m = 0u32;
+    for l in 0..32 {
+        if (w.regs[base + l] & 1 == 1) != inst.guard_negated {
+            m |= 1 << l;
+        }
+    }
+    m
+}

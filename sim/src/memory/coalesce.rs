@@ -1,0 +1,84 @@
+//! The global-memory coalescer of compute capability 6.0 and later.
+//!
+//! "The concurrent accesses of the threads of a warp will coalesce into a number of transactions
+//! equal to the number of 32-byte transactions necessary to service all of the threads of the
+//! warp" (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"). One warp
+//! instruction is one request; its cost is the set of distinct sectors it touches.
+
+use super::WarpAccess;
+
+/// The distinct `sector_bytes`-aligned sectors the access touches, ascending. A lane whose bytes
+/// straddle a sector boundary touches both. `sector_bytes` must be a power of two.
+pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Vec<u64> {
+    let mask = !(u64::from(sector_bytes) - 1);
+    let mut out: Vec<u64> = Vec::with_capacity(8);
+    for (_, a) in access.lanes() {
+        let first = a & mask;
+        let last = (a + u64::from(access.bytes.max(1)) - 1) & mask;
+        let mut s = first;
+        loop {
+            out.push(s);
+            if s >= last {
+                break;
+            }
+            s += u64::from(sector_bytes);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The distinct `line_bytes`-aligned lines among `sectors` (which must be ascending).
+pub fn lines(sectors: &[u64], line_bytes: u32) -> usize {
+    let mask = !(u64::from(line_bytes) - 1);
+    let mut n = 0;
+    let mut prev = u64::MAX;
+    for s in sectors {
+        let l = s & mask;
+        if l != prev {
+            n += 1;
+            prev = l;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::WARP;
+
+    fn access(f: impl Fn(u64) -> u64, bytes: u32) -> WarpAccess {
+        let mut addrs = [0; WARP];
+        for (l, a) in addrs.iter_mut().enumerate() {
+            *a = f(l as u64);
+        }
+        WarpAccess { mask: u32::MAX, addrs, bytes }
+    }
+
+    #[test]
+    fn consecutive_aligned_words_take_four_sectors() {
+        let s = sectors(&access(|l| 0x1000 + 4 * l, 4), 32);
+        assert_eq!(s.len(), 4);
+        assert_eq!(lines(&s, 128), 1);
+    }
+
+    #[test]
+    fn misaligned_by_one_word_takes_five() {
+        assert_eq!(sectors(&access(|l| 0x1004 + 4 * l, 4), 32).len(), 5);
+    }
+
+    #[test]
+    fn broadcast_is_one_sector_and_scatter_is_thirty_two() {
+        assert_eq!(sectors(&access(|_| 0x1000, 4), 32).len(), 1);
+        assert_eq!(sectors(&access(|l| 0x1000 + ((l * 1357) % 16384) * 4, 4), 32).len(), 32);
+    }
+
+    #[test]
+    fn straddling_lane_touches_two_sectors() {
+        let mut a = access(|_| 0x101c, 8);
+        a.mask = 1;
+        assert_eq!(sectors(&a, 32), vec![0x1000, 0x1020]);
+    }
+}

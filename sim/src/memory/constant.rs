@@ -1,0 +1,71 @@
+//! The indexed constant cache: one request per distinct address.
+//!
+//! "A request is split into as many separate requests as there are different memory addresses in
+//! the initial request, decreasing throughput by a factor equal to the number of separate
+//! requests" (CUDA C++ Programming Guide §5.3.2, "Constant Memory"). On compute capability 1.x a
+//! warp's request is first split into two half-warp requests (CUDA C Programming Guide 4.2
+//! §5.3.2.4), modelled by `broadcast_lanes = 16`. Measured on Hopper: `idc__requests.sum` per LDC
+//! equals the number of distinct addresses even when they share a cache line (see
+//! reference/anchors.md), so requests are per address, not per line.
+
+use super::WarpAccess;
+
+/// The distinct addresses of the access, per group of `broadcast_lanes` consecutive lanes (32: the
+/// whole warp; 16: each half-warp on its own), in the order they would be served. Two lanes reading
+/// any bytes of the same 4-byte word share a request.
+pub fn requests(access: &WarpAccess, broadcast_lanes: u32) -> Vec<u64> {
+    let group = broadcast_lanes.clamp(1, 32) as usize;
+    let mut out = Vec::with_capacity(4);
+    let mut start = 0;
+    while start < 32 {
+        let first = out.len();
+        for (lane, a) in access.lanes() {
+            if lane < start || lane >= start + group {
+                continue;
+            }
+            let w = a & !3;
+            if !out[first..].contains(&w) {
+                out.push(w);
+            }
+        }
+        start += group;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::WARP;
+
+    fn access(f: impl Fn(u64) -> u64) -> WarpAccess {
+        let mut addrs = [0; WARP];
+        for (l, a) in addrs.iter_mut().enumerate() {
+            *a = f(l as u64);
+        }
+        WarpAccess { mask: u32::MAX, addrs, bytes: 4 }
+    }
+
+    #[test]
+    fn broadcast_is_one_request() {
+        assert_eq!(requests(&access(|_| 64), 32).len(), 1);
+    }
+
+    #[test]
+    fn distinct_addresses_in_one_line_are_separate_requests() {
+        assert_eq!(requests(&access(|l| 4 * (l % 8)), 32).len(), 8);
+    }
+
+    #[test]
+    fn half_warp_broadcast_on_compute_1x() {
+        assert_eq!(requests(&access(|_| 64), 16).len(), 2);
+        assert_eq!(requests(&access(|l| 4 * l), 16).len(), 32);
+    }
+
+    #[test]
+    fn inactive_lanes_do_not_count() {
+        let mut a = access(|l| 4 * l);
+        a.mask = 0b1011;
+        assert_eq!(requests(&a, 32), vec![0, 4, 12]);
+    }
+}

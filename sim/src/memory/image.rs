@@ -1,0 +1,158 @@
+//! The simulated device memory: global allocations, the constant bank, and the generic address
+//! windows of shared and local memory.
+//!
+//! Global allocations start at [`GLOBAL_BASE`], each aligned to 256 bytes as `cudaMalloc`'s are
+//! ("any address of a variable residing in global memory or returned by one of the memory
+//! allocation routines from the driver or runtime API is always aligned to at least 256 bytes",
+//! CUDA C++ Programming Guide §5.3.2). An access outside every allocation is a fault, as a memory
+//! checker reports it. Generic addresses inside [`SHARED_WINDOW`] or [`LOCAL_WINDOW`] refer to the
+//! block's shared memory or the thread's local memory, like the hardware's generic windows.
+
+/// First global address handed out.
+pub const GLOBAL_BASE: u64 = 0x7f00_0000_0000;
+/// Generic-address window of shared memory (`cvta.shared` adds it).
+pub const SHARED_WINDOW: u64 = 0x1000_0000;
+/// Generic-address window of local memory (`cvta.local` adds it).
+pub const LOCAL_WINDOW: u64 = 0x2000_0000;
+/// Generic-address window of constant memory (`cvta.const` adds it).
+pub const CONST_WINDOW: u64 = 0x3000_0000;
+/// Size of each window in bytes.
+pub const WINDOW_BYTES: u64 = 0x0100_0000;
+
+/// Global allocation alignment in bytes.
+pub const ALIGN: u64 = 256;
+
+/// One global allocation (a workload buffer or a `.global` variable).
+#[derive(Debug, Clone)]
+pub struct Allocation {
+    /// Buffer or variable name, for reports.
+    pub name: String,
+    /// Device address of the first byte.
+    pub base: u64,
+    /// Contents.
+    pub data: Vec<u8>,
+}
+
+impl Allocation {
+    /// One past the last byte.
+    pub fn end(&self) -> u64 {
+        self.base + self.data.len() as u64
+    }
+}
+
+/// Device memory contents.
+#[derive(Debug, Clone)]
+pub struct MemoryImage {
+    /// Global allocations in address order.
+    pub allocs: Vec<Allocation>,
+    /// The constant bank (`.const` variables), `size_bytes` of the config long.
+    pub constant: Vec<u8>,
+    next: u64,
+}
+
+impl MemoryImage {
+    /// An empty image with a zeroed constant bank of `const_bytes`.
+    pub fn new(const_bytes: usize) -> Self {
+        MemoryImage { allocs: vec![], constant: vec![0; const_bytes], next: GLOBAL_BASE }
+    }
+
+    /// Allocates `data` in global memory, 256-byte aligned; returns its device address.
+    pub fn alloc(&mut self, name: &str, data: Vec<u8>) -> u64 {
+        let base = self.next;
+        self.next = (base + (data.len() as u64).max(1)).div_ceil(ALIGN) * ALIGN;
+        self.allocs.push(Allocation { name: name.to_string(), base, data });
+        base
+    }
+
+    /// Index of the allocation holding `[addr, addr+len)` entirely.
+    pub fn find(&self, addr: u64, len: u64) -> Option<usize> {
+        let i = self.allocs.partition_point(|a| a.base <= addr).checked_sub(1)?;
+        let a = &self.allocs[i];
+        (addr + len <= a.end()).then_some(i)
+    }
+
+    /// The allocation by name.
+    pub fn by_name(&self, name: &str) -> Option<&Allocation> {
+        self.allocs.iter().find(|a| a.name == name)
+    }
+
+    /// Describes where `addr` lies relative to the nearest allocation, for fault reports.
+    pub fn nearest(&self, addr: u64) -> String {
+        let Some(a) = self.allocs.iter().min_by_key(|a| {
+            if addr < a.base {
+                a.base - addr
+            } else {
+                addr.saturating_sub(a.end() - 1)
+            }
+        }) else {
+            return "no buffers are allocated".into();
+        };
+        let rel = if addr < a.base {
+            format!("{} bytes before", a.base - addr)
+        } else if addr >= a.end() {
+            format!("{} bytes after the end of", addr - a.end())
+        } else {
+            format!("{} bytes into", addr - a.base)
+        };
+        format!("{rel} buffer `{}` [{:#x}, {:#x}) of {} bytes", a.name, a.base, a.end(), a.data.len())
+    }
+}
+
+/// Reads `n` (1..=8) little-endian bytes of `buf` at `off`; `None` when out of range.
+#[inline]
+pub fn read_le(buf: &[u8], off: usize, n: usize) -> Option<u64> {
+    let b = buf.get(off..off.checked_add(n)?)?;
+    let mut v = [0u8; 8];
+    v[..n].copy_from_slice(b);
+    Some(u64::from_le_bytes(v))
+}
+
+/// Writes the low `n` (1..=8) bytes of `v` into `buf` at `off`; `false` when out of range.
+#[inline]
+pub fn write_le(buf: &mut [u8], off: usize, n: usize, v: u64) -> bool {
+    match off.checked_add(n).and_then(|end| buf.get_mut(off..end)) {
+        Some(b) => {
+            b.copy_from_slice(&v.to_le_bytes()[..n]);
+            true
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_256_byte_aligned_and_found() {
+        let mut m = MemoryImage::new(16);
+        let a = m.alloc("a", vec![0; 10]);
+        let b = m.alloc("b", vec![0; 300]);
+        assert_eq!(a % 256, 0);
+        assert_eq!(b, a + 256);
+        assert_eq!(m.find(b + 296, 4), Some(1));
+        assert_eq!(m.find(b + 297, 4), None);
+        assert_eq!(m.find(a + 12, 4), None);
+        assert!(m.nearest(b + 300).starts_with("0 bytes after the end of buffer `b`"));
+    }
+
+    #[test]
+    fn little_endian_helpers() {
+        let mut buf = vec![0u8; 8];
+        assert!(write_le(&mut buf, 4, 4, 0xdead_beef));
+        assert_eq!(read_le(&buf, 4, 4), Some(0xdead_beef));
+        assert_eq!(read_le(&buf, 6, 4), None);
+        assert!(!write_le(&mut buf, usize::MAX, 4, 0));
+    }
+}
+
+/// The generic-address window of a state space (0 for global: generic = global addresses).
+pub fn window(space: crate::ptx::ast::StateSpace) -> u64 {
+    use crate::ptx::ast::StateSpace as S;
+    match space {
+        S::Shared => SHARED_WINDOW,
+        S::Local => LOCAL_WINDOW,
+        S::Const => CONST_WINDOW,
+        _ => 0,
+    }
+}

@@ -1,0 +1,49 @@
+//! Memory models: what a warp-level access costs.
+//!
+//! The executor turns each memory instruction into one [`WarpAccess`] (the active lanes'
+//! addresses and the bytes each moves). The models here are small and pure where they can be:
+//! [`coalesce::sectors`] (global and local: distinct 32-byte sectors), [`constant::requests`]
+//! (distinct addresses, per broadcast group), and [`cache::SectorCache`] (a set-associative,
+//! sectored, LRU cache used for L1, L2 and the constant caches). [`system::MemorySystem`] wires them
+//! into the hierarchy of a config (per-SM L1 and constant caches, one L2, DRAM) and returns what
+//! happened; `metrics` counts it and `timing` prices it.
+
+pub mod cache;
+pub mod coalesce;
+pub mod constant;
+pub mod image;
+pub mod system;
+
+pub use image::MemoryImage;
+
+/// Lanes per warp.
+pub const WARP: usize = 32;
+
+/// One warp instruction's memory access: for each active lane, an address and a width.
+#[derive(Debug, Clone)]
+pub struct WarpAccess {
+    /// Bit `i` set: lane `i` takes part.
+    pub mask: u32,
+    /// Byte address per lane (only lanes in `mask` are meaningful).
+    pub addrs: [u64; WARP],
+    /// Bytes each lane moves (element size × vector width: 1 to 16).
+    pub bytes: u32,
+}
+
+impl WarpAccess {
+    /// Iterates over the active lanes' (lane, address).
+    pub fn lanes(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (0..WARP).filter(move |l| self.mask >> l & 1 == 1).map(move |l| (l, self.addrs[l]))
+    }
+}
+
+/// Where a request was served from, nearest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Constant cache level `n` (0 = nearest) or L1.
+    Cache(u8),
+    /// L2.
+    L2,
+    /// Device memory.
+    Dram,
+}

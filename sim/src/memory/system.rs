@@ -1,0 +1,201 @@
+//! The memory hierarchy of one GPU: per-SM L1 and constant caches, one L2 shared by all SMs,
+//! and DRAM. Each method takes one warp-level access and returns what happened; nothing here
+//! counts metrics or cycles.
+
+use super::cache::{Geometry, SectorCache};
+use super::{coalesce, constant, Level, WarpAccess};
+use crate::config::GpuConfig;
+
+/// What one global (or local) warp access did in the hierarchy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GlobalOutcome {
+    /// Distinct sectors the request touched (L1 lookups).
+    pub sectors: u32,
+    /// Distinct 128-byte lines the request touched (tag lookups).
+    pub lines: u32,
+    /// Sectors found in L1.
+    pub l1_hits: u32,
+    /// Sectors that missed L1 (or bypassed it).
+    pub l1_misses: u32,
+    /// Sectors sent from L1 to L2.
+    pub l2_sectors: u32,
+    /// Of those, L2 hits.
+    pub l2_hits: u32,
+    /// Bytes read from DRAM.
+    pub dram_read_bytes: u64,
+    /// Bytes written to DRAM (dirty L2 evictions).
+    pub dram_write_bytes: u64,
+    /// The farthest level any sector came from (`None` for a store: stores do not wait).
+    pub level: Option<Level>,
+}
+
+/// What one indexed constant load did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConstOutcome {
+    /// Requests: distinct addresses per broadcast group (`idc__requests.sum`).
+    pub requests: u32,
+    /// Requests that hit the nearest constant cache.
+    pub hits: u32,
+    /// Requests that missed the nearest constant cache.
+    pub misses: u32,
+    /// Requests that missed each constant cache level (index = level).
+    pub level_misses: [u32; 3],
+    /// Sectors read from L2 by requests that missed every constant level, and L2 hits of those.
+    pub l2_sectors: u32,
+    /// L2 hits among `l2_sectors`.
+    pub l2_hits: u32,
+    /// Bytes read from DRAM.
+    pub dram_read_bytes: u64,
+    /// Where each request was served from, in service order.
+    pub served: Vec<Level>,
+}
+
+/// Tag state of the whole hierarchy.
+#[derive(Debug, Clone)]
+pub struct MemorySystem {
+    l1: Vec<SectorCache>,
+    constant: Vec<Vec<SectorCache>>,
+    l2: SectorCache,
+    l1_sector_bytes: u32,
+    l1_line_bytes: u32,
+    l2_sector_bytes: u32,
+    broadcast_lanes: u32,
+}
+
+impl MemorySystem {
+    /// Cold caches for `cfg`.
+    pub fn new(cfg: &GpuConfig) -> Self {
+        let l1g = Geometry {
+            size_bytes: cfg.l1.size_bytes as u64,
+            line_bytes: cfg.l1.line_bytes as u32,
+            sector_bytes: cfg.l1.sector_bytes as u32,
+            associativity: cfg.l1.associativity as u32,
+        };
+        let l2g = Geometry {
+            size_bytes: cfg.l2.size_bytes as u64,
+            line_bytes: cfg.l2.line_bytes as u32,
+            sector_bytes: cfg.l2.sector_bytes as u32,
+            associativity: cfg.l2.associativity as u32,
+        };
+        let const_levels: Vec<Geometry> = cfg
+            .constant
+            .cache
+            .iter()
+            .map(|c| Geometry {
+                size_bytes: c.size_bytes as u64,
+                line_bytes: c.line_bytes as u32,
+                sector_bytes: c.line_bytes as u32,
+                associativity: c.associativity as u32,
+            })
+            .collect();
+        let sms = cfg.sm.count as usize;
+        MemorySystem {
+            l1: (0..sms).map(|_| SectorCache::new(l1g)).collect(),
+            constant: (0..sms).map(|_| const_levels.iter().map(|g| SectorCache::new(*g)).collect()).collect(),
+            l2: SectorCache::new(l2g),
+            l1_sector_bytes: l1g.sector_bytes,
+            l1_line_bytes: l1g.line_bytes,
+            l2_sector_bytes: l2g.sector_bytes,
+            broadcast_lanes: cfg.constant.broadcast_lanes as u32,
+        }
+    }
+
+    /// A global or local load by SM `sm`. `cache_in_l1`: the `.ca` path (else `.cg`: L1 is looked
+    /// up but never hit or filled).
+    pub fn load(&mut self, sm: usize, access: &WarpAccess, cache_in_l1: bool) -> GlobalOutcome {
+        let sectors = coalesce::sectors(access, self.l1_sector_bytes);
+        let mut o = GlobalOutcome {
+            sectors: sectors.len() as u32,
+            lines: coalesce::lines(&sectors, self.l1_line_bytes) as u32,
+            ..Default::default()
+        };
+        let mut level = Level::Cache(0);
+        for &s in &sectors {
+            if cache_in_l1 && self.l1[sm].access(s, false, true).hit {
+                o.l1_hits += 1;
+                continue;
+            }
+            o.l1_misses += 1;
+            level = level.max(self.l2_read(s, &mut o.l2_sectors, &mut o.l2_hits, &mut o.dram_read_bytes, &mut o.dram_write_bytes));
+        }
+        o.level = Some(level);
+        o
+    }
+
+    /// A global or local store by SM `sm`: written through L1 (updated where present, never
+    /// allocated) to L2 (write-back, allocate without fetch).
+    pub fn store(&mut self, sm: usize, access: &WarpAccess) -> GlobalOutcome {
+        let sectors = coalesce::sectors(access, self.l1_sector_bytes);
+        let mut o = GlobalOutcome {
+            sectors: sectors.len() as u32,
+            lines: coalesce::lines(&sectors, self.l1_line_bytes) as u32,
+            ..Default::default()
+        };
+        for &s in &sectors {
+            self.l1[sm].access(s, false, false);
+            for l2s in l2_sectors_of(s, self.l1_sector_bytes, self.l2_sector_bytes) {
+                o.l2_sectors += 1;
+                let r = self.l2.access(l2s, true, true);
+                o.l2_hits += u32::from(r.hit);
+                o.dram_write_bytes += u64::from(r.writeback_sectors) * u64::from(self.l2_sector_bytes);
+            }
+        }
+        o
+    }
+
+    /// An indexed constant load (LDC) by SM `sm`: one request per distinct address, each looked
+    /// up level by level, filling the levels it missed.
+    pub fn constant_load(&mut self, sm: usize, access: &WarpAccess) -> ConstOutcome {
+        let reqs = constant::requests(access, self.broadcast_lanes);
+        let mut o = ConstOutcome { requests: reqs.len() as u32, served: Vec::with_capacity(reqs.len()), ..Default::default() };
+        for &a in &reqs {
+            let mut served = None;
+            for (k, cache) in self.constant[sm].iter_mut().enumerate() {
+                if cache.access(a, false, true).hit {
+                    served = Some(Level::Cache(k as u8));
+                    break;
+                }
+                o.level_misses[k.min(2)] += 1;
+            }
+            let level = match served {
+                Some(l) => l,
+                None => {
+                    let mut wb = 0;
+                    self.l2_read(a, &mut o.l2_sectors, &mut o.l2_hits, &mut o.dram_read_bytes, &mut wb)
+                }
+            };
+            if level == Level::Cache(0) {
+                o.hits += 1;
+            } else {
+                o.misses += 1;
+            }
+            o.served.push(level);
+        }
+        o
+    }
+
+    /// Reads the L2 sector(s) holding `addr`; returns where the data came from.
+    fn l2_read(&mut self, addr: u64, sectors: &mut u32, hits: &mut u32, dram_read: &mut u64, dram_write: &mut u64) -> Level {
+        let mut level = Level::L2;
+        for s in l2_sectors_of(addr, self.l1_sector_bytes.min(32), self.l2_sector_bytes) {
+            *sectors += 1;
+            let r = self.l2.access(s, false, true);
+            *dram_write += u64::from(r.writeback_sectors) * u64::from(self.l2_sector_bytes);
+            if r.hit {
+                *hits += 1;
+            } else {
+                *dram_read += u64::from(self.l2_sector_bytes);
+                level = Level::Dram;
+            }
+        }
+        level
+    }
+}
+
+/// The L2 sectors covering one L1 sector (equal sizes: just itself).
+fn l2_sectors_of(addr: u64, l1_sector: u32, l2_sector: u32) -> impl Iterator<Item = u64> {
+    let base = addr & !(u64::from(l1_sector) - 1);
+    let step = u64::from(l2_sector);
+    let n = (l1_sector / l2_sector).max(1);
+    (0..u64::from(n)).map(move |i| (base & !(step - 1)) + i * step)
+}

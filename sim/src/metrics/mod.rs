@@ -1,0 +1,133 @@
+//! Counters, keyed by the Nsight Compute metrics they predict, and the reports built from them.
+//!
+//! The executor and memory models fill a [`Counters`] per launch and a [`PcStats`] per PTX
+//! instruction; [`Counters::metrics`] turns them into `(metric name, value)` pairs, the contract of
+//! `sim run --format json` (DESIGN.md, "Metrics use Nsight Compute's names").
+
+pub mod report;
+
+use serde::Serialize;
+
+/// Per-launch event counts. Field docs name the Nsight Compute metric each predicts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    /// `smsp__inst_executed.sum`: warp instructions executed.
+    pub inst_executed: u64,
+    /// `smsp__sass_inst_executed_op_global_ld.sum`.
+    pub global_ld_inst: u64,
+    /// `smsp__sass_inst_executed_op_global_st.sum`.
+    pub global_st_inst: u64,
+    /// `l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum`: one per warp load instruction.
+    pub global_ld_requests: u64,
+    /// `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`.
+    pub global_ld_sectors: u64,
+    /// `l1tex__t_requests_pipe_lsu_mem_global_op_st.sum`.
+    pub global_st_requests: u64,
+    /// `l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum`.
+    pub global_st_sectors: u64,
+    /// `l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum`.
+    pub l1_ld_hits: u64,
+    /// `l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum`.
+    pub l1_ld_misses: u64,
+    /// `l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum`.
+    pub local_ld_requests: u64,
+    /// `l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum`.
+    pub local_ld_sectors: u64,
+    /// `l1tex__t_requests_pipe_lsu_mem_local_op_st.sum`.
+    pub local_st_requests: u64,
+    /// `l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum`.
+    pub local_st_sectors: u64,
+    /// `smsp__sass_inst_executed_op_shared_ld.sum`.
+    pub shared_ld_inst: u64,
+    /// `smsp__sass_inst_executed_op_shared_st.sum`.
+    pub shared_st_inst: u64,
+    /// `lts__t_sectors_srcunit_tex_op_read.sum`: L2 sectors read by L1 misses.
+    pub l2_read_sectors: u64,
+    /// `lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum`.
+    pub l2_read_hits: u64,
+    /// `lts__t_sectors_srcunit_tex_op_write.sum`.
+    pub l2_write_sectors: u64,
+    /// `lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum`.
+    pub l2_write_hits: u64,
+    /// `dram__bytes_read.sum`.
+    pub dram_read_bytes: u64,
+    /// `dram__bytes_write.sum`.
+    pub dram_write_bytes: u64,
+    /// Indexed constant loads (LDC) executed (`smsp__sass_inst_executed_op_ldc.sum`).
+    pub ldc_inst: u64,
+    /// `idc__requests.sum`: LDC requests, one per distinct address per warp.
+    pub idc_requests: u64,
+    /// `idc__requests_lookup_hit.sum`.
+    pub idc_hits: u64,
+    /// `idc__requests_lookup_miss.sum`.
+    pub idc_misses: u64,
+    /// `gcc__cache_requests_type_constant.sum`: constant requests reaching the GPC-level cache.
+    pub gcc_requests: u64,
+    /// `smsp__imc_requests.sum`: warp-uniform constant operands (kernel parameters, constant
+    /// variables at a fixed address).
+    pub imc_requests: u64,
+}
+
+impl Counters {
+    /// Adds every field of `o`.
+    pub fn add(&mut self, o: &Counters) {
+        macro_rules! add {
+            ($($f:ident)*) => { $( self.$f += o.$f; )* };
+        }
+        add!(inst_executed global_ld_inst global_st_inst global_ld_requests global_ld_sectors global_st_requests
+            global_st_sectors l1_ld_hits l1_ld_misses local_ld_requests local_ld_sectors local_st_requests local_st_sectors
+            shared_ld_inst shared_st_inst l2_read_sectors l2_read_hits l2_write_sectors l2_write_hits dram_read_bytes
+            dram_write_bytes ldc_inst idc_requests idc_hits idc_misses gcc_requests imc_requests);
+    }
+
+    /// The counters as (Nsight Compute metric, value), in a stable order.
+    pub fn metrics(&self) -> Vec<(&'static str, f64)> {
+        let c = self;
+        vec![
+            ("smsp__inst_executed.sum", c.inst_executed as f64),
+            ("smsp__sass_inst_executed_op_global_ld.sum", c.global_ld_inst as f64),
+            ("smsp__sass_inst_executed_op_global_st.sum", c.global_st_inst as f64),
+            ("smsp__sass_inst_executed_op_shared_ld.sum", c.shared_ld_inst as f64),
+            ("smsp__sass_inst_executed_op_shared_st.sum", c.shared_st_inst as f64),
+            ("smsp__sass_inst_executed_op_ldc.sum", c.ldc_inst as f64),
+            ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", c.global_ld_requests as f64),
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", c.global_ld_sectors as f64),
+            ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", c.global_st_requests as f64),
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", c.global_st_sectors as f64),
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum", c.l1_ld_hits as f64),
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum", c.l1_ld_misses as f64),
+            ("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", c.local_ld_requests as f64),
+            ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", c.local_ld_sectors as f64),
+            ("l1tex__t_requests_pipe_lsu_mem_local_op_st.sum", c.local_st_requests as f64),
+            ("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", c.local_st_sectors as f64),
+            ("lts__t_sectors_srcunit_tex_op_read.sum", c.l2_read_sectors as f64),
+            ("lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", c.l2_read_hits as f64),
+            ("lts__t_sectors_srcunit_tex_op_write.sum", c.l2_write_sectors as f64),
+            ("lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum", c.l2_write_hits as f64),
+            ("dram__bytes_read.sum", c.dram_read_bytes as f64),
+            ("dram__bytes_write.sum", c.dram_write_bytes as f64),
+            ("idc__requests.sum", c.idc_requests as f64),
+            ("idc__requests_lookup_hit.sum", c.idc_hits as f64),
+            ("idc__requests_lookup_miss.sum", c.idc_misses as f64),
+            ("gcc__cache_requests_type_constant.sum", c.gcc_requests as f64),
+            ("smsp__imc_requests.sum", c.imc_requests as f64),
+        ]
+    }
+}
+
+/// Per-PTX-instruction statistics of one launch (index = instruction index of the program).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PcStats {
+    /// Warp-level executions.
+    pub executed: u64,
+    /// Active threads summed over executions.
+    pub threads: u64,
+    /// Memory requests: global/local requests, or constant requests (distinct addresses).
+    pub requests: u64,
+    /// Global/local sectors touched.
+    pub sectors: u64,
+    /// L1 (or nearest constant cache) hits.
+    pub hits: u64,
+    /// L1 (or nearest constant cache) misses.
+    pub misses: u64,
+}

@@ -1,0 +1,207 @@
+//! Reports of a workload run: a table for people (tabled), JSON for programs (serde_json).
+//!
+//! The JSON layout is a contract (DESIGN.md): `config`, `gpu`, `workload`, `params`, and per
+//! launch `label`, `kernel`, `grid`, `block` and `metrics` keyed by Nsight Compute metric names.
+//! Fields may be added, never renamed.
+
+use crate::config::GpuConfig;
+use crate::run::{LaunchResult, WorkloadRun};
+use serde_json::{json, Map, Value};
+use tabled::settings::{Alignment, Modify, Style, object::Columns};
+
+/// All metrics of a launch, counters plus time: (Nsight Compute name, value).
+pub fn launch_metrics(l: &LaunchResult) -> Vec<(&'static str, f64)> {
+    let mut m = vec![("gpu__time_duration.sum", l.timing.time_ns), ("gpc__cycles_elapsed.max", l.timing.cycles.round())];
+    m.extend(l.counters.metrics());
+    m
+}
+
+/// The JSON document of one workload run.
+pub fn json(cfg: &GpuConfig, run: &WorkloadRun, per_instruction: bool) -> Value {
+    let launches: Vec<Value> = run
+        .launches
+        .iter()
+        .map(|l| {
+            let metrics: Map<String, Value> = launch_metrics(l).into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            let mut o = json!({
+                "label": l.label,
+                "kernel": l.kernel,
+                "grid": l.grid,
+                "block": l.block,
+                "metrics": metrics,
+                "bound": l.timing.bound,
+                "bounds_cycles": l.timing.bounds.iter().map(|(k, v)| (k.to_string(), json!(v.round()))).collect::<Map<String, Value>>(),
+                "occupancy_blocks_per_sm": l.occupancy_blocks,
+            });
+            if per_instruction {
+                o["per_instruction"] = l
+                    .per_pc
+                    .iter()
+                    .filter(|(_, _, s)| s.executed > 0)
+                    .map(|(line, text, s)| json!({"line": line, "ptx": text, "stats": s}))
+                    .collect();
+            }
+            o
+        })
+        .collect();
+    json!({
+        "config": cfg.path,
+        "gpu": cfg.gpu.name,
+        "workload": run.workload,
+        "params": run.params,
+        "launches": launches,
+    })
+}
+
+fn ratio(a: u64, b: u64) -> String {
+    if b == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}", a as f64 / b as f64)
+    }
+}
+
+fn pct(a: u64, total: u64) -> String {
+    if total == 0 {
+        "-".into()
+    } else {
+        format!("{:.0}%", 100.0 * a as f64 / total as f64)
+    }
+}
+
+/// Human-readable byte count (decimal units).
+pub fn bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// One line saying why the launch costs what it costs.
+pub fn explain(l: &LaunchResult) -> String {
+    let c = &l.counters;
+    let mut parts = vec![];
+    if c.ldc_inst > 0 {
+        let per = c.idc_requests as f64 / c.ldc_inst as f64;
+        parts.push(if per <= 1.0 {
+            "constant loads are broadcasts (1 address per warp)".to_string()
+        } else {
+            format!("constant loads serialize: {per:.1} distinct addresses per warp, each a separate request")
+        });
+    }
+    if c.global_ld_requests > 0 {
+        let per = c.global_ld_sectors as f64 / c.global_ld_requests as f64;
+        parts.push(format!(
+            "global loads take {per:.1} sectors per request{}",
+            if per <= 4.0 { " (coalesced)" } else if per >= 16.0 { " (scattered)" } else { "" }
+        ));
+    }
+    let bound = match l.timing.bound {
+        "latency" => "memory latency (too few warps to hide it)",
+        "issue" => "instruction issue",
+        "lsu" => "the load/store unit",
+        "l1" => "L1 bandwidth",
+        "constant" => "the constant cache (one address per cycle)",
+        "l2" => "L2 bandwidth",
+        "dram" => "DRAM bandwidth",
+        other => other,
+    };
+    parts.push(format!("bound by {bound}"));
+    format!("{}: {}", l.label, parts.join("; "))
+}
+
+/// The table of one workload run, with the constant/global ratio and the explanations.
+pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
+    let mut rows: Vec<Vec<String>> = vec![vec![
+        "launch".into(),
+        "time".into(),
+        "cycles".into(),
+        "warp insts".into(),
+        "const req/LDC".into(),
+        "global req".into(),
+        "sectors/req".into(),
+        "L1 hit".into(),
+        "L2 hit".into(),
+        "DRAM".into(),
+    ]];
+    for l in &run.launches {
+        let c = &l.counters;
+        rows.push(vec![
+            l.label.clone(),
+            format!("{:.1} us", l.timing.time_ns / 1e3),
+            format!("{:.0}", l.timing.cycles),
+            c.inst_executed.to_string(),
+            ratio(c.idc_requests, c.ldc_inst),
+            (c.global_ld_requests + c.global_st_requests).to_string(),
+            ratio(c.global_ld_sectors + c.global_st_sectors, c.global_ld_requests + c.global_st_requests),
+            pct(c.l1_ld_hits, c.l1_ld_hits + c.l1_ld_misses),
+            pct(c.l2_read_hits, c.l2_read_sectors),
+            bytes(c.dram_read_bytes + c.dram_write_bytes),
+        ]);
+    }
+    let mut t = tabled::builder::Builder::from(rows).build();
+    t.with(Style::rounded()).with(Modify::new(Columns::new(1..)).with(Alignment::right()));
+    let params: Vec<String> = run.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut out = format!("{} on {} ({}){}\n", run.workload, cfg.gpu.name, cfg.path, if params.is_empty() { String::new() } else { format!(", {}", params.join(" ")) });
+    if !run.description.is_empty() {
+        out.push_str(&format!("{}\n", run.description));
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    let find = |label: &str| run.launches.iter().find(|l| l.label == label);
+    if let (Some(c), Some(g)) = (find("constant"), find("global")) {
+        out.push_str(&format!("constant / global time: {:.2}x\n", c.timing.time_ns / g.timing.time_ns));
+    }
+    for l in &run.launches {
+        out.push_str(&format!("  {}\n", explain(l)));
+    }
+    out
+}
+
+/// Per-instruction tables of every launch: memory instructions first, worst cost per execution
+/// first, so the line to fix is on top.
+pub fn per_instruction(run: &WorkloadRun) -> String {
+    let mut out = String::new();
+    for l in &run.launches {
+        let mut rows: Vec<&(u32, String, crate::metrics::PcStats)> = l.per_pc.iter().filter(|(_, _, s)| s.executed > 0).collect();
+        let cost = |s: &crate::metrics::PcStats| {
+            let per = (s.requests.max(1) as f64).max(s.sectors as f64) / s.executed as f64;
+            if s.requests == 0 {
+                0.0
+            } else {
+                per
+            }
+        };
+        rows.sort_by(|a, b| cost(&b.2).total_cmp(&cost(&a.2)).then(a.0.cmp(&b.0)));
+        let mut t = vec![vec![
+            "PTX line".to_string(),
+            "instruction".into(),
+            "warp execs".into(),
+            "threads/exec".into(),
+            "requests/exec".into(),
+            "sectors/req".into(),
+            "hit rate".into(),
+        ]];
+        for (line, text, s) in rows {
+            t.push(vec![
+                line.to_string(),
+                text.clone(),
+                s.executed.to_string(),
+                ratio(s.threads, s.executed),
+                if s.requests == 0 { "-".into() } else { ratio(s.requests, s.executed) },
+                if s.sectors == 0 { "-".into() } else { ratio(s.sectors, s.requests) },
+                pct(s.hits, s.hits + s.misses),
+            ]);
+        }
+        let mut table = tabled::builder::Builder::from(t).build();
+        table.with(Style::rounded()).with(Modify::new(Columns::new(2..)).with(Alignment::right()));
+        out.push_str(&format!("{} ({}): per PTX instruction, most expensive first\n{}\n", l.label, l.kernel, table));
+    }
+    out
+}

@@ -1,0 +1,392 @@
+//! The PTX module IR: what the parser produces and the executor decodes.
+//!
+//! Names follow the PTX ISA manual: state spaces (`.param .global .const .shared .local`),
+//! fundamental types (`.b32 .u64 .f32 .pred`), guard predicates, operands. Instructions are typed
+//! by [`crate::ptx::inst::Op`], their modifiers already checked, so the executor never sees text.
+
+use crate::ptx::inst::Op;
+use std::ops::Range;
+
+/// A parsed PTX module.
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    /// `.version MAJOR.MINOR`.
+    pub version: (u32, u32),
+    /// `.target` (e.g. `sm_80`).
+    pub target: String,
+    /// `.address_size` in bits (64 or 32).
+    pub address_size: u32,
+    /// Module-scope variables (`.const`, `.global`, `.shared`).
+    pub globals: Vec<Variable>,
+    /// Kernels (`.entry`) and device functions (`.func`).
+    pub functions: Vec<Function>,
+}
+
+impl Module {
+    /// The `.entry` called `name`.
+    pub fn entry(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|f| f.is_entry && f.name == name)
+    }
+}
+
+/// A PTX state space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StateSpace {
+    /// `.reg`
+    Reg,
+    /// `.param`
+    Param,
+    /// `.global`
+    Global,
+    /// `.const`
+    Const,
+    /// `.shared`
+    Shared,
+    /// `.local`
+    Local,
+    /// No space given: a generic address.
+    Generic,
+}
+
+impl StateSpace {
+    /// The space named by a dot-word (`global` for `.global`).
+    pub fn from_word(w: &str) -> Option<Self> {
+        Some(match w {
+            "reg" => Self::Reg,
+            "param" => Self::Param,
+            "global" => Self::Global,
+            "const" => Self::Const,
+            "shared" => Self::Shared,
+            "local" => Self::Local,
+            _ => return None,
+        })
+    }
+
+    /// The PTX spelling without the dot.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Reg => "reg",
+            Self::Param => "param",
+            Self::Global => "global",
+            Self::Const => "const",
+            Self::Shared => "shared",
+            Self::Local => "local",
+            Self::Generic => "generic",
+        }
+    }
+}
+
+/// A PTX fundamental type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Type {
+    B8,
+    B16,
+    B32,
+    B64,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    F32,
+    F64,
+    Pred,
+}
+
+impl Type {
+    /// The type named by a dot-word (`u32` for `.u32`).
+    pub fn from_word(w: &str) -> Option<Self> {
+        use Type::*;
+        Some(match w {
+            "b8" => B8,
+            "b16" => B16,
+            "b32" => B32,
+            "b64" => B64,
+            "u8" => U8,
+            "u16" => U16,
+            "u32" => U32,
+            "u64" => U64,
+            "s8" => S8,
+            "s16" => S16,
+            "s32" => S32,
+            "s64" => S64,
+            "f16" => F16,
+            "f32" => F32,
+            "f64" => F64,
+            "pred" => Pred,
+            _ => return None,
+        })
+    }
+
+    /// Width in bits (a predicate counts as 1).
+    pub fn bits(self) -> u32 {
+        use Type::*;
+        match self {
+            Pred => 1,
+            B8 | U8 | S8 => 8,
+            B16 | U16 | S16 | F16 => 16,
+            B32 | U32 | S32 | F32 => 32,
+            B64 | U64 | S64 | F64 => 64,
+        }
+    }
+
+    /// Width in bytes (at least 1).
+    pub fn bytes(self) -> u32 {
+        self.bits().div_ceil(8)
+    }
+
+    /// Signed integer type.
+    pub fn is_signed(self) -> bool {
+        matches!(self, Type::S8 | Type::S16 | Type::S32 | Type::S64)
+    }
+
+    /// Floating-point type.
+    pub fn is_float(self) -> bool {
+        matches!(self, Type::F16 | Type::F32 | Type::F64)
+    }
+
+    /// The PTX spelling without the dot.
+    pub fn name(self) -> &'static str {
+        use Type::*;
+        match self {
+            B8 => "b8",
+            B16 => "b16",
+            B32 => "b32",
+            B64 => "b64",
+            U8 => "u8",
+            U16 => "u16",
+            U32 => "u32",
+            U64 => "u64",
+            S8 => "s8",
+            S16 => "s16",
+            S32 => "s32",
+            S64 => "s64",
+            F16 => "f16",
+            F32 => "f32",
+            F64 => "f64",
+            Pred => "pred",
+        }
+    }
+}
+
+/// A variable in a memory state space (`.const .align 4 .b8 const_values[65536];`).
+#[derive(Debug, Clone)]
+pub struct Variable {
+    /// State space.
+    pub space: StateSpace,
+    /// Name.
+    pub name: String,
+    /// Element type.
+    pub ty: Type,
+    /// Alignment in bytes (the `.align` value, else the element size).
+    pub align: u32,
+    /// Number of elements (1 for a scalar; 0 for an unsized `extern` array).
+    pub count: u64,
+    /// Initial value bytes (little-endian), empty when uninitialised.
+    pub init: Vec<u8>,
+    /// Declared `.extern` (dynamic shared memory).
+    pub is_extern: bool,
+    /// Byte range of the declaration in the source.
+    pub span: Range<usize>,
+}
+
+impl Variable {
+    /// Size in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        self.count * u64::from(self.ty.bytes())
+    }
+}
+
+/// A kernel parameter (`.param .u64 name`).
+#[derive(Debug, Clone)]
+pub struct Param {
+    /// Name.
+    pub name: String,
+    /// Element type.
+    pub ty: Type,
+    /// Alignment in bytes.
+    pub align: u32,
+    /// Number of elements (1 for a scalar, N for `.b8 name[N]` structs).
+    pub count: u64,
+}
+
+impl Param {
+    /// Size in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        self.count * u64::from(self.ty.bytes())
+    }
+}
+
+/// A register declaration: `.reg .b32 %r<10>;` declares `%r0`..`%r9`; `.reg .f32 %f;` one.
+#[derive(Debug, Clone)]
+pub struct RegDecl {
+    /// Name, or the prefix of a parameterized declaration.
+    pub name: String,
+    /// Type.
+    pub ty: Type,
+    /// `Some(n)` for `%name<n>`.
+    pub count: Option<u32>,
+}
+
+/// A kernel (`.entry`) or device function (`.func`).
+#[derive(Debug, Clone)]
+pub struct Function {
+    /// Name as in the PTX (possibly mangled).
+    pub name: String,
+    /// `.entry` (a kernel) rather than `.func`.
+    pub is_entry: bool,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Register declarations.
+    pub regs: Vec<RegDecl>,
+    /// Function-scope `.local` and `.shared` variables.
+    pub locals: Vec<Variable>,
+    /// Labels and instructions in order.
+    pub body: Vec<Statement>,
+    /// Byte range of the header in the source.
+    pub span: Range<usize>,
+}
+
+/// A statement of a function body.
+#[derive(Debug, Clone)]
+pub enum Statement {
+    /// `name:`
+    Label(String),
+    /// An instruction.
+    Inst(Instruction),
+}
+
+/// A guard predicate: `@%p1` or `@!%p1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    /// The predicate register.
+    pub reg: String,
+    /// `@!`: execute where the predicate is false.
+    pub negated: bool,
+}
+
+/// A special register (`%tid.x` and friends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Special {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    LaneId,
+    WarpId,
+    NWarpId,
+    SmId,
+    NSmId,
+    LaneMaskEq,
+    LaneMaskLt,
+    LaneMaskLe,
+    LaneMaskGt,
+    LaneMaskGe,
+    Clock,
+    Clock64,
+    GlobalTimer,
+}
+
+impl Special {
+    /// Parses `%tid` + optional component (`x`, `y`, `z`).
+    pub fn from_parts(name: &str, comp: Option<&str>) -> Option<Self> {
+        let c = match comp {
+            Some("x") => Some(0),
+            Some("y") => Some(1),
+            Some("z") => Some(2),
+            Some(_) => return None,
+            None => None,
+        };
+        use Special::*;
+        Some(match (name, c) {
+            ("%tid", Some(c)) => Tid(c),
+            ("%ntid", Some(c)) => Ntid(c),
+            ("%ctaid", Some(c)) => Ctaid(c),
+            ("%nctaid", Some(c)) => Nctaid(c),
+            ("%laneid", None) => LaneId,
+            ("%warpid", None) => WarpId,
+            ("%nwarpid", None) => NWarpId,
+            ("%smid", None) => SmId,
+            ("%nsmid", None) => NSmId,
+            ("%lanemask_eq", None) => LaneMaskEq,
+            ("%lanemask_lt", None) => LaneMaskLt,
+            ("%lanemask_le", None) => LaneMaskLe,
+            ("%lanemask_gt", None) => LaneMaskGt,
+            ("%lanemask_ge", None) => LaneMaskGe,
+            ("%clock", None) => Clock,
+            ("%clock64", None) => Clock64,
+            ("%globaltimer", None) => GlobalTimer,
+            _ => return None,
+        })
+    }
+
+    /// Whether `name` (with `%`) starts a special register.
+    pub fn is_special_name(name: &str) -> bool {
+        matches!(
+            name,
+            "%tid"
+                | "%ntid"
+                | "%ctaid"
+                | "%nctaid"
+                | "%laneid"
+                | "%warpid"
+                | "%nwarpid"
+                | "%smid"
+                | "%nsmid"
+                | "%lanemask_eq"
+                | "%lanemask_lt"
+                | "%lanemask_le"
+                | "%lanemask_gt"
+                | "%lanemask_ge"
+                | "%clock"
+                | "%clock64"
+                | "%globaltimer"
+        )
+    }
+}
+
+/// An instruction operand as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    /// A register (`%r1`).
+    Reg(String),
+    /// A special register (`%tid.x`).
+    Special(Special),
+    /// An integer immediate (two's complement bits).
+    Int(i64),
+    /// A float immediate, as f64 (`0f3F800000` is widened exactly).
+    Float(f64),
+    /// A name: a variable, parameter, or label.
+    Symbol(String),
+    /// A memory operand `[base+offset]`.
+    Address {
+        /// Register or symbol; `None` for an absolute `[imm]`.
+        base: Option<Box<Operand>>,
+        /// Byte offset.
+        offset: i64,
+    },
+    /// A vector `{%r1, %r2}`, or two destination predicates `%p|%q`.
+    Vector(Vec<Operand>),
+}
+
+/// An instruction with its guard, typed operation and operands.
+#[derive(Debug, Clone)]
+pub struct Instruction {
+    /// `@%p` / `@!%p`.
+    pub guard: Option<Guard>,
+    /// The operation with its checked modifiers.
+    pub op: Op,
+    /// Operands, destination first as in PTX.
+    pub args: Vec<Operand>,
+    /// Byte range of the instruction in the source.
+    pub span: Range<usize>,
+    /// 1-based PTX line.
+    pub line: u32,
+}

@@ -1,0 +1,248 @@
+//! Workload files: what to launch, with which buffers, constants and parameters.
+//!
+//! The format is a public interface (DESIGN.md, "Workload files"): extend it, never rename. A file
+//! is resolved by name in the bundled catalog (`gpumemsim::workload`) or read from a path; paths
+//! inside it (`ptx`, `file:` inits) are relative to the file. Counts, grid and block sizes and
+//! integer arguments are expressions over `[params]`, evaluated by [`expr::eval`].
+
+pub mod expr;
+pub mod init;
+
+use crate::error::{Error, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// An integer literal or an expression over the params (`"ceil_div(n, 1024)"`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Expr {
+    /// A literal.
+    Int(i64),
+    /// An expression.
+    Text(String),
+}
+
+/// A kernel argument: a buffer name, a param or expression, or a number.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Arg {
+    /// Integer literal.
+    Int(i64),
+    /// Float literal (for `.f32`/`.f64` parameters).
+    Float(f64),
+    /// Buffer name (becomes its device address) or integer expression.
+    Text(String),
+}
+
+/// `[[buffer]]`: a global allocation.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferSpec {
+    /// Name, used in `args`.
+    pub name: String,
+    /// Element type: i8 i16 i32 i64 u8 u16 u32 u64 f32 f64.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Element count.
+    pub count: Expr,
+    /// `zeros` | `iota` | `value:V` | `random:SEED` | `file:PATH`.
+    #[serde(default = "zeros")]
+    pub init: String,
+    /// Compared between simulator and GPU.
+    #[serde(default)]
+    pub output: bool,
+}
+
+fn zeros() -> String {
+    "zeros".into()
+}
+
+/// `[[constant]]`: initialises a `__constant__` (or `__device__`) symbol of the module.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstantSpec {
+    /// The PTX symbol.
+    pub symbol: String,
+    /// Element type.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Elements to initialise (default: the whole symbol).
+    pub count: Option<Expr>,
+    /// As for buffers.
+    #[serde(default = "zeros")]
+    pub init: String,
+}
+
+/// `[[launch]]`: one kernel launch.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchSpec {
+    /// Label in reports (`constant`).
+    pub label: String,
+    /// PTX entry name.
+    pub kernel: String,
+    /// Blocks per grid, 1 to 3 dimensions.
+    pub grid: Vec<Expr>,
+    /// Threads per block, 1 to 3 dimensions.
+    pub block: Vec<Expr>,
+    /// Dynamic shared memory in bytes.
+    #[serde(default)]
+    pub shared_bytes: Option<Expr>,
+    /// Kernel arguments in PTX parameter order.
+    #[serde(default)]
+    pub args: Vec<Arg>,
+    /// Shared memory bank width in bytes for this launch (4 or 8; default: the config's).
+    pub bank_mode: Option<u32>,
+    /// `ca` (global loads cached in L1) or `cg` (L2 only); default: the config's.
+    pub dlcm: Option<String>,
+}
+
+/// A parsed workload file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Workload name.
+    pub name: String,
+    /// One line for `sim list`.
+    #[serde(default)]
+    pub description: String,
+    /// PTX file, relative to the workload file.
+    pub ptx: String,
+    /// Integer parameters, overridable with `--set`.
+    #[serde(default)]
+    pub params: BTreeMap<String, i64>,
+    /// Global buffers.
+    #[serde(default, rename = "buffer")]
+    pub buffers: Vec<BufferSpec>,
+    /// Constant-memory initialisers.
+    #[serde(default, rename = "constant")]
+    pub constants: Vec<ConstantSpec>,
+    /// Launches, run in order.
+    #[serde(default, rename = "launch")]
+    pub launches: Vec<LaunchSpec>,
+    /// Where the file came from (for messages and relative paths).
+    #[serde(skip)]
+    pub source: Source,
+}
+
+/// Where a workload file came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Source {
+    /// Bundled: its path relative to `kernels/`.
+    Bundled(String),
+    /// A file on disk.
+    File(PathBuf),
+    /// Given as a string (tests).
+    #[default]
+    Inline,
+}
+
+impl Source {
+    /// For messages.
+    pub fn display(&self) -> String {
+        match self {
+            Source::Bundled(p) => format!("kernels/{p}"),
+            Source::File(p) => p.display().to_string(),
+            Source::Inline => "<inline workload>".into(),
+        }
+    }
+
+    /// Reads a file referred to from the workload (`ptx`, `file:` inits), relative to it.
+    pub fn read_relative(&self, rel: &str) -> Result<(String, Vec<u8>)> {
+        match self {
+            Source::Bundled(p) => {
+                let dir = Path::new(p).parent().map(|d| d.to_string_lossy().to_string()).unwrap_or_default();
+                let path = if dir.is_empty() { rel.to_string() } else { format!("{dir}/{rel}") };
+                match gpumemsim::file(&path) {
+                    Some(s) => Ok((format!("kernels/{path}"), s.as_bytes().to_vec())),
+                    None => Err(Error::Workload { path: self.display(), key: "-".into(), message: format!("bundled file `{path}` not found") }),
+                }
+            }
+            Source::File(p) => {
+                let path = p.parent().unwrap_or(Path::new(".")).join(rel);
+                let data = std::fs::read(&path).map_err(|e| Error::Io { path: path.clone(), source: e })?;
+                Ok((path.display().to_string(), data))
+            }
+            Source::Inline => {
+                let data = std::fs::read(rel).map_err(|e| Error::Io { path: rel.into(), source: e })?;
+                Ok((rel.to_string(), data))
+            }
+        }
+    }
+}
+
+impl Workload {
+    /// Resolves `name_or_path`: a bundled workload name, else a workload file path.
+    pub fn resolve(name_or_path: &str) -> Result<Workload> {
+        if let Some(w) = gpumemsim::workload(name_or_path) {
+            return Self::from_toml_str(w.toml, Source::Bundled(w.path.to_string()));
+        }
+        let p = Path::new(name_or_path);
+        if p.is_file() {
+            let text = std::fs::read_to_string(p).map_err(|e| Error::Io { path: p.into(), source: e })?;
+            return Self::from_toml_str(&text, Source::File(p.into()));
+        }
+        let known: Vec<&str> = gpumemsim::workloads().iter().map(|w| w.name).collect();
+        Err(Error::UnknownWorkload { name: name_or_path.into(), known: known.join(", ") })
+    }
+
+    /// Parses workload TOML text.
+    pub fn from_toml_str(text: &str, source: Source) -> Result<Workload> {
+        let mut w: Workload = toml::from_str(text).map_err(|e| {
+            let loc = e.span().map(|s| {
+                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                format!(" (line {line})")
+            });
+            Error::Workload { path: source.display(), key: "-".into(), message: format!("{}{}", e.message(), loc.unwrap_or_default()) }
+        })?;
+        w.source = source;
+        if w.launches.is_empty() {
+            return Err(w.err("launch", "the workload has no [[launch]]".into()));
+        }
+        Ok(w)
+    }
+
+    /// An error about `key` of this file.
+    pub fn err(&self, key: &str, message: String) -> Error {
+        Error::Workload { path: self.source.display(), key: key.into(), message }
+    }
+
+    /// Applies `--set NAME=VALUE` overrides; unknown names are errors listing the known ones.
+    pub fn set_params(&mut self, sets: &[(String, i64)]) -> Result<()> {
+        for (k, v) in sets {
+            match self.params.get_mut(k) {
+                Some(x) => *x = *v,
+                None => {
+                    let known: Vec<&String> = self.params.keys().collect();
+                    return Err(self.err(&format!("params.{k}"), format!("no such parameter (known: {known:?})")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates `e` over the params; `key` names it in errors.
+    pub fn eval(&self, e: &Expr, key: &str) -> Result<i64> {
+        match e {
+            Expr::Int(v) => Ok(*v),
+            Expr::Text(t) => expr::eval(t, &self.params).map_err(|m| self.err(key, m)),
+        }
+    }
+
+    /// Evaluates a 1- to 3-dimensional shape (missing dimensions are 1); each must be 1..=2^31-1.
+    pub fn dims(&self, v: &[Expr], key: &str) -> Result<[u32; 3]> {
+        if v.is_empty() || v.len() > 3 {
+            return Err(self.err(key, format!("needs 1 to 3 dimensions, found {}", v.len())));
+        }
+        let mut out = [1u32; 3];
+        for (i, e) in v.iter().enumerate() {
+            let x = self.eval(e, &format!("{key}[{i}]"))?;
+            if !(1..=i64::from(i32::MAX)).contains(&x) {
+                return Err(self.err(&format!("{key}[{i}]"), format!("= {x}, allowed: 1 to 2147483647")));
+            }
+            out[i] = x as u32;
+        }
+        Ok(out)
+    }
+}
