@@ -76,6 +76,9 @@ pub struct Constant {
     /// Distinct addresses the indexed constant cache (IDC, LDC instructions) serves per cycle
     /// per SM (> 0, <= 32); a warp's request is split into one request per distinct address.
     pub addresses_per_cycle: f64,
+    /// Constant-cache misses an SM keeps in flight (> 0, <= 64): a request served by a farther
+    /// level occupies the constant pipeline for that level's latency divided by this.
+    pub misses_in_flight: f64,
     /// Latency of a warp-uniform constant operand that hits the immediate constant cache (IMC),
     /// in SM cycles (0 to 1000).
     pub imc_latency_cycles: u32,

@@ -6,7 +6,7 @@ use super::step::{lanes, Ctx};
 use super::warp::Warp;
 use crate::error::{Error, Result};
 use crate::memory::image::{read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES};
-use crate::memory::{WarpAccess, WARP};
+use crate::memory::{Level, WarpAccess, WARP};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::{CacheOp, MemOp};
 
@@ -70,7 +70,12 @@ impl Ctx<'_> {
     fn access(&mut self, w: &mut Warp, lane: usize, space: StateSpace, addr: u64, n: usize, value: Option<u64>) -> Option<u64> {
         let (buf, off): (&mut [u8], u64) = match space {
             StateSpace::Global => {
-                let i = self.image.find(addr, n as u64)?;
+                // Most accesses of a warp hit the allocation the previous one did.
+                let i = match self.last_alloc {
+                    Some(i) if self.image.allocs[i].base <= addr && addr + n as u64 <= self.image.allocs[i].end() => i,
+                    _ => self.image.find(addr, n as u64)?,
+                };
+                self.last_alloc = Some(i);
                 let a = &mut self.image.allocs[i];
                 (&mut a.data[..], addr - a.base)
             }
@@ -118,8 +123,8 @@ impl Ctx<'_> {
         Ok(self.model(w, inst, pc, m, exec, space, &addrs, false))
     }
 
-    /// Executes a store.
-    pub fn store(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32) -> Result<()> {
+    /// Executes a store; returns the cycles until it is acknowledged.
+    pub fn store(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32) -> Result<u32> {
         let addrs = self.addresses(w, inst, exec);
         let esize = m.ty.bytes() as usize;
         let first = exec.trailing_zeros() as usize;
@@ -134,16 +139,16 @@ impl Ctx<'_> {
                 self.access(w, l, sp, ea, esize, Some(v)).ok_or_else(|| self.fault(w, pc, l, "write", sp, ea, esize as u32))?;
             }
         }
-        if exec != 0 {
-            let space = resolve(m.space, addrs[first]).0;
-            self.model(w, inst, pc, m, exec, space, &addrs, true);
+        if exec == 0 {
+            return Ok(0);
         }
-        Ok(())
+        let space = resolve(m.space, addrs[first]).0;
+        Ok(self.model(w, inst, pc, m, exec, space, &addrs, true))
     }
 
     /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
     #[allow(clippy::too_many_arguments)]
-    fn model(&mut self, w: &Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32, space: StateSpace, addrs: &[u64; WARP], store: bool) -> u32 {
+    fn model(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32, space: StateSpace, addrs: &[u64; WARP], store: bool) -> u32 {
         let sm = self.sm;
         let c = &mut self.stats.counters;
         let ps = &mut self.stats.per_pc[pc as usize];
@@ -151,7 +156,15 @@ impl Ctx<'_> {
         let bytes = m.bytes_per_thread();
         match space {
             StateSpace::Param => {
-                c.imc_requests += 1;
+                // A pointer parameter is loaded through the uniform datapath (ULDC, an IDC
+                // request that hits); a scalar one becomes a constant operand (IMC). This is what
+                // ptxas emits for sm_80 and later; counted per warp.
+                if m.ty.bytes() == 8 {
+                    c.idc_requests += 1;
+                    c.idc_hits += 1;
+                } else {
+                    c.imc_requests += 1;
+                }
                 self.costs.imc
             }
             StateSpace::Const => {
@@ -164,6 +177,7 @@ impl Ctx<'_> {
                 let access = WarpAccess { mask: exec, addrs: resolved(m.space, addrs), bytes };
                 let o = self.mem.constant_load(sm, &access);
                 c.ldc_inst += 1;
+                c.ldc_requests += u64::from(o.requests);
                 c.idc_requests += u64::from(o.requests);
                 c.idc_hits += u64::from(o.hits);
                 c.idc_misses += u64::from(o.misses);
@@ -174,10 +188,18 @@ impl Ctx<'_> {
                 ps.misses += u64::from(o.misses);
                 work.mem_insts += 1;
                 work.const_requests += u64::from(o.requests);
+                work.const_cycles += self.costs.constant_occupancy(&o.served);
+                work.dram_bytes += o.dram_read_bytes;
                 self.costs.constant_load(&o.served)
             }
             StateSpace::Global | StateSpace::Local => {
                 let local = space == StateSpace::Local;
+                if !w.desc_loaded && self.cfg.compute_capability().0 >= 8 {
+                    // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
+                    w.desc_loaded = true;
+                    c.idc_requests += 1;
+                    c.idc_hits += 1;
+                }
                 let mut a = resolved(m.space, addrs);
                 if local {
                     // Local memory is interleaved: word k of lane l sits at (k * 32 + l) * 4, so a
@@ -232,7 +254,13 @@ impl Ctx<'_> {
                 work.mem_insts += 1;
                 work.l1_sectors += u64::from(o.sectors);
                 work.l1_tags += u64::from(o.lines);
-                o.level.map_or(0, |l| self.costs.global(l))
+                work.dram_bytes += o.dram_read_bytes + o.dram_write_bytes;
+                match o.level {
+                    // Stores are acknowledged by L2.
+                    None => self.costs.l2,
+                    Some(Level::Dram) => self.costs.dram_loaded(work.dram_bytes, work.elapsed_before(self.wave)),
+                    Some(l) => self.costs.global(l),
+                }
             }
             StateSpace::Shared => {
                 if store {

@@ -128,7 +128,7 @@ pub fn run(cfg: &GpuConfig, launch: &Launch, image: &mut MemoryImage, mem: &mut 
         let wave = (b / sm_count / u64::from(occ)) as usize;
         shared.fill(0);
         for (w, warp) in warps.iter_mut().enumerate() {
-            warp.reset(w as u32, threads);
+            warp.reset(w as u32, dims.block);
         }
         let mut ctx = step::Ctx {
             cfg,
@@ -141,6 +141,8 @@ pub fn run(cfg: &GpuConfig, launch: &Launch, image: &mut MemoryImage, mem: &mut 
             sm,
             ctaid,
             budget: &mut budget,
+            last_alloc: None,
+            wave,
         };
         run_block(&mut ctx, &mut warps)?;
         let done = warps.iter().map(Warp::finish_time).max().unwrap_or(0);

@@ -25,6 +25,10 @@ pub struct Ctx<'a> {
     pub sm: usize,
     pub ctaid: [u32; 3],
     pub budget: &'a mut u64,
+    /// The allocation the last global access fell in (a lookup cache).
+    pub last_alloc: Option<usize>,
+    /// The wave of co-resident blocks this block belongs to on its SM.
+    pub wave: usize,
 }
 
 impl Ctx<'_> {
@@ -50,15 +54,10 @@ impl Ctx<'_> {
 
         // Scoreboard: issue when the sources are ready.
         let issue = self.issue_time(w, inst);
-        for l in lanes(mask) {
-            w.pc[l] = pc + 1;
-        }
+        let taken = if inst.op == Op::Bra { exec } else { 0 };
+        w.advance(pc, mask, taken, inst.target);
         match inst.op {
-            Op::Bra => {
-                for l in lanes(exec) {
-                    w.pc[l] = inst.target;
-                }
-            }
+            Op::Bra => {}
             Op::Exit | Op::Ret => w.live &= !exec,
             Op::BarSync => w.at_barrier = true,
             Op::Ld(m) => {
@@ -67,7 +66,10 @@ impl Ctx<'_> {
                     w.ready[d as usize] = issue + lat;
                 }
             }
-            Op::St(m) => self.store(w, inst, pc, m, exec)?,
+            Op::St(m) => {
+                let ack = self.store(w, inst, pc, m, exec)?;
+                w.drain = w.drain.max(issue + ack);
+            }
             _ => {
                 self.alu(w, inst, exec);
                 for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
@@ -97,7 +99,7 @@ impl Ctx<'_> {
     }
 
     /// Reads a source operand for `lane`.
-    #[inline]
+    #[inline(always)]
     pub fn read(&self, w: &Warp, s: Src, lane: usize) -> u64 {
         match s {
             Src::Reg(r) => w.regs[r as usize * 32 + lane],
@@ -106,10 +108,26 @@ impl Ctx<'_> {
         }
     }
 
+    /// Reads a source operand for every lane of `exec` (others are 0).
+    #[inline]
+    fn gather(&self, w: &Warp, s: Src, exec: u32) -> [u64; 32] {
+        match s {
+            Src::Imm(v) => [v; 32],
+            Src::Reg(r) => w.regs[r as usize * 32..][..32].try_into().expect("32 lanes"),
+            Src::Special(_) => {
+                let mut out = [0u64; 32];
+                for l in lanes(exec) {
+                    out[l] = self.read(w, s, l);
+                }
+                out
+            }
+        }
+    }
+
+    #[inline(never)]
     fn special(&self, w: &Warp, s: Special, lane: usize) -> u64 {
         let b = self.launch.dims.block;
-        let linear = w.index * 32 + lane as u32;
-        let tid = [linear % b[0], linear / b[0] % b[1], linear / (b[0] * b[1])];
+        let tid = w.tid[lane];
         let lane = lane as u32;
         u64::from(match s {
             Special::Tid(c) => tid[c as usize],
@@ -130,11 +148,15 @@ impl Ctx<'_> {
         })
     }
 
-    fn alu(&self, w: &mut Warp, inst: &DInst, exec: u32) {
+    fn alu(&mut self, w: &mut Warp, inst: &DInst, exec: u32) {
         let [s0, s1, s2, _] = inst.src;
         let d0 = inst.dst[0] as usize * 32;
         match inst.op {
             Op::Mov(ty) => {
+                if let Src::Special(Special::Ntid(_) | Special::Nctaid(_)) = s0 {
+                    // %ntid and %nctaid live in constant bank 0: a warp-uniform constant operand.
+                    self.stats.counters.imc_requests += 1;
+                }
                 for l in lanes(exec) {
                     w.regs[d0 + l] = alu::trunc(self.read(w, s0, l), ty.bits().max(8));
                 }
@@ -152,9 +174,9 @@ impl Ctx<'_> {
                 }
             }
             Op::Alu { op, ty, mode, sat } => {
+                let (a, b, c) = (self.gather(w, s0, exec), self.gather(w, s1, exec), self.gather(w, s2, exec));
                 for l in lanes(exec) {
-                    let (a, b, c) = (self.read(w, s0, l), self.read(w, s1, l), self.read(w, s2, l));
-                    w.regs[d0 + l] = alu::alu(op, ty, mode, sat, a, b, c);
+                    w.regs[d0 + l] = alu::alu(op, ty, mode, sat, a[l], b[l], c[l]);
                 }
             }
             Op::Setp { cmp, bool_op, ty } => {
@@ -199,12 +221,10 @@ fn guard_mask(w: &Warp, inst: &DInst) -> u32 {
     if inst.guard == NO_REG {
         return u32::MAX;
     }
-    let base = inst.guard as usize * 32;
+    let regs = &w.regs[inst.guard as usize * 32..][..32];
     let mut m = 0u32;
-    for l in 0..32 {
-        if (w.regs[base + l] & 1 == 1) != inst.guard_negated {
-            m |= 1 << l;
-        }
+    for (l, v) in regs.iter().enumerate() {
+        m |= ((*v as u32 & 1) ^ u32::from(inst.guard_negated)) << l;
     }
     m
 }

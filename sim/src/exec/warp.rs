@@ -8,8 +8,12 @@ pub struct Warp {
     pub regs: Vec<u64>,
     /// Cycle at which each register's value is ready (scoreboard).
     pub ready: Vec<u32>,
-    /// Per-lane program counter.
+    /// Per-lane program counter (meaningful while diverged).
     pub pc: [u32; 32],
+    /// All live lanes are at `common_pc` (the fast path: no per-lane PC scan).
+    pub converged: bool,
+    /// The PC of every live lane while converged.
+    pub common_pc: u32,
     /// Lanes that exist and have not exited.
     pub live: u32,
     /// Waiting at `bar.sync`.
@@ -22,6 +26,13 @@ pub struct Warp {
     pub local: Vec<u8>,
     /// Local bytes per lane.
     pub local_bytes: usize,
+    /// Cycle by which every store of the warp has been acknowledged.
+    pub drain: u32,
+    /// The memory descriptor of global accesses has been loaded (sm_80+ SASS loads it once
+    /// through the uniform datapath, one IDC request).
+    pub desc_loaded: bool,
+    /// `%tid` of each lane, computed once per block.
+    pub tid: [[u32; 3]; 32],
 }
 
 impl Warp {
@@ -31,32 +42,49 @@ impl Warp {
             regs: vec![0; num_regs * 32],
             ready: vec![0; num_regs],
             pc: [0; 32],
+            converged: true,
+            common_pc: 0,
             live: 0,
             at_barrier: false,
             clock: 0,
             index: 0,
             local: vec![0; local_bytes as usize * 32],
             local_bytes: local_bytes as usize,
+            drain: 0,
+            desc_loaded: false,
+            tid: [[0; 3]; 32],
         }
     }
 
-    /// Prepares warp `index` of a block of `threads` threads to start.
-    pub fn reset(&mut self, index: u32, threads: u32) {
+    /// Prepares warp `index` of a block of shape `block` to start.
+    pub fn reset(&mut self, index: u32, block: [u32; 3]) {
+        let threads = block[0] * block[1] * block[2];
         let first = index * 32;
+        for (l, t) in self.tid.iter_mut().enumerate() {
+            let linear = first + l as u32;
+            *t = [linear % block[0], linear / block[0] % block[1], linear / (block[0] * block[1])];
+        }
         let n = threads.saturating_sub(first).min(32);
         self.live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
         self.pc = [0; 32];
+        self.converged = true;
+        self.common_pc = 0;
         self.at_barrier = false;
         self.clock = 0;
+        self.drain = 0;
+        self.desc_loaded = false;
         self.index = index;
         self.regs.fill(0);
         self.ready.fill(0);
         self.local.fill(0);
     }
 
-    /// The smallest PC among live lanes and the mask of lanes at it.
+    /// The smallest PC among live lanes and the mask of lanes at it. Notices reconvergence.
     #[inline]
-    pub fn next(&self) -> (u32, u32) {
+    pub fn next(&mut self) -> (u32, u32) {
+        if self.converged {
+            return (self.common_pc, self.live);
+        }
         let mut min = u32::MAX;
         let mut mask = 0u32;
         let mut live = self.live;
@@ -71,11 +99,39 @@ impl Warp {
                 mask |= 1 << l;
             }
         }
+        if mask == self.live {
+            self.converged = true;
+            self.common_pc = min;
+        }
         (min, mask)
+    }
+
+    /// After executing the instruction at `pc` for the lanes of `mask`: lanes in `taken` go to
+    /// `target`, the others of `mask` to `pc + 1`.
+    #[inline]
+    pub fn advance(&mut self, pc: u32, mask: u32, taken: u32, target: u32) {
+        if self.converged {
+            if taken == 0 {
+                self.common_pc = pc + 1;
+                return;
+            }
+            if taken == mask {
+                self.common_pc = target;
+                return;
+            }
+            // Divergence: from here on every lane keeps its own PC.
+            self.converged = false;
+        }
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.pc[l] = if taken >> l & 1 == 1 { target } else { pc + 1 };
+        }
     }
 
     /// Cycle at which the warp's last result is ready.
     pub fn finish_time(&self) -> u64 {
-        u64::from(self.clock.max(self.ready.iter().copied().max().unwrap_or(0)))
+        u64::from(self.clock.max(self.drain).max(self.ready.iter().copied().max().unwrap_or(0)))
     }
 }

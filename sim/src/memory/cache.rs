@@ -52,9 +52,13 @@ const EMPTY: u64 = u64::MAX;
 pub struct SectorCache {
     geom: Geometry,
     sets: u64,
+    /// log2 of the line and sector sizes (powers of two), so the hot path shifts, not divides.
+    line_shift: u32,
+    sector_shift: u32,
     slots: Vec<Slot>,
-    /// line number → slot index, so a hit costs one hash lookup whatever the associativity.
-    index: FxHashMap<u64, u32>,
+    /// line number → slot index for highly associative caches (L1 is modelled with hundreds of
+    /// ways), so a hit costs one hash lookup; small sets are scanned, which is faster.
+    index: Option<FxHashMap<u64, u32>>,
     clock: u64,
 }
 
@@ -66,8 +70,10 @@ impl SectorCache {
         SectorCache {
             geom,
             sets,
+            line_shift: geom.line_bytes.trailing_zeros(),
+            sector_shift: geom.sector_bytes.trailing_zeros(),
             slots: vec![Slot { line: EMPTY, valid: 0, dirty: 0, stamp: 0 }; n],
-            index: FxHashMap::default(),
+            index: (geom.associativity > 16).then(FxHashMap::default),
             clock: 0,
         }
     }
@@ -82,9 +88,16 @@ impl SectorCache {
     /// sector dirty (write-back); a write miss with `allocate` fills without a fetch (byte masks).
     pub fn access(&mut self, addr: u64, write: bool, allocate: bool) -> Outcome {
         self.clock += 1;
-        let line = addr / u64::from(self.geom.line_bytes);
-        let bit = 1u32 << ((addr % u64::from(self.geom.line_bytes)) / u64::from(self.geom.sector_bytes));
-        if let Some(&i) = self.index.get(&line) {
+        let line = addr >> self.line_shift;
+        let bit = 1u32 << ((addr & ((1u64 << self.line_shift) - 1)) >> self.sector_shift);
+        let ways = u64::from(self.geom.associativity);
+        let set = if self.sets.is_power_of_two() { line & (self.sets - 1) } else { line % self.sets };
+        let base = (set * ways) as usize;
+        let found = match &self.index {
+            Some(index) => index.get(&line).copied(),
+            None => self.slots[base..base + ways as usize].iter().position(|s| s.line == line).map(|i| (base + i) as u32),
+        };
+        if let Some(i) = found {
             let s = &mut self.slots[i as usize];
             s.stamp = self.clock;
             let hit = s.valid & bit != 0;
@@ -99,8 +112,6 @@ impl SectorCache {
         if !allocate {
             return Outcome::default();
         }
-        let ways = u64::from(self.geom.associativity);
-        let base = ((line % self.sets) * ways) as usize;
         let set = &mut self.slots[base..base + ways as usize];
         let (victim, _) = set
             .iter()
@@ -111,11 +122,15 @@ impl SectorCache {
         let writeback_sectors = if old.line == EMPTY {
             0
         } else {
-            self.index.remove(&old.line);
+            if let Some(index) = &mut self.index {
+                index.remove(&old.line);
+            }
             old.dirty.count_ones()
         };
         set[victim] = Slot { line, valid: bit, dirty: if write { bit } else { 0 }, stamp: self.clock };
-        self.index.insert(line, (base + victim) as u32);
+        if let Some(index) = &mut self.index {
+            index.insert(line, (base + victim) as u32);
+        }
         Outcome { hit: false, writeback_sectors }
     }
 
@@ -125,7 +140,9 @@ impl SectorCache {
         for s in &mut self.slots {
             *s = Slot { line: EMPTY, valid: 0, dirty: 0, stamp: 0 };
         }
-        self.index.clear();
+        if let Some(index) = &mut self.index {
+            index.clear();
+        }
         dirty
     }
 }

@@ -55,7 +55,10 @@ pub struct Counters {
     pub dram_write_bytes: u64,
     /// Indexed constant loads (LDC) executed (`smsp__sass_inst_executed_op_ldc.sum`).
     pub ldc_inst: u64,
-    /// `idc__requests.sum`: LDC requests, one per distinct address per warp.
+    /// Requests of LDC instructions alone (distinct addresses per warp), without the uniform
+    /// parameter and descriptor loads that `idc__requests.sum` also counts.
+    pub ldc_requests: u64,
+    /// `idc__requests.sum`: LDC requests, one per distinct address per warp, plus uniform loads.
     pub idc_requests: u64,
     /// `idc__requests_lookup_hit.sum`.
     pub idc_hits: u64,
@@ -77,7 +80,7 @@ impl Counters {
         add!(inst_executed global_ld_inst global_st_inst global_ld_requests global_ld_sectors global_st_requests
             global_st_sectors l1_ld_hits l1_ld_misses local_ld_requests local_ld_sectors local_st_requests local_st_sectors
             shared_ld_inst shared_st_inst l2_read_sectors l2_read_hits l2_write_sectors l2_write_hits dram_read_bytes
-            dram_write_bytes ldc_inst idc_requests idc_hits idc_misses gcc_requests imc_requests);
+            dram_write_bytes ldc_inst ldc_requests idc_requests idc_hits idc_misses gcc_requests imc_requests);
     }
 
     /// The counters as (Nsight Compute metric, value), in a stable order.

@@ -88,7 +88,7 @@ pub fn explain(l: &LaunchResult) -> String {
     let c = &l.counters;
     let mut parts = vec![];
     if c.ldc_inst > 0 {
-        let per = c.idc_requests as f64 / c.ldc_inst as f64;
+        let per = c.ldc_requests as f64 / c.ldc_inst as f64;
         parts.push(if per <= 1.0 {
             "constant loads are broadcasts (1 address per warp)".to_string()
         } else {
@@ -107,7 +107,7 @@ pub fn explain(l: &LaunchResult) -> String {
         "issue" => "instruction issue",
         "lsu" => "the load/store unit",
         "l1" => "L1 bandwidth",
-        "constant" => "the constant cache (one address per cycle)",
+        "constant" => "the constant cache (requests serialized per distinct address)",
         "l2" => "L2 bandwidth",
         "dram" => "DRAM bandwidth",
         other => other,
@@ -137,7 +137,7 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
             format!("{:.1} us", l.timing.time_ns / 1e3),
             format!("{:.0}", l.timing.cycles),
             c.inst_executed.to_string(),
-            ratio(c.idc_requests, c.ldc_inst),
+            ratio(c.ldc_requests, c.ldc_inst),
             (c.global_ld_requests + c.global_st_requests).to_string(),
             ratio(c.global_ld_sectors + c.global_st_sectors, c.global_ld_requests + c.global_st_requests),
             pct(c.l1_ld_hits, c.l1_ld_hits + c.l1_ld_misses),

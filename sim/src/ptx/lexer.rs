@@ -11,8 +11,10 @@ use std::ops::Range;
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
 #[logos(skip r"[ \t\r\n\f]+")]
 #[logos(skip r"//[^\n]*")]
-#[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
 pub enum Token {
+    /// `/* ... */`, skipped (a callback: logos' regexes cannot express "up to the first `*/`").
+    #[token("/*", block_comment)]
+    BlockComment,
     /// `.word`: directive, state space, type or instruction modifier.
     #[regex(r"\.[A-Za-z_][A-Za-z0-9_$]*(::[A-Za-z0-9_]+)*")]
     DotWord,
@@ -85,6 +87,17 @@ pub enum Token {
     /// `|`
     #[token("|")]
     Pipe,
+}
+
+/// Skips to the end of a block comment; an unclosed one is a lexing error.
+fn block_comment(lex: &mut logos::Lexer<Token>) -> logos::FilterResult<(), ()> {
+    match lex.remainder().find("*/") {
+        Some(end) => {
+            lex.bump(end + 2);
+            logos::FilterResult::Skip
+        }
+        None => logos::FilterResult::Error(()),
+    }
 }
 
 /// A token and its byte range in the source.

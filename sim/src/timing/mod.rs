@@ -2,13 +2,17 @@
 //!
 //! Two bounds per SM, the larger wins:
 //! - **latency**: each warp runs a scoreboard timeline (an instruction issues when its source
-//!   registers are ready; its result is ready after the latency of the level that served it).
+//!   registers are ready; its result is ready after the latency of the level that served it; a
+//!   warp retires when its stores are acknowledged by L2). DRAM latency grows with the SM's DRAM
+//!   utilisation ([`Costs::dram_loaded`]), which is how bandwidth pressure reaches latency-bound
+//!   kernels.
 //!   Warps of co-resident blocks overlap; blocks beyond the occupancy limit run in later waves,
 //!   so an SM's latency time is the sum over its waves of the slowest warp of the wave.
 //! - **throughput**: the busiest shared unit of the SM: warp-instruction issue (one per scheduler
 //!   per cycle), the LSU (memory instructions per cycle), L1 data (sectors per cycle) and tags,
-//!   and the indexed constant cache (distinct addresses per cycle: a constant request is
-//!   serialized per distinct address, CUDA C++ Programming Guide §5.3.2).
+//!   and the indexed constant cache (a constant request is serialized per distinct address, CUDA
+//!   C++ Programming Guide §5.3.2; each address costs a cycle fraction on a hit and a share of the
+//!   next level's latency on a miss, [`Costs::constant_occupancy`]).
 //!
 //! The GPU-wide L2 and DRAM bandwidths give two more bounds; the kernel takes the largest, plus
 //! the launch overhead. What it leaves out (a later model refines it): contention inside a wave,
@@ -35,6 +39,10 @@ pub struct Costs {
     pub dram: u32,
     /// Cycles per additional distinct constant address in one request (1 / addresses per cycle).
     pub const_serial: f64,
+    /// Constant-cache misses in flight per SM.
+    pub const_misses_in_flight: f64,
+    /// DRAM bytes per SM cycle available to one SM (its share of the GPU's bandwidth).
+    pub dram_bytes_per_cycle_per_sm: f64,
 }
 
 impl Costs {
@@ -47,8 +55,40 @@ impl Costs {
             l1: cfg.l1.latency_cycles as u32,
             l2: cfg.l2.latency_cycles as u32,
             dram: cfg.dram.latency_cycles as u32,
-            const_serial: 1.0 / cfg.constant.addresses_per_cycle as f64,
+            const_serial: 1.0 / cfg.constant.addresses_per_cycle,
+            const_misses_in_flight: cfg.constant.misses_in_flight,
+            dram_bytes_per_cycle_per_sm: cfg.dram_bytes_per_cycle() / f64::from(cfg.sm.count),
         }
+    }
+
+    fn const_level(&self, l: Level) -> u32 {
+        match l {
+            Level::Cache(k) => self.constant.get(usize::from(k)).copied().unwrap_or(self.l2),
+            Level::L2 => self.l2,
+            Level::Dram => self.dram,
+        }
+    }
+
+    /// Cycles the SM's constant pipeline is busy with requests served at `served`: a hit in the
+    /// nearest level takes 1 / addresses-per-cycle; a request served farther occupies it for that
+    /// level's latency over the misses kept in flight.
+    pub fn constant_occupancy(&self, served: &[Level]) -> f64 {
+        served
+            .iter()
+            .map(|&l| if l == Level::Cache(0) { self.const_serial } else { f64::from(self.const_level(l)) / self.const_misses_in_flight })
+            .sum()
+    }
+
+    /// DRAM latency under load: the idle latency inflated by queueing, `L / (1 - ρ)` (an M/M/1
+    /// queue), where ρ is the SM's DRAM utilisation so far (its bytes over its elapsed cycles times
+    /// its share of the bandwidth), capped at 0.9.
+    pub fn dram_loaded(&self, sm_dram_bytes: u64, sm_elapsed_cycles: u64) -> u32 {
+        let rho = if sm_elapsed_cycles == 0 {
+            0.0
+        } else {
+            (sm_dram_bytes as f64 / (sm_elapsed_cycles as f64 * self.dram_bytes_per_cycle_per_sm)).min(0.9)
+        };
+        (f64::from(self.dram) / (1.0 - rho)).round() as u32
     }
 
     /// Load-to-use latency of a global/local load served at `level`.
@@ -63,15 +103,7 @@ impl Costs {
     /// Latency of an LDC whose requests were served at `served` (in service order): the requests
     /// go out one distinct address at a time, and the last one returns after its level's latency.
     pub fn constant_load(&self, served: &[Level]) -> u32 {
-        let worst = served
-            .iter()
-            .map(|l| match l {
-                Level::Cache(k) => self.constant.get(usize::from(*k)).copied().unwrap_or(self.l2),
-                Level::L2 => self.l2,
-                Level::Dram => self.dram,
-            })
-            .max()
-            .unwrap_or(self.imc);
+        let worst = served.iter().map(|&l| self.const_level(l)).max().unwrap_or(self.imc);
         worst + (served.len().saturating_sub(1) as f64 * self.const_serial).round() as u32
     }
 }
@@ -89,11 +121,20 @@ pub struct SmWork {
     pub l1_tags: u64,
     /// Indexed constant requests (distinct addresses).
     pub const_requests: u64,
+    /// Cycles the constant pipeline was busy ([`Costs::constant_occupancy`]).
+    pub const_cycles: f64,
+    /// DRAM bytes read and written because of this SM's accesses.
+    pub dram_bytes: u64,
     /// Latency-bound cycles per wave (the slowest warp of each wave of co-resident blocks).
     pub waves: Vec<u64>,
 }
 
 impl SmWork {
+    /// Cycles of the waves before `wave` (the SM's elapsed time when `wave` starts).
+    pub fn elapsed_before(&self, wave: usize) -> u64 {
+        self.waves.iter().take(wave).sum()
+    }
+
     /// Records that a block of this SM in wave `wave` finished after `cycles`.
     pub fn block_done(&mut self, wave: usize, cycles: u64) {
         if self.waves.len() <= wave {
@@ -125,15 +166,14 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], l2_sectors: u64, dram_bytes: u6
     };
     for w in sms {
         worst("latency", w.waves.iter().sum::<u64>() as f64);
-        worst("issue", w.warp_insts as f64 / cfg.sm.schedulers as f64);
-        worst("lsu", w.mem_insts as f64 / cfg.sm.lsu_instructions_per_cycle as f64);
-        worst("l1", (w.l1_sectors as f64 / cfg.l1.sectors_per_cycle as f64).max(w.l1_tags as f64 / cfg.l1.tag_lookups_per_cycle as f64));
-        worst("constant", w.const_requests as f64 / cfg.constant.addresses_per_cycle as f64);
+        worst("issue", w.warp_insts as f64 / f64::from(cfg.sm.schedulers));
+        worst("lsu", w.mem_insts as f64 / cfg.sm.lsu_instructions_per_cycle);
+        worst("l1", (w.l1_sectors as f64 / cfg.l1.sectors_per_cycle).max(w.l1_tags as f64 / cfg.l1.tag_lookups_per_cycle));
+        worst("constant", w.const_cycles);
     }
-    worst("l2", l2_sectors as f64 * cfg.l2.sector_bytes as f64 / cfg.l2.bandwidth_bytes_per_cycle as f64);
-    let bytes_per_cycle = cfg.dram.bandwidth_gb_per_s as f64 * 1e9 / cfg.clock_hz();
-    worst("dram", dram_bytes as f64 / bytes_per_cycle);
+    worst("l2", l2_sectors as f64 * f64::from(cfg.l2.sector_bytes) / cfg.l2.bandwidth_bytes_per_cycle);
+    worst("dram", dram_bytes as f64 / cfg.dram_bytes_per_cycle());
     let (bound, cycles) = bounds.iter().copied().fold(("latency", 0.0), |a, b| if b.1 > a.1 { b } else { a });
-    let time_ns = cycles / cfg.clock_hz() * 1e9 + cfg.gpu.launch_overhead_ns as f64;
+    let time_ns = cycles / cfg.clock_hz() * 1e9 + cfg.gpu.launch_overhead_ns;
     Timing { cycles, time_ns, bound, bounds }
 }
