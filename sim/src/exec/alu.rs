@@ -44,6 +44,46 @@ fn from_f32(f: f32) -> u64 {
     u64::from(f.to_bits())
 }
 
+/// Computes `op` for every lane of `exec`, writing `out[lane]`. The common integer operations
+/// get their own loops (the operation is decided once per warp, not once per lane); the rest
+/// fall back to [`alu`] per lane.
+#[allow(clippy::too_many_arguments)]
+pub fn alu_warp(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: &[u64; 32], b: &[u64; 32], c: &[u64; 32], exec: u32, out: &mut [u64]) {
+    macro_rules! each {
+        ($f:expr) => {{
+            let f = $f;
+            if exec == u32::MAX {
+                for l in 0..32 {
+                    out[l] = f(a[l], b[l], c[l]);
+                }
+            } else {
+                let mut m = exec;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    out[l] = f(a[l], b[l], c[l]);
+                }
+            }
+        }};
+    }
+    let bits = ty.bits();
+    if ty.is_float() || sat {
+        return each!(|x, y, z| alu(op, ty, mode, sat, x, y, z));
+    }
+    match (op, mode) {
+        (AluOp::Add, _) => each!(|x: u64, y: u64, _| trunc(x.wrapping_add(y), bits)),
+        (AluOp::Sub, _) => each!(|x: u64, y: u64, _| trunc(x.wrapping_sub(y), bits)),
+        (AluOp::And, _) => each!(|x: u64, y: u64, _| x & y),
+        (AluOp::Or, _) => each!(|x: u64, y: u64, _| x | y),
+        (AluOp::Xor, _) => each!(|x: u64, y: u64, _| x ^ y),
+        (AluOp::Mul | AluOp::Mad, MulMode::Lo) | (AluOp::Mul | AluOp::Mad, MulMode::None) => {
+            let add = op == AluOp::Mad;
+            each!(|x: u64, y: u64, z: u64| trunc(x.wrapping_mul(y).wrapping_add(if add { z } else { 0 }), bits))
+        }
+        _ => each!(|x, y, z| alu(op, ty, mode, sat, x, y, z)),
+    }
+}
+
 /// Computes `op` on one lane. `a`, `b`, `c` are the source bit patterns (unused ones ignored).
 /// Integer division by zero gives all ones (as the hardware does for unsigned), never a panic.
 #[inline]

@@ -157,8 +157,10 @@ impl Ctx<'_> {
                     // %ntid and %nctaid live in constant bank 0: a warp-uniform constant operand.
                     self.stats.counters.imc_requests += 1;
                 }
+                let a = self.gather(w, s0, exec);
+                let bits = ty.bits().max(8);
                 for l in lanes(exec) {
-                    w.regs[d0 + l] = alu::trunc(self.read(w, s0, l), ty.bits().max(8));
+                    w.regs[d0 + l] = alu::trunc(a[l], bits);
                 }
             }
             Op::Cvta { to_space, space } => {
@@ -169,21 +171,21 @@ impl Ctx<'_> {
                 }
             }
             Op::Cvt { dst, src, rnd, sat } => {
+                let a = self.gather(w, s0, exec);
                 for l in lanes(exec) {
-                    w.regs[d0 + l] = alu::convert(dst, src, rnd, sat, self.read(w, s0, l));
+                    w.regs[d0 + l] = alu::convert(dst, src, rnd, sat, a[l]);
                 }
             }
             Op::Alu { op, ty, mode, sat } => {
                 let (a, b, c) = (self.gather(w, s0, exec), self.gather(w, s1, exec), self.gather(w, s2, exec));
-                for l in lanes(exec) {
-                    w.regs[d0 + l] = alu::alu(op, ty, mode, sat, a[l], b[l], c[l]);
-                }
+                alu::alu_warp(op, ty, mode, sat, &a, &b, &c, exec, &mut w.regs[d0..d0 + 32]);
             }
             Op::Setp { cmp, bool_op, ty } => {
                 let d1 = inst.dst[1];
+                let (a, b, p) = (self.gather(w, s0, exec), self.gather(w, s1, exec), self.gather(w, s2, exec));
                 for l in lanes(exec) {
-                    let r = alu::compare(cmp, ty, self.read(w, s0, l), self.read(w, s1, l));
-                    let c = bool_op.is_none() || self.read(w, s2, l) & 1 == 1;
+                    let r = alu::compare(cmp, ty, a[l], b[l]);
+                    let c = bool_op.is_none() || p[l] & 1 == 1;
                     w.regs[d0 + l] = u64::from(alu::combine(bool_op, r, c));
                     if d1 != NO_REG {
                         w.regs[d1 as usize * 32 + l] = u64::from(alu::combine(bool_op, !r, c));
