@@ -9,17 +9,22 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let kernels = root.join("kernels");
     println!("cargo:rerun-if-changed=kernels");
     let mut entries: Vec<(String, PathBuf)> = Vec::new();
     collect(&kernels, &kernels, &mut entries);
     entries.sort();
-    let mut out = String::from("/// Every bundled file: (path relative to `kernels/`, contents).\n");
+    let mut out =
+        String::from("/// Every bundled file: (path relative to `kernels/`, contents).\n");
     out.push_str("pub static FILES: &[(&str, &str)] = &[\n");
     for (rel, abs) in &entries {
         println!("cargo:rerun-if-changed={}", abs.display());
-        out.push_str(&format!("    ({rel:?}, include_str!({:?})),\n", abs.display().to_string()));
+        out.push_str(&format!(
+            "    ({rel:?}, include_str!({:?})),\n",
+            abs.display().to_string()
+        ));
     }
     out.push_str("];\n");
     let dest = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("catalog.rs");
@@ -37,7 +42,11 @@ fn collect(base: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
         }
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         if matches!(ext, "toml" | "cu" | "ptx" | "bin") {
-            let rel = path.strip_prefix(base).expect("under base").to_string_lossy().replace('\\', "/");
+            let rel = path
+                .strip_prefix(base)
+                .expect("under base")
+                .to_string_lossy()
+                .replace('\\', "/");
             out.push((rel, path));
         }
     }

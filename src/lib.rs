@@ -42,7 +42,11 @@ pub fn workloads() -> Vec<Workload> {
     files()
         .iter()
         .filter(|(p, _)| p.ends_with(".toml") && !p.contains('/'))
-        .map(|(p, toml)| Workload { name: p.trim_end_matches(".toml"), path: p, toml })
+        .map(|(p, toml)| Workload {
+            name: p.trim_end_matches(".toml"),
+            path: p,
+            toml,
+        })
         .collect()
 }
 

@@ -1,1 +1,901 @@
+//! End-to-end specification of the `sim` command line (DESIGN.md, "Data flow of `sim run`").
+//!
+//! Each test states one promise of the tool to its users:
+//!
+//! 1. the simulator is functionally exact: both `add_constant` kernels of every bundled workload
+//!    compute `sums[i] = inputs[i] + values[index(i)]` on every GPU config (library API, so that the
+//!    output buffers can be read back);
+//! 2. the main job, `sim run configs/rtx3090.toml pseudo_random`, shows constant memory slower than
+//!    global memory, and its JSON carries the Nsight Compute metrics with the counts that the
+//!    coalescing and constant-broadcast rules fix exactly;
+//! 3. the other patterns and configs run, `--set` and several workloads work;
+//! 4. bad input (PTX, config, workload name, parameter, path) is one `error:` line and exit code 2,
+//!    never a panic;
+//! 5. faulting and runaway kernels are stopped with a report;
+//! 6. `sim list` and the help texts.
+//!
+//! The fixtures in `tests/fixtures/` are small hand-written PTX modules and their workload files.
+//! The binary runs from the workspace root, so paths read as a user types them.
 
+use serde_json::Value;
+use sim::config::GpuConfig;
+use sim::run::{run_workload, Options};
+use sim::workload::Workload;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+const BUNDLED: [&str; 4] = [
+    "one_access_per_block",
+    "one_access_per_warp",
+    "one_access_per_thread",
+    "pseudo_random",
+];
+const CONFIGS: [&str; 2] = ["configs/rtx3090.toml", "configs/h200.toml"];
+
+/// The workspace root: `sim` runs there, so `configs/rtx3090.toml` is the path users type.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("sim/ has a parent")
+        .to_path_buf()
+}
+
+/// What one `sim` invocation did.
+struct Outcome {
+    command: String,
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` exited with {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.command, self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `sim ARGS...` in the workspace root and captures its exit code, stdout and stderr.
+fn sim(args: &[&str]) -> Outcome {
+    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the sim binary runs");
+    Outcome {
+        command: format!("sim {}", args.join(" ")),
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+impl Outcome {
+    /// Asserts exit code 0 and a quiet stderr; returns self for chaining.
+    fn success(self) -> Self {
+        assert_eq!(self.code, Some(0), "expected exit code 0\n{self}");
+        assert!(
+            !self.stderr.contains("panicked"),
+            "expected no panic\n{self}"
+        );
+        self
+    }
+
+    /// Parses stdout as JSON.
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("expected JSON on stdout ({e})\n{self}"))
+    }
+
+    /// Asserts the error contract: exit code 2, nothing on stdout, exactly one stderr line that
+    /// starts with `error:` and contains every one of `needles`, and no panic.
+    fn fails_with(&self, needles: &[&str]) {
+        assert_eq!(self.code, Some(2), "expected exit code 2\n{self}");
+        assert!(
+            !self.stderr.contains("panicked"),
+            "expected an error, not a panic\n{self}"
+        );
+        assert_eq!(self.stdout, "", "expected nothing on stdout\n{self}");
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "expected exactly one line on stderr, found {}\n{self}",
+            lines.len()
+        );
+        assert!(
+            lines[0].starts_with("error: "),
+            "expected stderr to start with `error: `\n{self}"
+        );
+        for needle in needles {
+            assert!(
+                self.stderr.contains(needle),
+                "expected the error to mention `{needle}`\n{self}"
+            );
+        }
+    }
+
+    /// Labels of the table's rows whose first cell is one of `labels`, in order.
+    fn table_rows(&self, labels: &[&str]) -> Vec<String> {
+        self.stdout
+            .lines()
+            .filter_map(|line| {
+                // A row is `│ label │ ...` (or `| label | ...`): skip the border, take the first cell.
+                let body = line.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_');
+                if body.len() == line.len() {
+                    return None; // no border: not a table row
+                }
+                let cell = body
+                    .split(|c: char| c.is_whitespace() || c == '│' || c == '|')
+                    .next()?;
+                labels.contains(&cell).then(|| cell.to_string())
+            })
+            .collect()
+    }
+
+    /// The number after `constant / global time: ` (the table mode's summary line).
+    fn constant_over_global(&self) -> f64 {
+        let prefix = "constant / global time: ";
+        let line = self
+            .stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("expected a line `{prefix}<ratio>x`\n{self}"));
+        line.trim()
+            .trim_end_matches('x')
+            .parse()
+            .unwrap_or_else(|e| panic!("expected a number in `{prefix}{line}` ({e})\n{self}"))
+    }
+}
+
+/// The metric `name` of a launch's JSON, as a number.
+fn metric(launch: &Value, name: &str) -> f64 {
+    let metrics = launch["metrics"]
+        .as_object()
+        .unwrap_or_else(|| panic!("expected an object `metrics` in {launch:#}"));
+    metrics
+        .get(name)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| {
+            let known: Vec<&String> = metrics.keys().collect();
+            panic!(
+                "expected the numeric metric `{name}` in launch `{}`; it has {known:?}",
+                launch["label"]
+            )
+        })
+}
+
+/// Asserts that launch metric `name` equals `expected`, and says why it should.
+fn assert_metric(launch: &Value, name: &str, expected: f64, why: &str) {
+    let actual = metric(launch, name);
+    assert_eq!(
+        actual, expected,
+        "launch `{}`: {name} expected {expected} ({why}), actual {actual}",
+        launch["label"]
+    );
+}
+
+/// Line number (1-based) of the first non-comment line of PTX `file` containing `needle`.
+fn line_of(file: &Path, needle: &str) -> usize {
+    let text = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+    let found = text
+        .lines()
+        .position(|l| !l.trim_start().starts_with("//") && l.contains(needle));
+    1 + found.unwrap_or_else(|| panic!("no `{needle}` outside comments in {}", file.display()))
+}
+
+/// A fresh directory under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("gpumemsim-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+
+    /// Writes `text` to `name` inside the directory; returns the path as a string.
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).expect("write temp file");
+        p.to_str().expect("UTF-8 temp path").to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The RTX 3090 config's text.
+fn rtx3090_toml() -> String {
+    std::fs::read_to_string(root().join("configs/rtx3090.toml")).expect("configs/rtx3090.toml")
+}
+
+/// `text` with the line `key = ...` of TOML table `[section]` replaced by `replacement` (or
+/// deleted when `None`). Panics when the key is not there, so an edit never silently misses.
+fn edit_key(text: &str, section: &str, key: &str, replacement: Option<&str>) -> String {
+    let mut current = String::new();
+    let mut done = false;
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            current = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        }
+        let is_key = t.split('=').next().map(str::trim) == Some(key) && t.contains('=');
+        if !done && current == section && is_key {
+            done = true;
+            if let Some(r) = replacement {
+                out.push_str(r);
+                out.push('\n');
+            }
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    assert!(done, "the config has no `{key}` in [{section}]");
+    out
+}
+
+/// `text` with `line` added right after the header of `[section]`.
+fn add_line(text: &str, section: &str, line: &str) -> String {
+    let header = format!("[{section}]");
+    let at = text
+        .lines()
+        .position(|l| l.trim() == header)
+        .unwrap_or_else(|| panic!("no {header}"));
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(at + 1, line);
+    lines.join("\n") + "\n"
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Functional exactness (library API: the output buffers)
+// ---------------------------------------------------------------------------------------------
+
+/// The index into `values` that thread `tid` of block `block` reads (reference/workloads.md).
+fn reference_index(workload: &str, block: usize, tid: usize) -> usize {
+    const N: usize = 16384;
+    match workload {
+        "one_access_per_block" => block % N,
+        "one_access_per_warp" => (tid / 32) % N,
+        "one_access_per_thread" => tid % N,
+        "pseudo_random" => (tid * 1357) % N,
+        other => panic!("no reference for {other}"),
+    }
+}
+
+/// The reference: `sums[i] = inputs[i] + values[index(i)]` with inputs = 0 and values[k] = k,
+/// i = block * 1024 + tid, for i < n.
+fn reference_sums(workload: &str, n: usize) -> Vec<i32> {
+    let inputs = vec![0i32; n];
+    let values: Vec<i32> = (0..16384).collect();
+    (0..n)
+        .map(|i| inputs[i] + values[reference_index(workload, i / 1024, i % 1024)])
+        .collect()
+}
+
+/// Runs only launch `label` of `workload` with `n` sums, from freshly initialised buffers, and
+/// returns its `sums` buffer.
+fn simulated_sums(cfg: &GpuConfig, workload: &str, n: i64, label: &str) -> Vec<i32> {
+    let w = Workload::resolve(workload).unwrap_or_else(|e| panic!("{workload}: {e}"));
+    let opts = Options {
+        sets: vec![("n".into(), n)],
+        keep_outputs: true,
+        only: vec![label.into()],
+        ..Default::default()
+    };
+    let run =
+        run_workload(cfg, &w, &opts).unwrap_or_else(|e| panic!("{workload} {label} n={n}: {e}"));
+    assert_eq!(
+        run.launches.len(),
+        1,
+        "{workload}: expected one launch labelled `{label}`"
+    );
+    let outputs = &run.launches[0].outputs;
+    let names: Vec<&str> = outputs.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["sums"],
+        "{workload} {label}: expected exactly one output buffer, `sums`"
+    );
+    let bytes = &outputs[0].1;
+    assert_eq!(
+        bytes.len(),
+        4 * n as usize,
+        "{workload} {label}: expected `sums` to hold exactly n = {n} ints"
+    );
+    bytes
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// Both launches (constant and global) of `workload`, on both configs, at the documented
+/// n = 128000 and at n = 5000 (neither a multiple of 32 nor of 1024: a partial block and a
+/// partly masked warp), compute exactly the reference.
+fn assert_functionally_exact(workload: &str) {
+    for config in CONFIGS {
+        let cfg = GpuConfig::load(&root().join(config)).unwrap_or_else(|e| panic!("{config}: {e}"));
+        for n in [128_000i64, 5000] {
+            let expected = reference_sums(workload, n as usize);
+            for label in ["constant", "global"] {
+                let actual = simulated_sums(&cfg, workload, n, label);
+                let wrong: Vec<(usize, i32, i32)> = (0..expected.len())
+                    .filter(|&i| actual[i] != expected[i])
+                    .map(|i| (i, expected[i], actual[i]))
+                    .collect();
+                assert!(
+                    wrong.is_empty(),
+                    "{workload} on {config}, launch `{label}`, n = {n}: {} of {n} sums differ from the reference; \
+                     first (index, expected, actual): {:?}",
+                    wrong.len(),
+                    &wrong[..wrong.len().min(16)]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn one_access_per_block_computes_the_reference_sums() {
+    assert_functionally_exact("one_access_per_block");
+}
+
+#[test]
+fn one_access_per_warp_computes_the_reference_sums() {
+    assert_functionally_exact("one_access_per_warp");
+}
+
+#[test]
+fn one_access_per_thread_computes_the_reference_sums() {
+    assert_functionally_exact("one_access_per_thread");
+}
+
+#[test]
+fn pseudo_random_computes_the_reference_sums() {
+    assert_functionally_exact("pseudo_random");
+}
+
+#[test]
+fn a_fixture_workload_file_runs_by_path_and_computes_its_result() {
+    // add_one.ptx is the valid twin of the malformed fixtures below: they fail for their one
+    // changed line only.
+    let cfg = GpuConfig::load(&root().join("configs/rtx3090.toml")).expect("config");
+    let path = root().join("tests/fixtures/add_one.toml");
+    let w = Workload::resolve(path.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let run = run_workload(
+        &cfg,
+        &w,
+        &Options {
+            keep_outputs: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (name, bytes) = &run.launches[0].outputs[0];
+    assert_eq!(name, "dst");
+    let actual: Vec<i32> = bytes
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let expected: Vec<i32> = (1..=1000).collect();
+    assert_eq!(
+        actual, expected,
+        "dst[i] = src[i] + 1 with src[k] = k, n = 1000"
+    );
+
+    sim(&["run", "configs/rtx3090.toml", "tests/fixtures/add_one.toml"]).success();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. The main job: pseudo_random on the RTX 3090
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn main_job_table_shows_constant_memory_slower_than_global() {
+    let out = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "pseudo_random",
+        "--set",
+        "n=128000",
+    ])
+    .success();
+    assert_eq!(
+        out.table_rows(&["constant", "global"]),
+        ["constant", "global"],
+        "expected one table row per launch\n{out}"
+    );
+    let ratio = out.constant_over_global();
+    assert!(ratio > 1.0, "expected constant / global time > 1 (32 distinct addresses per warp serialize), actual {ratio}\n{out}");
+}
+
+/// Metrics every launch's JSON must carry (the names join simulator and Nsight Compute).
+const REQUIRED_METRICS: [&str; 5] = [
+    "gpu__time_duration.sum",
+    "gpc__cycles_elapsed.max",
+    "idc__requests.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "dram__bytes_read.sum",
+];
+
+#[test]
+fn main_job_json_has_the_contract_keys_and_the_exact_counts() {
+    let out = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "pseudo_random",
+        "--set",
+        "n=128000",
+        "--format",
+        "json",
+    ])
+    .success();
+    let doc = out.json();
+    for key in ["config", "gpu", "workload", "params", "launches"] {
+        assert!(
+            doc.get(key).is_some(),
+            "expected the key `{key}` in the JSON\n{doc:#}"
+        );
+    }
+    assert_eq!(doc["config"], "configs/rtx3090.toml");
+    assert_eq!(doc["workload"], "pseudo_random");
+    assert_eq!(doc["params"]["n"], 128_000);
+    let launches = doc["launches"]
+        .as_array()
+        .unwrap_or_else(|| panic!("expected an array `launches`\n{doc:#}"));
+    let labels: Vec<&str> = launches
+        .iter()
+        .map(|l| l["label"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(labels, ["constant", "global"]);
+
+    for launch in launches {
+        assert_eq!(
+            launch["grid"],
+            serde_json::json!([125, 1, 1]),
+            "ceil(128000 / 1024) = 125 blocks"
+        );
+        assert_eq!(launch["block"], serde_json::json!([1024, 1, 1]));
+        for name in REQUIRED_METRICS {
+            let v = metric(launch, name);
+            assert!(
+                v.is_finite() && v >= 0.0,
+                "launch `{}`: {name} = {v}, expected a finite count >= 0",
+                launch["label"]
+            );
+        }
+        assert!(
+            metric(launch, "gpu__time_duration.sum") > 0.0,
+            "a launch takes time"
+        );
+        assert!(
+            metric(launch, "gpc__cycles_elapsed.max") > 0.0,
+            "a launch takes cycles"
+        );
+    }
+
+    // 128000 threads = 125 blocks x 32 warps = 4000 full warps; every warp executes each memory
+    // instruction once with all 32 lanes active.
+    let warps = 4000.0;
+    let constant = &launches[0];
+    assert_metric(
+        constant,
+        "smsp__sass_inst_executed_op_ldc.sum",
+        warps,
+        "one LDC per warp",
+    );
+    assert_metric(
+        constant,
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        warps,
+        "one global load per warp: inputs",
+    );
+    assert_metric(
+        constant,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        warps * 4.0,
+        "32 consecutive ints = 4 sectors",
+    );
+    assert_metric(
+        constant,
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        warps,
+        "one store per warp: sums",
+    );
+    assert_metric(
+        constant,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        warps * 4.0,
+        "32 consecutive ints = 4 sectors",
+    );
+    // (tid * 1357) % 16384 is injective over a warp (1357 is odd), so each LDC is 32 requests;
+    // idc__requests.sum may also count uniform loads, hence at least.
+    let idc = metric(constant, "idc__requests.sum");
+    assert!(idc >= warps * 32.0, "constant launch: idc__requests.sum expected >= {} (32 distinct addresses per warp), actual {idc}", warps * 32.0);
+
+    let global = &launches[1];
+    assert_metric(
+        global,
+        "smsp__sass_inst_executed_op_ldc.sum",
+        0.0,
+        "no constant-memory loads",
+    );
+    assert_metric(
+        global,
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        2.0 * warps,
+        "two loads per warp: inputs and values",
+    );
+    assert_metric(
+        global,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        warps * 4.0 + warps * 32.0,
+        "4 sectors of inputs plus 32 scattered sectors of values per warp",
+    );
+    assert_metric(
+        global,
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        warps,
+        "one store per warp: sums",
+    );
+    assert_metric(
+        global,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        warps * 4.0,
+        "32 consecutive ints = 4 sectors",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. The other patterns, the H200 config, --set, several workloads, options
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn every_bundled_workload_runs_on_both_configs_and_reports_both_launches() {
+    for config in CONFIGS {
+        for workload in BUNDLED {
+            let out = sim(&["run", config, workload, "--set", "n=5000"]).success();
+            assert_eq!(
+                out.table_rows(&["constant", "global"]),
+                ["constant", "global"],
+                "expected one row per launch\n{out}"
+            );
+            let ratio = out.constant_over_global();
+            assert!(
+                ratio.is_finite() && ratio > 0.0,
+                "expected a positive time ratio, actual {ratio}\n{out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn set_n_is_reported_in_the_json_params() {
+    let out = sim(&[
+        "run",
+        "configs/h200.toml",
+        "one_access_per_thread",
+        "--set",
+        "n=128000",
+        "--format",
+        "json",
+    ])
+    .success();
+    let doc = out.json();
+    assert_eq!(doc["params"]["n"], 128_000, "params.n\n{doc:#}");
+    assert_eq!(
+        doc["gpu"].as_str().map(|g| g.contains("H200")),
+        Some(true),
+        "gpu names the H200\n{doc:#}"
+    );
+    assert_eq!(
+        doc["launches"][0]["grid"],
+        serde_json::json!([125, 1, 1]),
+        "grid follows n\n{doc:#}"
+    );
+}
+
+#[test]
+fn two_workloads_give_a_json_array_of_two_documents() {
+    let out = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "one_access_per_block",
+        "one_access_per_warp",
+        "--set",
+        "n=5000",
+        "--format",
+        "json",
+    ])
+    .success();
+    let doc = out.json();
+    let docs = doc
+        .as_array()
+        .unwrap_or_else(|| panic!("expected a JSON array\n{doc:#}"));
+    let names: Vec<&Value> = docs.iter().map(|d| &d["workload"]).collect();
+    assert_eq!(
+        names,
+        ["one_access_per_block", "one_access_per_warp"],
+        "one document per workload, in order"
+    );
+    for d in docs {
+        assert_eq!(
+            d["launches"].as_array().map(Vec::len),
+            Some(2),
+            "two launches each\n{d:#}"
+        );
+    }
+}
+
+#[test]
+fn launch_selects_one_launch_and_warm_and_per_instruction_are_accepted() {
+    let only = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "pseudo_random",
+        "--set",
+        "n=5000",
+        "--launch",
+        "global",
+        "--format",
+        "json",
+    ])
+    .success();
+    let labels: Vec<Value> = only.json()["launches"]
+        .as_array()
+        .expect("launches")
+        .iter()
+        .map(|l| l["label"].clone())
+        .collect();
+    assert_eq!(
+        labels,
+        ["global"],
+        "--launch global runs only the global launch"
+    );
+
+    let warm = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "pseudo_random",
+        "--set",
+        "n=5000",
+        "--warm",
+    ])
+    .success();
+    assert_eq!(
+        warm.table_rows(&["constant", "global"]),
+        ["constant", "global"],
+        "{warm}"
+    );
+
+    let per = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "pseudo_random",
+        "--set",
+        "n=5000",
+        "--per-instruction",
+    ])
+    .success();
+    for inst in ["ld.const", "ld.global", "st.global"] {
+        assert!(
+            per.stdout.contains(inst),
+            "expected the per-instruction listing to show `{inst}`\n{per}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Errors: one line, `error:`, exit code 2, no panic
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_typo_in_the_ptx_names_the_file_line_and_instruction() {
+    let line = line_of(&root().join("tests/fixtures/typo.ptx"), "ad.s32");
+    let out = sim(&["run", "configs/rtx3090.toml", "tests/fixtures/typo.toml"]);
+    out.fails_with(&[&format!("tests/fixtures/typo.ptx:{line}:"), "ad.s32"]);
+}
+
+#[test]
+fn an_unsupported_instruction_names_the_file_line_and_instruction() {
+    let line = line_of(
+        &root().join("tests/fixtures/unsupported.ptx"),
+        "atom.global.add.u32",
+    );
+    let out = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "tests/fixtures/unsupported.toml",
+    ]);
+    out.fails_with(&[
+        &format!("tests/fixtures/unsupported.ptx:{line}:"),
+        "atom.global.add.u32",
+        "supported",
+    ]);
+}
+
+#[test]
+fn an_out_of_range_config_value_names_the_key() {
+    let dir = TempDir::new("sector-bytes");
+    let config = dir.write(
+        "gpu.toml",
+        &edit_key(
+            &rtx3090_toml(),
+            "l1",
+            "sector_bytes",
+            Some("sector_bytes = 48"),
+        ),
+    );
+    sim(&["run", &config, "pseudo_random", "--set", "n=5000"]).fails_with(&[
+        &config,
+        "l1.sector_bytes",
+        "48",
+    ]);
+}
+
+#[test]
+fn an_unknown_config_key_is_named() {
+    let dir = TempDir::new("unknown-key");
+    let config = dir.write(
+        "gpu.toml",
+        &add_line(&rtx3090_toml(), "l1", "bogus_key = 1"),
+    );
+    sim(&["run", &config, "pseudo_random", "--set", "n=5000"]).fails_with(&[&config, "bogus_key"]);
+}
+
+#[test]
+fn a_missing_config_key_is_named() {
+    let dir = TempDir::new("missing-key");
+    let config = dir.write(
+        "gpu.toml",
+        &edit_key(&rtx3090_toml(), "dram", "latency_cycles", None),
+    );
+    sim(&["run", &config, "pseudo_random", "--set", "n=5000"])
+        .fails_with(&[&config, "dram.latency_cycles"]);
+}
+
+#[test]
+fn a_missing_config_file_is_named() {
+    sim(&["run", "configs/no_such_gpu.toml", "pseudo_random"])
+        .fails_with(&["configs/no_such_gpu.toml"]);
+}
+
+#[test]
+fn an_unknown_workload_lists_the_bundled_ones() {
+    let out = sim(&["run", "configs/rtx3090.toml", "no_such_workload"]);
+    let mut needles = vec!["no_such_workload"];
+    needles.extend(BUNDLED);
+    out.fails_with(&needles);
+}
+
+#[test]
+fn an_unknown_parameter_is_named() {
+    sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "pseudo_random",
+        "--set",
+        "m=3",
+    ])
+    .fails_with(&["params.m", "no such parameter"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Faulting and runaway kernels
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn an_out_of_bounds_read_names_the_buffer_thread_and_ptx_line() {
+    let line = line_of(&root().join("tests/fixtures/add_one.ptx"), "ld.global.u32");
+    let out = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "tests/fixtures/out_of_bounds.toml",
+    ]);
+    // `src` holds 100 ints; thread 100 is the first to read past its end.
+    out.fails_with(&[
+        "invalid global read",
+        "`src`",
+        "thread (100,0,0)",
+        &format!("PTX line {line}"),
+    ]);
+}
+
+#[test]
+fn a_runaway_kernel_is_stopped_by_the_instruction_budget() {
+    let out = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "tests/fixtures/runaway.toml",
+        "--max-warp-instructions",
+        "1000",
+    ]);
+    out.fails_with(&["spin", "budget", "1000", "--max-warp-instructions"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. list and help
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn list_prints_the_bundled_workloads_one_per_line() {
+    let out = sim(&["list"]).success();
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let mut expected = BUNDLED.to_vec();
+    expected.sort();
+    let mut actual = names.clone();
+    actual.sort();
+    assert_eq!(
+        actual, expected,
+        "expected one line per bundled workload\n{out}"
+    );
+}
+
+#[test]
+fn help_texts_show_an_example() {
+    for args in [&["--help"][..], &["run", "--help"][..]] {
+        let out = sim(args).success();
+        assert!(
+            out.stdout.contains("Example"),
+            "expected an example in the help\n{out}"
+        );
+        assert!(
+            out.stdout.contains("sim run configs/"),
+            "expected an example command line\n{out}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regressions.
+// ---------------------------------------------------------------------------------------------
+
+/// `sim run ... | head` used to panic on the broken pipe (println!); it now exits quietly with 0.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args([
+            "run",
+            "configs/rtx3090.toml",
+            "pseudo_random",
+            "--set",
+            "n=5000",
+            "--format",
+            "json",
+        ])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the sim binary runs");
+    drop(child.stdout.take()); // the reader goes away before sim prints, as `| head -0` would
+    let out = child.wait_with_output().expect("sim finishes");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked"),
+        "expected no panic on a closed stdout, got:\n{stderr}"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "exit code on a closed stdout; stderr:\n{stderr}"
+    );
+}

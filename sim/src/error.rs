@@ -28,7 +28,7 @@ impl std::fmt::Display for SourceLoc {
 #[non_exhaustive]
 pub enum Error {
     /// A file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {}", path.display())]
     Io {
         /// The file.
         path: PathBuf,

@@ -6,6 +6,7 @@ use sim::config::GpuConfig;
 use sim::metrics::report;
 use sim::run::{run_workload, Options};
 use sim::workload::Workload;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,13 +29,15 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run workloads on a GPU config and print what their memory accesses cost
-    #[command(after_help = "Examples:\n  sim run configs/rtx3090.toml pseudo_random\n  \
+    #[command(
+        after_help = "Examples:\n  sim run configs/rtx3090.toml pseudo_random\n  \
 sim run configs/rtx3090.toml one_access_per_block one_access_per_warp one_access_per_thread pseudo_random\n  \
 sim run configs/h200.toml pseudo_random --set n=128000 --format json\n  \
 sim run configs/rtx3090.toml path/to/my_workload.toml --per-instruction\n\n\
 Reading the table: `const req/LDC` is the number of distinct addresses per warp-level constant load \
-(1 = broadcast; 32 = fully serialized); `sectors/req` the 32-byte sectors per global request (4 = a \
-coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds each launch.")]
+(1 = broadcast; 32 = fully serialized); `ld sectors/req` the 32-byte sectors per global load request (4 = a \
+coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds each launch."
+    )]
     Run {
         /// GPU description (TOML), e.g. configs/rtx3090.toml
         config: PathBuf,
@@ -72,14 +75,26 @@ enum Format {
 }
 
 fn parse_set(s: &str) -> Result<(String, i64), String> {
-    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}`: expected NAME=VALUE"))?;
-    let v: i64 = v.trim().parse().map_err(|_| format!("`{s}`: the value must be an integer"))?;
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected NAME=VALUE"))?;
+    let v: i64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: the value must be an integer"))?;
     Ok((k.trim().to_string(), v))
 }
 
 fn main() -> ExitCode {
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that stops early (`sim run ... | head`) is not an error.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
@@ -89,39 +104,64 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
+    let mut out = std::io::stdout().lock();
     match cli.command {
         Command::List => {
             for w in gpumemsim::workloads() {
-                let desc = Workload::from_toml_str(w.toml, sim::workload::Source::Bundled(w.path.into()))
-                    .map(|x| x.description)
-                    .unwrap_or_default();
-                println!("{:<24} {}", w.name, desc);
+                let desc =
+                    Workload::from_toml_str(w.toml, sim::workload::Source::Bundled(w.path.into()))
+                        .map(|x| x.description)
+                        .unwrap_or_default();
+                writeln!(out, "{:<24} {}", w.name, desc)?;
             }
             Ok(())
         }
-        Command::Run { config, workloads, sets, format, warm, per_instruction, launches, max_warp_instructions } => {
+        Command::Run {
+            config,
+            workloads,
+            sets,
+            format,
+            warm,
+            per_instruction,
+            launches,
+            max_warp_instructions,
+        } => {
             let cfg = GpuConfig::load(&config)?;
-            let opts = Options { sets, warm, keep_outputs: false, max_warp_instructions, only: launches };
+            let opts = Options {
+                sets,
+                warm,
+                keep_outputs: false,
+                max_warp_instructions,
+                only: launches,
+            };
             let mut docs = vec![];
             for name in &workloads {
                 let w = Workload::resolve(name)?;
-                let run = run_workload(&cfg, &w, &opts).with_context(|| format!("workload `{name}`"))?;
+                let run =
+                    run_workload(&cfg, &w, &opts).with_context(|| format!("workload `{name}`"))?;
                 if run.launches.is_empty() {
-                    bail!("workload `{name}`: no launch matches --launch {:?}", opts.only);
+                    bail!(
+                        "workload `{name}`: no launch matches --launch {:?}",
+                        opts.only
+                    );
                 }
                 match format {
                     Format::Json => docs.push(report::json(&cfg, &run, per_instruction)),
                     Format::Table => {
-                        println!("{}", report::table(&cfg, &run));
+                        writeln!(out, "{}", report::table(&cfg, &run))?;
                         if per_instruction {
-                            println!("{}", report::per_instruction(&run));
+                            writeln!(out, "{}", report::per_instruction(&run))?;
                         }
                     }
                 }
             }
             if format == Format::Json {
-                let v = if docs.len() == 1 { docs.remove(0) } else { serde_json::Value::Array(docs) };
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                let v = if docs.len() == 1 {
+                    docs.remove(0)
+                } else {
+                    serde_json::Value::Array(docs)
+                };
+                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
             }
             Ok(())
         }

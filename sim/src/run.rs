@@ -3,7 +3,7 @@
 //! the others' inputs.
 
 use crate::config::GpuConfig;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exec::{self, Dims, Launch, SymbolAddr};
 use crate::memory::system::MemorySystem;
 use crate::memory::MemoryImage;
@@ -31,7 +31,13 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { sets: vec![], warm: false, keep_outputs: false, max_warp_instructions: 1 << 34, only: vec![] }
+        Options {
+            sets: vec![],
+            warm: false,
+            keep_outputs: false,
+            max_warp_instructions: 1 << 34,
+            only: vec![],
+        }
     }
 }
 
@@ -76,19 +82,37 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
     let mut w = w.clone();
     w.set_params(&opts.sets)?;
     let (ptx_name, bytes) = w.source.read_relative(&w.ptx)?;
-    let text = String::from_utf8(bytes).map_err(|_| w.err("ptx", format!("{ptx_name} is not UTF-8 text")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| w.err("ptx", format!("{ptx_name} is not UTF-8 text")))?;
     let module = ptx::parse(&text, &ptx_name)?;
+    if module.address_size != 64 {
+        return Err(w.err(
+            "ptx",
+            format!(
+                "{ptx_name}: .address_size {} is not supported (only 64-bit addressing)",
+                module.address_size
+            ),
+        ));
+    }
 
     let mut image = MemoryImage::new(cfg.constant.size_bytes as usize);
     let mut symbols = layout_module(&module, &mut image, &w)?;
     let mut buffers: HashMap<String, u64> = HashMap::new();
-    let read_file = |p: &str| w.source.read_relative(p).map(|(_, d)| d).map_err(|e| e.to_string());
+    let read_file = |p: &str| {
+        w.source
+            .read_relative(p)
+            .map(|(_, d)| d)
+            .map_err(|e| e.to_string())
+    };
     for (i, b) in w.buffers.iter().enumerate() {
         let key = format!("buffer[{i}]");
-        let elem = Elem::parse(&b.ty).ok_or_else(|| w.err(&format!("{key}.type"), format!("unknown type `{}`", b.ty)))?;
+        let elem = Elem::parse(&b.ty)
+            .ok_or_else(|| w.err(&format!("{key}.type"), format!("unknown type `{}`", b.ty)))?;
         let count = w.eval(&b.count, &format!("{key}.count"))?;
-        let count = usize::try_from(count).map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
-        let data = init::build(&b.init, elem, count, &read_file).map_err(|m| w.err(&format!("{key}.init"), m))?;
+        let count = usize::try_from(count)
+            .map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
+        let data = init::build(&b.init, elem, count, &read_file)
+            .map_err(|m| w.err(&format!("{key}.init"), m))?;
         buffers.insert(b.name.clone(), image.alloc(&b.name, data));
     }
     for (i, c) in w.constants.iter().enumerate() {
@@ -102,8 +126,20 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
         }
         let key = format!("launch[{i}]");
         let f = module.entry(&spec.kernel).ok_or_else(|| {
-            let names: Vec<&str> = module.functions.iter().filter(|f| f.is_entry).map(|f| f.name.as_str()).collect();
-            w.err(&format!("{key}.kernel"), format!("no entry `{}` in {ptx_name} (entries: {})", spec.kernel, names.join(", ")))
+            let names: Vec<&str> = module
+                .functions
+                .iter()
+                .filter(|f| f.is_entry)
+                .map(|f| f.name.as_str())
+                .collect();
+            w.err(
+                &format!("{key}.kernel"),
+                format!(
+                    "no entry `{}` in {ptx_name} (entries: {})",
+                    spec.kernel,
+                    names.join(", ")
+                ),
+            )
         })?;
         // Kernel-scope symbols: parameters, shared and local variables.
         let mut param_bytes = 0u64;
@@ -116,9 +152,17 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
         let mut local = 0u64;
         let mut dynamic_shared_at = None;
         for v in &f.locals {
-            let (end, at) = if v.space == StateSpace::Local { (&mut local, None) } else { (&mut shared, Some(())) };
+            let (end, at) = if v.space == StateSpace::Local {
+                (&mut local, None)
+            } else {
+                (&mut shared, Some(()))
+            };
             *end = end.next_multiple_of(u64::from(v.align.max(1)));
-            let addr = if at.is_some() { SymbolAddr::Shared(*end) } else { SymbolAddr::Local(*end) };
+            let addr = if at.is_some() {
+                SymbolAddr::Shared(*end)
+            } else {
+                SymbolAddr::Local(*end)
+            };
             if v.is_extern {
                 dynamic_shared_at = Some(v.name.clone());
             } else {
@@ -130,29 +174,47 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
             shared = shared.next_multiple_of(16);
             symbols.insert(name, SymbolAddr::Shared(shared));
         }
-        for g in module.globals.iter().filter(|g| g.space == StateSpace::Shared && g.is_extern) {
+        for g in module
+            .globals
+            .iter()
+            .filter(|g| g.space == StateSpace::Shared && g.is_extern)
+        {
             shared = shared.next_multiple_of(16);
             symbols.insert(g.name.clone(), SymbolAddr::Shared(shared));
         }
         let program = exec::decode(f, &symbols, &text, &ptx_name)?;
         let params = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
-        let dims = Dims { grid: w.dims(&spec.grid, &format!("{key}.grid"))?, block: w.dims(&spec.block, &format!("{key}.block"))? };
+        let dims = Dims {
+            grid: w.dims(&spec.grid, &format!("{key}.grid"))?,
+            block: w.dims(&spec.block, &format!("{key}.block"))?,
+        };
         let dynamic = match &spec.shared_bytes {
             Some(e) => w.eval(e, &format!("{key}.shared_bytes"))?,
             None => 0,
         };
         if dynamic < 0 {
-            return Err(w.err(&format!("{key}.shared_bytes"), format!("= {dynamic}, must be >= 0")));
+            return Err(w.err(
+                &format!("{key}.shared_bytes"),
+                format!("= {dynamic}, must be >= 0"),
+            ));
         }
         let cache_global_loads = match spec.dlcm.as_deref() {
             None => cfg.l1.cache_global_loads,
             Some("ca") => true,
             Some("cg") => false,
-            Some(o) => return Err(w.err(&format!("{key}.dlcm"), format!("= \"{o}\", allowed: \"ca\" or \"cg\""))),
+            Some(o) => {
+                return Err(w.err(
+                    &format!("{key}.dlcm"),
+                    format!("= \"{o}\", allowed: \"ca\" or \"cg\""),
+                ))
+            }
         };
         if let Some(b) = spec.bank_mode {
             if b != 4 && b != 8 {
-                return Err(w.err(&format!("{key}.bank_mode"), format!("= {b}, allowed: 4 or 8")));
+                return Err(w.err(
+                    &format!("{key}.bank_mode"),
+                    format!("= {b}, allowed: 4 or 8"),
+                ));
             }
         }
         let launch = Launch {
@@ -171,17 +233,31 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
         }
         let stats = exec::run(cfg, &launch, &mut image, &mut mem)?;
         let c = &stats.counters;
-        let timing = timing::estimate(cfg, &stats.sms, c.l2_read_sectors + c.l2_write_sectors, c.dram_read_bytes + c.dram_write_bytes);
+        let timing = timing::estimate(
+            cfg,
+            &stats.sms,
+            c.l2_read_sectors + c.l2_write_sectors,
+            c.dram_read_bytes + c.dram_write_bytes,
+        );
         let outputs = if opts.keep_outputs {
             w.buffers
                 .iter()
                 .filter(|b| b.output)
-                .filter_map(|b| image.by_name(&b.name).map(|a| (b.name.clone(), a.data.clone())))
+                .filter_map(|b| {
+                    image
+                        .by_name(&b.name)
+                        .map(|a| (b.name.clone(), a.data.clone()))
+                })
                 .collect()
         } else {
             vec![]
         };
-        let per_pc = stats.per_pc.iter().enumerate().map(|(i, s)| (program.lines[i], program.texts[i].clone(), s.clone())).collect();
+        let per_pc = stats
+            .per_pc
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (program.lines[i], program.texts[i].clone(), s.clone()))
+            .collect();
         launches.push(LaunchResult {
             label: spec.label.clone(),
             kernel: spec.kernel.clone(),
@@ -194,11 +270,20 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
             outputs,
         });
     }
-    Ok(WorkloadRun { workload: w.name.clone(), description: w.description.clone(), params: w.params.clone(), launches })
+    Ok(WorkloadRun {
+        workload: w.name.clone(),
+        description: w.description.clone(),
+        params: w.params.clone(),
+        launches,
+    })
 }
 
 /// Places module-scope `.const` and `.global` variables; returns their symbols.
-fn layout_module(module: &Module, image: &mut MemoryImage, w: &Workload) -> Result<HashMap<String, SymbolAddr>> {
+fn layout_module(
+    module: &Module,
+    image: &mut MemoryImage,
+    w: &Workload,
+) -> Result<HashMap<String, SymbolAddr>> {
     let mut symbols = HashMap::new();
     let mut bank = 0u64;
     for v in &module.globals {
@@ -212,7 +297,8 @@ fn layout_module(module: &Module, image: &mut MemoryImage, w: &Workload) -> Resu
                         format!("constant variable `{}` ends at byte {end}, beyond the GPU's {} bytes of constant memory", v.name, image.constant.len()),
                     ));
                 }
-                image.constant[bank as usize..bank as usize + v.init.len()].copy_from_slice(&v.init);
+                image.constant[bank as usize..bank as usize + v.init.len()]
+                    .copy_from_slice(&v.init);
                 symbols.insert(v.name.clone(), SymbolAddr::Const(bank));
                 bank = end;
             }
@@ -231,7 +317,11 @@ fn layout_module(module: &Module, image: &mut MemoryImage, w: &Workload) -> Resu
 /// Lays out module-scope (non-extern) `.shared` variables; returns the bytes used.
 fn module_shared(module: &Module, symbols: &mut HashMap<String, SymbolAddr>) -> u64 {
     let mut end = 0u64;
-    for v in module.globals.iter().filter(|v| v.space == StateSpace::Shared && !v.is_extern) {
+    for v in module
+        .globals
+        .iter()
+        .filter(|v| v.space == StateSpace::Shared && !v.is_extern)
+    {
         end = end.next_multiple_of(u64::from(v.align.max(1)));
         symbols.insert(v.name.clone(), SymbolAddr::Shared(end));
         end += v.size_bytes();
@@ -250,21 +340,47 @@ fn init_constant(
     read_file: &dyn Fn(&str) -> std::result::Result<Vec<u8>, String>,
 ) -> Result<()> {
     let key = format!("constant[{i}]");
-    let var = module.globals.iter().find(|g| g.name == c.symbol).ok_or_else(|| {
-        let names: Vec<&str> = module.globals.iter().filter(|g| matches!(g.space, StateSpace::Const | StateSpace::Global)).map(|g| g.name.as_str()).collect();
-        w.err(&format!("{key}.symbol"), format!("no symbol `{}` in the PTX (symbols: {})", c.symbol, names.join(", ")))
-    })?;
-    let elem = Elem::parse(&c.ty).ok_or_else(|| w.err(&format!("{key}.type"), format!("unknown type `{}`", c.ty)))?;
+    let var = module
+        .globals
+        .iter()
+        .find(|g| g.name == c.symbol)
+        .ok_or_else(|| {
+            let names: Vec<&str> = module
+                .globals
+                .iter()
+                .filter(|g| matches!(g.space, StateSpace::Const | StateSpace::Global))
+                .map(|g| g.name.as_str())
+                .collect();
+            w.err(
+                &format!("{key}.symbol"),
+                format!(
+                    "no symbol `{}` in the PTX (symbols: {})",
+                    c.symbol,
+                    names.join(", ")
+                ),
+            )
+        })?;
+    let elem = Elem::parse(&c.ty)
+        .ok_or_else(|| w.err(&format!("{key}.type"), format!("unknown type `{}`", c.ty)))?;
     let size = var.size_bytes();
     let count = match &c.count {
         Some(e) => w.eval(e, &format!("{key}.count"))?,
         None => (size / elem.bytes() as u64) as i64,
     };
-    let count = usize::try_from(count).map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
+    let count = usize::try_from(count)
+        .map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
     if (count * elem.bytes()) as u64 > size {
-        return Err(w.err(&format!("{key}.count"), format!("{count} x {} bytes exceed the {size} bytes of `{}`", elem.bytes(), c.symbol)));
+        return Err(w.err(
+            &format!("{key}.count"),
+            format!(
+                "{count} x {} bytes exceed the {size} bytes of `{}`",
+                elem.bytes(),
+                c.symbol
+            ),
+        ));
     }
-    let data = init::build(&c.init, elem, count, read_file).map_err(|m| w.err(&format!("{key}.init"), m))?;
+    let data = init::build(&c.init, elem, count, read_file)
+        .map_err(|m| w.err(&format!("{key}.init"), m))?;
     match symbols.get(&c.symbol) {
         Some(SymbolAddr::Const(off)) => {
             let off = *off as usize;
@@ -272,10 +388,19 @@ fn init_constant(
         }
         Some(SymbolAddr::Global(a)) => {
             let a = *a;
-            let alloc = image.allocs.iter_mut().find(|x| x.base == a).expect("global symbols are allocated");
+            let alloc = image
+                .allocs
+                .iter_mut()
+                .find(|x| x.base == a)
+                .expect("global symbols are allocated");
             alloc.data[..data.len()].copy_from_slice(&data);
         }
-        _ => return Err(w.err(&format!("{key}.symbol"), format!("`{}` is not a .const or .global variable", c.symbol))),
+        _ => {
+            return Err(w.err(
+                &format!("{key}.symbol"),
+                format!("`{}` is not a .const or .global variable", c.symbol),
+            ))
+        }
     }
     Ok(())
 }
@@ -290,7 +415,15 @@ fn build_params(
     bytes: u64,
 ) -> Result<Vec<u8>> {
     if spec.args.len() != f.params.len() {
-        return Err(w.err(&format!("{key}.args"), format!("{} arguments given, kernel `{}` takes {}", spec.args.len(), f.name, f.params.len())));
+        return Err(w.err(
+            &format!("{key}.args"),
+            format!(
+                "{} arguments given, kernel `{}` takes {}",
+                spec.args.len(),
+                f.name,
+                f.params.len()
+            ),
+        ));
     }
     let mut out = vec![0u8; bytes as usize];
     let mut off = 0u64;
@@ -300,7 +433,13 @@ fn build_params(
         let value: u64 = match a {
             Arg::Text(t) if buffers.contains_key(t) => {
                 if p.ty.bytes() != 8 || p.count != 1 {
-                    return Err(w.err(&k, format!("buffer `{t}` passed to `{}`, which is not a 64-bit pointer parameter", p.name)));
+                    return Err(w.err(
+                        &k,
+                        format!(
+                            "buffer `{t}` passed to `{}`, which is not a 64-bit pointer parameter",
+                            p.name
+                        ),
+                    ));
                 }
                 buffers[t]
             }
@@ -309,7 +448,16 @@ fn build_params(
             Arg::Float(x) => match p.ty {
                 Type::F64 => x.to_bits(),
                 Type::F32 => u64::from((*x as f32).to_bits()),
-                _ => return Err(w.err(&k, format!("float {x} passed to the .{} parameter `{}`", p.ty.name(), p.name))),
+                _ => {
+                    return Err(w.err(
+                        &k,
+                        format!(
+                            "float {x} passed to the .{} parameter `{}`",
+                            p.ty.name(),
+                            p.name
+                        ),
+                    ))
+                }
             },
         };
         let n = (p.ty.bytes() as usize).min(8);
@@ -326,6 +474,3 @@ fn int_for(ty: Type, v: i64) -> u64 {
         _ => v as u64,
     }
 }
-
-#[allow(dead_code)]
-fn _unused(_: Error) {}

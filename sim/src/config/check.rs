@@ -275,7 +275,13 @@ fn constant(c: &Constant, cc_major: u32) -> Check {
     }
     let apc = c.addresses_per_cycle;
     float_range("constant.addresses_per_cycle", apc, 0.0, true, 32.0)?;
-    float_range("constant.misses_in_flight", c.misses_in_flight, 0.0, true, 64.0)?;
+    float_range(
+        "constant.misses_in_flight",
+        c.misses_in_flight,
+        0.0,
+        true,
+        64.0,
+    )?;
     int_range(
         "constant.imc_latency_cycles",
         c.imc_latency_cycles.into(),

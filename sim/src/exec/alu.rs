@@ -48,7 +48,17 @@ fn from_f32(f: f32) -> u64 {
 /// get their own loops (the operation is decided once per warp, not once per lane); the rest
 /// fall back to [`alu`] per lane.
 #[allow(clippy::too_many_arguments)]
-pub fn alu_warp(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: &[u64; 32], b: &[u64; 32], c: &[u64; 32], exec: u32, out: &mut [u64]) {
+pub fn alu_warp(
+    op: AluOp,
+    ty: Type,
+    mode: MulMode,
+    sat: bool,
+    a: &[u64; 32],
+    b: &[u64; 32],
+    c: &[u64; 32],
+    exec: u32,
+    out: &mut [u64],
+) {
     macro_rules! each {
         ($f:expr) => {{
             let f = $f;
@@ -78,7 +88,10 @@ pub fn alu_warp(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: &[u64; 32], b:
         (AluOp::Xor, _) => each!(|x: u64, y: u64, _| x ^ y),
         (AluOp::Mul | AluOp::Mad, MulMode::Lo) | (AluOp::Mul | AluOp::Mad, MulMode::None) => {
             let add = op == AluOp::Mad;
-            each!(|x: u64, y: u64, z: u64| trunc(x.wrapping_mul(y).wrapping_add(if add { z } else { 0 }), bits))
+            each!(|x: u64, y: u64, z: u64| trunc(
+                x.wrapping_mul(y).wrapping_add(if add { z } else { 0 }),
+                bits
+            ))
         }
         _ => each!(|x, y, z| alu(op, ty, mode, sat, x, y, z)),
     }
@@ -94,14 +107,22 @@ pub fn alu(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: u64, b: u64, c: u64
     let bits = ty.bits();
     let signed = ty.is_signed();
     let r: u64 = match op {
-        AluOp::Add if sat && ty == Type::S32 => (sext(a, 32) + sext(b, 32)).clamp(i32::MIN.into(), i32::MAX.into()) as u64,
-        AluOp::Sub if sat && ty == Type::S32 => (sext(a, 32) - sext(b, 32)).clamp(i32::MIN.into(), i32::MAX.into()) as u64,
+        AluOp::Add if sat && ty == Type::S32 => {
+            (sext(a, 32) + sext(b, 32)).clamp(i32::MIN.into(), i32::MAX.into()) as u64
+        }
+        AluOp::Sub if sat && ty == Type::S32 => {
+            (sext(a, 32) - sext(b, 32)).clamp(i32::MIN.into(), i32::MAX.into()) as u64
+        }
         AluOp::Add => a.wrapping_add(b),
         AluOp::Sub => a.wrapping_sub(b),
         AluOp::Mul => mul(mode, bits, signed, a, b),
         AluOp::Mad => {
             let p = mul(mode, bits, signed, a, b);
-            let out_bits = if mode == MulMode::Wide { bits * 2 } else { bits };
+            let out_bits = if mode == MulMode::Wide {
+                bits * 2
+            } else {
+                bits
+            };
             return trunc(p.wrapping_add(c), out_bits);
         }
         AluOp::Div => {
@@ -123,7 +144,11 @@ pub fn alu(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: u64, b: u64, c: u64
             }
         }
         AluOp::Min | AluOp::Max => {
-            let less = if signed { sext(a, bits) < sext(b, bits) } else { trunc(a, bits) < trunc(b, bits) };
+            let less = if signed {
+                sext(a, bits) < sext(b, bits)
+            } else {
+                trunc(a, bits) < trunc(b, bits)
+            };
             if less == (op == AluOp::Min) {
                 a
             } else {
@@ -162,7 +187,14 @@ pub fn alu(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: u64, b: u64, c: u64
         AluOp::Fma | AluOp::Rcp | AluOp::Sqrt | AluOp::Rsqrt => a,
     };
     // `.wide` doubles the width; popc/clz results fit either way.
-    trunc(r, if mode == MulMode::Wide { bits * 2 } else { bits })
+    trunc(
+        r,
+        if mode == MulMode::Wide {
+            bits * 2
+        } else {
+            bits
+        },
+    )
 }
 
 #[inline]
@@ -217,7 +249,11 @@ fn float_alu(op: AluOp, ty: Type, sat: bool, a: u64, b: u64, c: u64) -> u64 {
         AluOp::Rsqrt => 1.0 / x.sqrt(),
         _ => x,
     };
-    let r = if sat { saturate(f64::from(r)) as f32 } else { r };
+    let r = if sat {
+        saturate(f64::from(r)) as f32
+    } else {
+        r
+    };
     from_f32(r)
 }
 
@@ -242,7 +278,11 @@ fn saturate(x: f64) -> f64 {
 #[inline]
 pub fn compare(cmp: Cmp, ty: Type, a: u64, b: u64) -> bool {
     if ty.is_float() {
-        let (x, y) = if ty == Type::F64 { (f64_of(a), f64_of(b)) } else { (f64::from(f32_of(a)), f64::from(f32_of(b))) };
+        let (x, y) = if ty == Type::F64 {
+            (f64_of(a), f64_of(b))
+        } else {
+            (f64::from(f32_of(a)), f64::from(f32_of(b)))
+        };
         let nan = x.is_nan() || y.is_nan();
         return match cmp {
             Cmp::Eq => !nan && x == y,
@@ -269,10 +309,34 @@ pub fn compare(cmp: Cmp, ty: Type, a: u64, b: u64) -> bool {
     match cmp {
         Cmp::Eq | Cmp::Equ => ua == ub,
         Cmp::Ne | Cmp::Neu => ua != ub,
-        Cmp::Lt | Cmp::Ltu => if signed { sa < sb } else { ua < ub },
-        Cmp::Le | Cmp::Leu => if signed { sa <= sb } else { ua <= ub },
-        Cmp::Gt | Cmp::Gtu => if signed { sa > sb } else { ua > ub },
-        Cmp::Ge | Cmp::Geu => if signed { sa >= sb } else { ua >= ub },
+        Cmp::Lt | Cmp::Ltu => {
+            if signed {
+                sa < sb
+            } else {
+                ua < ub
+            }
+        }
+        Cmp::Le | Cmp::Leu => {
+            if signed {
+                sa <= sb
+            } else {
+                ua <= ub
+            }
+        }
+        Cmp::Gt | Cmp::Gtu => {
+            if signed {
+                sa > sb
+            } else {
+                ua > ub
+            }
+        }
+        Cmp::Ge | Cmp::Geu => {
+            if signed {
+                sa >= sb
+            } else {
+                ua >= ub
+            }
+        }
         Cmp::Lo => ua < ub,
         Cmp::Ls => ua <= ub,
         Cmp::Hi => ua > ub,
@@ -299,7 +363,11 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
     let dbits = dst.bits();
     match (src.is_float(), dst.is_float()) {
         (false, false) => {
-            let v = if src.is_signed() { sext(a, sbits) as i128 } else { trunc(a, sbits) as i128 };
+            let v = if src.is_signed() {
+                sext(a, sbits) as i128
+            } else {
+                trunc(a, sbits) as i128
+            };
             if sat {
                 let (lo, hi) = int_range(dst);
                 return trunc(v.clamp(lo, hi) as u64, dbits);
@@ -308,18 +376,30 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
             trunc(v as u64, dbits)
         }
         (false, true) => {
-            let v = if src.is_signed() { sext(a, sbits) as f64 } else { trunc(a, sbits) as f64 };
+            let v = if src.is_signed() {
+                sext(a, sbits) as f64
+            } else {
+                trunc(a, sbits) as f64
+            };
             match dst {
                 Type::F64 => v.to_bits(),
                 _ => {
                     // i64/u64 → f32 must round once from the integer, not via f64.
-                    let f = if src.is_signed() { sext(a, sbits) as f32 } else { trunc(a, sbits) as f32 };
+                    let f = if src.is_signed() {
+                        sext(a, sbits) as f32
+                    } else {
+                        trunc(a, sbits) as f32
+                    };
                     from_f32(f)
                 }
             }
         }
         (true, false) => {
-            let x = if src == Type::F64 { f64_of(a) } else { f64::from(f32_of(a)) };
+            let x = if src == Type::F64 {
+                f64_of(a)
+            } else {
+                f64::from(f32_of(a))
+            };
             let r = match rnd {
                 Some(Rounding::Rni) | Some(Rounding::Rn) => round_even(x),
                 Some(Rounding::Rmi) | Some(Rounding::Rm) => x.floor(),
@@ -328,11 +408,19 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
             };
             // Float to integer saturates in PTX regardless of .sat; NaN gives 0.
             let (lo, hi) = int_range(dst);
-            let v = if r.is_nan() { 0 } else { (r as i128).clamp(lo, hi) };
+            let v = if r.is_nan() {
+                0
+            } else {
+                (r as i128).clamp(lo, hi)
+            };
             trunc(v as u64, dbits)
         }
         (true, true) => {
-            let x = if src == Type::F64 { f64_of(a) } else { f64::from(f32_of(a)) };
+            let x = if src == Type::F64 {
+                f64_of(a)
+            } else {
+                f64::from(f32_of(a))
+            };
             let x = match rnd {
                 Some(Rounding::Rni) => round_even(x),
                 Some(Rounding::Rzi) => x.trunc(),
@@ -373,7 +461,8 @@ mod tests {
 
     #[test]
     fn mul_wide_signed_and_unsigned() {
-        let m = |ty, a: i64, b: i64| alu(AluOp::Mul, ty, MulMode::Wide, false, a as u64, b as u64, 0);
+        let m =
+            |ty, a: i64, b: i64| alu(AluOp::Mul, ty, MulMode::Wide, false, a as u64, b as u64, 0);
         assert_eq!(m(Type::S32, -3, 4) as i64, -12);
         assert_eq!(m(Type::U32, 0xFFFF_FFFF, 4), 0x3_FFFF_FFFC);
     }
@@ -381,21 +470,63 @@ mod tests {
     #[test]
     fn mad_lo_matches_index_arithmetic() {
         // i = blockIdx.x * blockDim.x + threadIdx.x
-        assert_eq!(alu(AluOp::Mad, Type::S32, MulMode::Lo, false, 12499, 1024, 1023, ), 12_799_999);
+        assert_eq!(
+            alu(AluOp::Mad, Type::S32, MulMode::Lo, false, 12499, 1024, 1023,),
+            12_799_999
+        );
     }
 
     #[test]
     fn shifts_saturate_their_count() {
-        assert_eq!(alu(AluOp::Shl, Type::B32, MulMode::None, false, 1, 40, 0), 0);
-        assert_eq!(alu(AluOp::Shr, Type::S32, MulMode::None, false, 0x8000_0000, 40, 0), 0xFFFF_FFFF);
-        assert_eq!(alu(AluOp::Shr, Type::U32, MulMode::None, false, 0x8000_0000, 31, 0), 1);
+        assert_eq!(
+            alu(AluOp::Shl, Type::B32, MulMode::None, false, 1, 40, 0),
+            0
+        );
+        assert_eq!(
+            alu(
+                AluOp::Shr,
+                Type::S32,
+                MulMode::None,
+                false,
+                0x8000_0000,
+                40,
+                0
+            ),
+            0xFFFF_FFFF
+        );
+        assert_eq!(
+            alu(
+                AluOp::Shr,
+                Type::U32,
+                MulMode::None,
+                false,
+                0x8000_0000,
+                31,
+                0
+            ),
+            1
+        );
     }
 
     #[test]
     fn division_by_zero_does_not_panic() {
-        assert_eq!(alu(AluOp::Div, Type::U32, MulMode::None, false, 7, 0, 0), 0xFFFF_FFFF);
+        assert_eq!(
+            alu(AluOp::Div, Type::U32, MulMode::None, false, 7, 0, 0),
+            0xFFFF_FFFF
+        );
         assert_eq!(alu(AluOp::Rem, Type::S32, MulMode::None, false, 7, 0, 0), 7);
-        assert_eq!(alu(AluOp::Div, Type::S32, MulMode::None, false, i32::MIN as u32 as u64, u32::MAX as u64, 0), 0x8000_0000);
+        assert_eq!(
+            alu(
+                AluOp::Div,
+                Type::S32,
+                MulMode::None,
+                false,
+                i32::MIN as u32 as u64,
+                u32::MAX as u64,
+                0
+            ),
+            0x8000_0000
+        );
     }
 
     #[test]
@@ -407,18 +538,53 @@ mod tests {
 
     #[test]
     fn conversions() {
-        assert_eq!(convert(Type::S64, Type::S32, None, false, 0xFFFF_FFFF) as i64, -1);
-        assert_eq!(convert(Type::U64, Type::U32, None, false, 0xFFFF_FFFF), 0xFFFF_FFFF);
-        assert_eq!(f32::from_bits(convert(Type::F32, Type::S32, Some(Rounding::Rn), false, 3) as u32), 3.0);
-        assert_eq!(convert(Type::S32, Type::F32, Some(Rounding::Rzi), false, u64::from((-2.7f32).to_bits())) as u32 as i32, -2);
-        assert_eq!(convert(Type::S32, Type::F32, Some(Rounding::Rni), false, u64::from(2.5f32.to_bits())), 2);
+        assert_eq!(
+            convert(Type::S64, Type::S32, None, false, 0xFFFF_FFFF) as i64,
+            -1
+        );
+        assert_eq!(
+            convert(Type::U64, Type::U32, None, false, 0xFFFF_FFFF),
+            0xFFFF_FFFF
+        );
+        assert_eq!(
+            f32::from_bits(convert(Type::F32, Type::S32, Some(Rounding::Rn), false, 3) as u32),
+            3.0
+        );
+        assert_eq!(
+            convert(
+                Type::S32,
+                Type::F32,
+                Some(Rounding::Rzi),
+                false,
+                u64::from((-2.7f32).to_bits())
+            ) as u32 as i32,
+            -2
+        );
+        assert_eq!(
+            convert(
+                Type::S32,
+                Type::F32,
+                Some(Rounding::Rni),
+                false,
+                u64::from(2.5f32.to_bits())
+            ),
+            2
+        );
         assert_eq!(convert(Type::U8, Type::S32, None, true, 300), 255);
     }
 
     #[test]
     fn fused_multiply_add_rounds_once() {
         let (a, b, c) = (1.0f32 + f32::EPSILON, 1.0f32 - f32::EPSILON, -1.0f32);
-        let r = alu(AluOp::Fma, Type::F32, MulMode::None, false, from_f32(a), from_f32(b), from_f32(c));
+        let r = alu(
+            AluOp::Fma,
+            Type::F32,
+            MulMode::None,
+            false,
+            from_f32(a),
+            from_f32(b),
+            from_f32(c),
+        );
         assert_eq!(f32::from_bits(r as u32), a.mul_add(b, c));
         assert_ne!(f32::from_bits(r as u32), a * b + c);
     }

@@ -69,7 +69,11 @@ pub enum SymbolAddr {
 impl SymbolAddr {
     fn value(self) -> u64 {
         match self {
-            Self::Param(a) | Self::Const(a) | Self::Global(a) | Self::Shared(a) | Self::Local(a) => a,
+            Self::Param(a)
+            | Self::Const(a)
+            | Self::Global(a)
+            | Self::Shared(a)
+            | Self::Local(a) => a,
         }
     }
 }
@@ -90,7 +94,12 @@ pub struct Program {
 }
 
 /// Decodes `f` with `symbols` (parameters, variables) resolved by the caller.
-pub fn decode(f: &Function, symbols: &HashMap<String, SymbolAddr>, src: &str, file: &str) -> Result<Program, Error> {
+pub fn decode(
+    f: &Function,
+    symbols: &HashMap<String, SymbolAddr>,
+    src: &str,
+    file: &str,
+) -> Result<Program, Error> {
     let mut regs: HashMap<String, u16> = HashMap::new();
     for d in &f.regs {
         let names: Vec<String> = match d.count {
@@ -101,7 +110,11 @@ pub fn decode(f: &Function, symbols: &HashMap<String, SymbolAddr>, src: &str, fi
             let idx = regs.len();
             if idx >= NO_REG as usize {
                 return Err(Error::Ptx {
-                    loc: SourceLoc { file: file.into(), line: line_of(src, f.span.start), col: 1 },
+                    loc: SourceLoc {
+                        file: file.into(),
+                        line: line_of(src, f.span.start),
+                        col: 1,
+                    },
                     message: "more than 65535 registers declared".into(),
                     text: f.name.clone(),
                 });
@@ -119,17 +132,44 @@ pub fn decode(f: &Function, symbols: &HashMap<String, SymbolAddr>, src: &str, fi
             Statement::Inst(_) => n += 1,
         }
     }
-    let mut p = Program { name: f.name.clone(), insts: vec![], lines: vec![], texts: vec![], num_regs: regs.len() };
+    let mut p = Program {
+        name: f.name.clone(),
+        insts: vec![],
+        lines: vec![],
+        texts: vec![],
+        num_regs: regs.len(),
+    };
     for s in &f.body {
         if let Statement::Inst(i) = s {
-            let ctx = Ctx { regs: &regs, labels: &labels, symbols, src, file, inst: i };
+            let ctx = Ctx {
+                regs: &regs,
+                labels: &labels,
+                symbols,
+                src,
+                file,
+                inst: i,
+            };
             p.insts.push(ctx.decode()?);
             p.lines.push(i.line);
-            p.texts.push(src[i.span.clone()].trim().to_string());
+            p.texts.push(
+                src[i.span.clone()]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
         }
     }
     // A kernel that falls off its end exits.
-    p.insts.push(DInst { op: Op::Exit, guard: NO_REG, guard_negated: false, dst: [NO_REG; 4], src: [Src::Imm(0); 4], nsrc: 0, addr: None, target: 0 });
+    p.insts.push(DInst {
+        op: Op::Exit,
+        guard: NO_REG,
+        guard_negated: false,
+        dst: [NO_REG; 4],
+        src: [Src::Imm(0); 4],
+        nsrc: 0,
+        addr: None,
+        target: 0,
+    });
     p.lines.push(p.lines.last().copied().unwrap_or(0));
     p.texts.push("(end of kernel)".into());
     Ok(p)
@@ -153,14 +193,21 @@ impl Ctx<'_> {
         let start = self.inst.span.start;
         let line_start = self.src[..start].rfind('\n').map_or(0, |i| i + 1);
         Error::Ptx {
-            loc: SourceLoc { file: self.file.into(), line: self.inst.line as usize, col: start - line_start + 1 },
+            loc: SourceLoc {
+                file: self.file.into(),
+                line: self.inst.line as usize,
+                col: start - line_start + 1,
+            },
             message,
             text: self.src[self.inst.span.clone()].trim().to_string(),
         }
     }
 
     fn reg(&self, name: &str) -> Result<u16, Error> {
-        self.regs.get(name).copied().ok_or_else(|| self.err(format!("register `{name}` is not declared")))
+        self.regs
+            .get(name)
+            .copied()
+            .ok_or_else(|| self.err(format!("register `{name}` is not declared")))
     }
 
     fn dst(&self, o: &Operand) -> Result<[u16; 4], Error> {
@@ -173,7 +220,9 @@ impl Ctx<'_> {
                         Operand::Reg(r) if r == "_" => NO_REG,
                         Operand::Reg(r) => self.reg(r)?,
                         Operand::Symbol(s) if s == "_" => NO_REG,
-                        _ => return Err(self.err("a vector destination holds registers only".into())),
+                        _ => {
+                            return Err(self.err("a vector destination holds registers only".into()))
+                        }
                     };
                 }
             }
@@ -205,7 +254,10 @@ impl Ctx<'_> {
                 } else if ty.bits() == 64 {
                     Src::Imm(f.to_bits())
                 } else {
-                    return Err(self.err(format!("a float immediate cannot be a .{} operand", ty.name())));
+                    return Err(self.err(format!(
+                        "a float immediate cannot be a .{} operand",
+                        ty.name()
+                    )));
                 }
             }
             Operand::Symbol(s) => match self.symbols.get(s) {
@@ -231,7 +283,10 @@ impl Ctx<'_> {
             },
             Some(_) => return Err(self.err("unsupported address base".into())),
         };
-        Ok(Addr { base, offset: *offset })
+        Ok(Addr {
+            base,
+            offset: *offset,
+        })
     }
 
     fn arity(&self, want: std::ops::RangeInclusive<usize>) -> Result<(), Error> {
@@ -239,7 +294,14 @@ impl Ctx<'_> {
         if want.contains(&n) {
             Ok(())
         } else {
-            Err(self.err(format!("expected {} operands, found {n}", if want.start() == want.end() { want.start().to_string() } else { format!("{} to {}", want.start(), want.end()) })))
+            Err(self.err(format!(
+                "expected {} operands, found {n}",
+                if want.start() == want.end() {
+                    want.start().to_string()
+                } else {
+                    format!("{} to {}", want.start(), want.end())
+                }
+            )))
         }
     }
 
@@ -274,7 +336,10 @@ impl Ctx<'_> {
                 let want = usize::from(m.vec);
                 if let Operand::Vector(v) = &a[0] {
                     if v.len() != want {
-                        return Err(self.err(format!("`.v{want}` needs {want} destination registers, found {}", v.len())));
+                        return Err(self.err(format!(
+                            "`.v{want}` needs {want} destination registers, found {}",
+                            v.len()
+                        )));
                     }
                 } else if want != 1 {
                     return Err(self.err(format!("`.v{want}` needs a vector destination {{...}}")));
@@ -287,13 +352,20 @@ impl Ctx<'_> {
                 match &a[1] {
                     Operand::Vector(v) => {
                         if v.len() != usize::from(m.vec) {
-                            return Err(self.err(format!("`.v{}` needs {} source values, found {}", m.vec, m.vec, v.len())));
+                            return Err(self.err(format!(
+                                "`.v{}` needs {} source values, found {}",
+                                m.vec,
+                                m.vec,
+                                v.len()
+                            )));
                         }
                         srcs(&mut d, v, &[m.ty; 4])?;
                     }
                     o => {
                         if m.vec != 1 {
-                            return Err(self.err(format!("`.v{}` needs a vector source {{...}}", m.vec)));
+                            return Err(
+                                self.err(format!("`.v{}` needs a vector source {{...}}", m.vec))
+                            );
                         }
                         srcs(&mut d, std::slice::from_ref(o), &[m.ty])?;
                     }
@@ -316,11 +388,22 @@ impl Ctx<'_> {
             }
             Op::Alu { op, ty, .. } => {
                 let n = match op {
-                    AluOp::Neg | AluOp::Abs | AluOp::Not | AluOp::CNot | AluOp::Popc | AluOp::Clz | AluOp::Brev | AluOp::Rcp | AluOp::Sqrt | AluOp::Rsqrt => 1,
+                    AluOp::Neg
+                    | AluOp::Abs
+                    | AluOp::Not
+                    | AluOp::CNot
+                    | AluOp::Popc
+                    | AluOp::Clz
+                    | AluOp::Brev
+                    | AluOp::Rcp
+                    | AluOp::Sqrt
+                    | AluOp::Rsqrt => 1,
                     AluOp::Mad | AluOp::Fma => 3,
                     _ => 2,
                 };
-                if !ty.is_float() && matches!(op, AluOp::Fma | AluOp::Rcp | AluOp::Sqrt | AluOp::Rsqrt) {
+                if !ty.is_float()
+                    && matches!(op, AluOp::Fma | AluOp::Rcp | AluOp::Sqrt | AluOp::Rsqrt)
+                {
                     return Err(self.err(format!("`{op:?}` needs a float type").to_lowercase()));
                 }
                 self.arity(n + 1..=n + 1)?;
@@ -344,8 +427,13 @@ impl Ctx<'_> {
             }
             Op::Bra => {
                 self.arity(1..=1)?;
-                let Operand::Symbol(l) = &a[0] else { return Err(self.err("`bra` needs a label".into())) };
-                d.target = *self.labels.get(l).ok_or_else(|| self.err(format!("unknown label `{l}`")))?;
+                let Operand::Symbol(l) = &a[0] else {
+                    return Err(self.err("`bra` needs a label".into()));
+                };
+                d.target = *self
+                    .labels
+                    .get(l)
+                    .ok_or_else(|| self.err(format!("unknown label `{l}`")))?;
             }
             Op::Ret | Op::Exit => self.arity(0..=0)?,
             Op::BarSync => self.arity(1..=2)?,

@@ -5,7 +5,9 @@ use super::decode::{DInst, Src, NO_REG};
 use super::step::{lanes, Ctx};
 use super::warp::Warp;
 use crate::error::{Error, Result};
-use crate::memory::image::{read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES};
+use crate::memory::image::{
+    read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES,
+};
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::{CacheOp, MemOp};
@@ -18,7 +20,11 @@ pub fn resolve(space: StateSpace, addr: u64) -> (StateSpace, u64) {
     if space != StateSpace::Generic {
         return (space, addr);
     }
-    for (s, base) in [(StateSpace::Shared, SHARED_WINDOW), (StateSpace::Local, LOCAL_WINDOW), (StateSpace::Const, CONST_WINDOW)] {
+    for (s, base) in [
+        (StateSpace::Shared, SHARED_WINDOW),
+        (StateSpace::Local, LOCAL_WINDOW),
+        (StateSpace::Const, CONST_WINDOW),
+    ] {
         if addr >= base && addr < base + WINDOW_BYTES {
             return (s, addr - base);
         }
@@ -36,17 +42,38 @@ impl Ctx<'_> {
         out
     }
 
-    fn fault(&self, w: &Warp, pc: u32, lane: usize, what: &str, space: StateSpace, addr: u64, bytes: u32) -> Error {
+    fn fault(
+        &self,
+        w: &Warp,
+        pc: u32,
+        lane: usize,
+        what: &str,
+        space: StateSpace,
+        addr: u64,
+        bytes: u32,
+    ) -> Error {
         let b = self.launch.dims.block;
         let linear = w.index * 32 + lane as u32;
         let tid = (linear % b[0], linear / b[0] % b[1], linear / (b[0] * b[1]));
         let c = self.ctaid;
         let where_ = match space {
             StateSpace::Global => self.image.nearest(addr),
-            StateSpace::Shared => format!("outside the block's {} bytes of shared memory", self.shared.len()),
-            StateSpace::Local => format!("outside the thread's {} bytes of local memory", w.local_bytes),
-            StateSpace::Const => format!("outside the {} bytes of constant memory", self.image.constant.len()),
-            _ => format!("outside the {} bytes of kernel parameters", self.launch.params.len()),
+            StateSpace::Shared => format!(
+                "outside the block's {} bytes of shared memory",
+                self.shared.len()
+            ),
+            StateSpace::Local => format!(
+                "outside the thread's {} bytes of local memory",
+                w.local_bytes
+            ),
+            StateSpace::Const => format!(
+                "outside the {} bytes of constant memory",
+                self.image.constant.len()
+            ),
+            _ => format!(
+                "outside the {} bytes of kernel parameters",
+                self.launch.params.len()
+            ),
         };
         let p = self.launch.program;
         Error::Fault {
@@ -67,12 +94,25 @@ impl Ctx<'_> {
     }
 
     /// Functional access of `n` bytes at `addr` in `space` for `lane`: reads, or writes `value`.
-    fn access(&mut self, w: &mut Warp, lane: usize, space: StateSpace, addr: u64, n: usize, value: Option<u64>) -> Option<u64> {
+    fn access(
+        &mut self,
+        w: &mut Warp,
+        lane: usize,
+        space: StateSpace,
+        addr: u64,
+        n: usize,
+        value: Option<u64>,
+    ) -> Option<u64> {
         let (buf, off): (&mut [u8], u64) = match space {
             StateSpace::Global => {
                 // Most accesses of a warp hit the allocation the previous one did.
                 let i = match self.last_alloc {
-                    Some(i) if self.image.allocs[i].base <= addr && addr + n as u64 <= self.image.allocs[i].end() => i,
+                    Some(i)
+                        if self.image.allocs[i].base <= addr
+                            && addr + n as u64 <= self.image.allocs[i].end() =>
+                    {
+                        i
+                    }
                     _ => self.image.find(addr, n as u64)?,
                 };
                 self.last_alloc = Some(i);
@@ -95,11 +135,22 @@ impl Ctx<'_> {
     }
 
     /// Executes a load; returns its load-to-use latency in cycles.
-    pub fn load(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32) -> Result<u32> {
+    pub fn load(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        pc: u32,
+        m: MemOp,
+        exec: u32,
+    ) -> Result<u32> {
         let addrs = self.addresses(w, inst, exec);
         let esize = m.ty.bytes() as usize;
         let first = exec.trailing_zeros() as usize;
-        let space = if exec == 0 { m.space } else { resolve(m.space, addrs[first]).0 };
+        let space = if exec == 0 {
+            m.space
+        } else {
+            resolve(m.space, addrs[first]).0
+        };
         for l in lanes(exec) {
             let (sp, a) = resolve(m.space, addrs[l]);
             for k in 0..usize::from(m.vec) {
@@ -110,7 +161,11 @@ impl Ctx<'_> {
                     self.access(w, l, sp, ea, esize, None)
                 };
                 let v = v.ok_or_else(|| self.fault(w, pc, l, "read", sp, ea, esize as u32))?;
-                let v = if m.ty.is_signed() { crate::exec::alu::sext(v, m.ty.bits()) as u64 } else { v };
+                let v = if m.ty.is_signed() {
+                    crate::exec::alu::sext(v, m.ty.bits()) as u64
+                } else {
+                    v
+                };
                 let d = inst.dst[k];
                 if d != NO_REG {
                     w.regs[d as usize * 32 + l] = v;
@@ -124,19 +179,35 @@ impl Ctx<'_> {
     }
 
     /// Executes a store; returns the cycles until it is acknowledged.
-    pub fn store(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32) -> Result<u32> {
+    pub fn store(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        pc: u32,
+        m: MemOp,
+        exec: u32,
+    ) -> Result<u32> {
         let addrs = self.addresses(w, inst, exec);
         let esize = m.ty.bytes() as usize;
         let first = exec.trailing_zeros() as usize;
         for l in lanes(exec) {
             let (sp, a) = resolve(m.space, addrs[l]);
             if matches!(sp, StateSpace::Const | StateSpace::Param) {
-                return Err(self.fault(w, pc, l, "write (read-only state space)", sp, a, esize as u32));
+                return Err(self.fault(
+                    w,
+                    pc,
+                    l,
+                    "write (read-only state space)",
+                    sp,
+                    a,
+                    esize as u32,
+                ));
             }
             for k in 0..usize::from(m.vec) {
                 let v = self.read(w, inst.src[k], l);
                 let ea = a.wrapping_add((k * esize) as u64);
-                self.access(w, l, sp, ea, esize, Some(v)).ok_or_else(|| self.fault(w, pc, l, "write", sp, ea, esize as u32))?;
+                self.access(w, l, sp, ea, esize, Some(v))
+                    .ok_or_else(|| self.fault(w, pc, l, "write", sp, ea, esize as u32))?;
             }
         }
         if exec == 0 {
@@ -148,7 +219,17 @@ impl Ctx<'_> {
 
     /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
     #[allow(clippy::too_many_arguments)]
-    fn model(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32, space: StateSpace, addrs: &[u64; WARP], store: bool) -> u32 {
+    fn model(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        pc: u32,
+        m: MemOp,
+        exec: u32,
+        space: StateSpace,
+        addrs: &[u64; WARP],
+        store: bool,
+    ) -> u32 {
         let sm = self.sm;
         let c = &mut self.stats.counters;
         let ps = &mut self.stats.per_pc[pc as usize];
@@ -174,7 +255,11 @@ impl Ctx<'_> {
                     c.imc_requests += 1;
                     return self.costs.imc;
                 }
-                let access = WarpAccess { mask: exec, addrs: resolved(m.space, addrs), bytes };
+                let access = WarpAccess {
+                    mask: exec,
+                    addrs: resolved(m.space, addrs),
+                    bytes,
+                };
                 let o = self.mem.constant_load(sm, &access);
                 c.ldc_inst += 1;
                 c.ldc_requests += u64::from(o.requests);
@@ -204,18 +289,28 @@ impl Ctx<'_> {
                 if local {
                     // Local memory is interleaved: word k of lane l sits at (k * 32 + l) * 4, so a
                     // warp reading the same local variable touches consecutive words.
-                    let base = LOCAL_MODEL_BASE + (sm as u64 * 64 + u64::from(w.index)) * w.local_bytes as u64 * 32;
+                    let base = LOCAL_MODEL_BASE
+                        + (sm as u64 * 64 + u64::from(w.index)) * w.local_bytes as u64 * 32;
                     for l in lanes(exec) {
                         a[l] = base + (a[l] / 4) * 128 + l as u64 * 4 + a[l] % 4;
                     }
                 }
-                let access = WarpAccess { mask: exec, addrs: a, bytes };
-                let cached = m.nc || match m.cache {
-                    CacheOp::Ca => true,
-                    CacheOp::Cg | CacheOp::Cv | CacheOp::Cs => false,
-                    _ => self.launch.cache_global_loads || local,
+                let access = WarpAccess {
+                    mask: exec,
+                    addrs: a,
+                    bytes,
                 };
-                let o = if store { self.mem.store(sm, &access) } else { self.mem.load(sm, &access, cached) };
+                let cached = m.nc
+                    || match m.cache {
+                        CacheOp::Ca => true,
+                        CacheOp::Cg | CacheOp::Cv | CacheOp::Cs => false,
+                        _ => self.launch.cache_global_loads || local,
+                    };
+                let o = if store {
+                    self.mem.store(sm, &access)
+                } else {
+                    self.mem.load(sm, &access, cached)
+                };
                 match (local, store) {
                     (false, false) => {
                         c.global_ld_inst += 1;
@@ -258,7 +353,9 @@ impl Ctx<'_> {
                 match o.level {
                     // Stores are acknowledged by L2.
                     None => self.costs.l2,
-                    Some(Level::Dram) => self.costs.dram_loaded(work.dram_bytes, work.elapsed_before(self.wave)),
+                    Some(Level::Dram) => self
+                        .costs
+                        .dram_loaded(work.dram_bytes, work.elapsed_before(self.wave)),
                     Some(l) => self.costs.global(l),
                 }
             }

@@ -85,19 +85,31 @@ pub struct LaunchStats {
 /// Blocks of `dims` resident per SM at once: the tightest of the thread, warp, block and shared
 /// memory limits of the config (CUDA C++ Programming Guide, "Occupancy"). `Err` when one block
 /// cannot fit at all.
-pub fn occupancy(cfg: &GpuConfig, dims: &Dims, shared_bytes: u64) -> std::result::Result<u32, String> {
+pub fn occupancy(
+    cfg: &GpuConfig,
+    dims: &Dims,
+    shared_bytes: u64,
+) -> std::result::Result<u32, String> {
     let threads = dims.block_threads();
     if threads == 0 {
         return Err("the block has no threads".into());
     }
     if threads > cfg.sm.max_threads_per_block as u32 {
-        return Err(format!("{threads} threads per block exceed the GPU's limit of {}", cfg.sm.max_threads_per_block));
+        return Err(format!(
+            "{threads} threads per block exceed the GPU's limit of {}",
+            cfg.sm.max_threads_per_block
+        ));
     }
     if shared_bytes > cfg.shared.size_per_block_bytes as u64 {
-        return Err(format!("{shared_bytes} bytes of shared memory per block exceed the GPU's limit of {}", cfg.shared.size_per_block_bytes));
+        return Err(format!(
+            "{shared_bytes} bytes of shared memory per block exceed the GPU's limit of {}",
+            cfg.shared.size_per_block_bytes
+        ));
     }
     let warps = threads.div_ceil(32);
-    let mut n = (cfg.sm.max_blocks as u32).min(cfg.sm.max_threads as u32 / threads).min(cfg.sm.max_warps as u32 / warps);
+    let mut n = (cfg.sm.max_blocks as u32)
+        .min(cfg.sm.max_threads as u32 / threads)
+        .min(cfg.sm.max_warps as u32 / warps);
     if shared_bytes > 0 {
         n = n.min((cfg.shared.size_per_sm_bytes as u64 / shared_bytes) as u32);
     }
@@ -105,9 +117,17 @@ pub fn occupancy(cfg: &GpuConfig, dims: &Dims, shared_bytes: u64) -> std::result
 }
 
 /// Runs `launch` to completion over `image`, through the hierarchy `mem`.
-pub fn run(cfg: &GpuConfig, launch: &Launch, image: &mut MemoryImage, mem: &mut MemorySystem) -> Result<LaunchStats> {
+pub fn run(
+    cfg: &GpuConfig,
+    launch: &Launch,
+    image: &mut MemoryImage,
+    mem: &mut MemorySystem,
+) -> Result<LaunchStats> {
     let dims = launch.dims;
-    let occ = occupancy(cfg, &dims, launch.shared_bytes).map_err(|m| Error::Launch { launch: launch.label.into(), message: m })?;
+    let occ = occupancy(cfg, &dims, launch.shared_bytes).map_err(|m| Error::Launch {
+        launch: launch.label.into(),
+        message: m,
+    })?;
     let sm_count = cfg.sm.count as u64;
     let mut stats = LaunchStats {
         per_pc: vec![PcStats::default(); launch.program.insts.len()],
@@ -118,12 +138,18 @@ pub fn run(cfg: &GpuConfig, launch: &Launch, image: &mut MemoryImage, mem: &mut 
     let costs = Costs::new(cfg);
     let threads = dims.block_threads();
     let nwarps = threads.div_ceil(32) as usize;
-    let mut warps: Vec<Warp> = (0..nwarps).map(|_| Warp::new(launch.program.num_regs, launch.local_bytes)).collect();
+    let mut warps: Vec<Warp> = (0..nwarps)
+        .map(|_| Warp::new(launch.program.num_regs, launch.local_bytes))
+        .collect();
     let mut shared = vec![0u8; launch.shared_bytes as usize];
     let mut budget = launch.max_warp_instructions;
     let [gx, gy, _] = dims.grid;
     for b in 0..dims.blocks() {
-        let ctaid = [(b % u64::from(gx)) as u32, (b / u64::from(gx) % u64::from(gy)) as u32, (b / (u64::from(gx) * u64::from(gy))) as u32];
+        let ctaid = [
+            (b % u64::from(gx)) as u32,
+            (b / u64::from(gx) % u64::from(gy)) as u32,
+            (b / (u64::from(gx) * u64::from(gy))) as u32,
+        ];
         let sm = (b % sm_count) as usize;
         let wave = (b / sm_count / u64::from(occ)) as usize;
         shared.fill(0);

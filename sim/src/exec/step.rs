@@ -42,7 +42,10 @@ impl Ctx<'_> {
             return Ok(());
         };
         if *self.budget == 0 {
-            return Err(Error::Budget { launch: self.launch.label.into(), budget: self.launch.max_warp_instructions });
+            return Err(Error::Budget {
+                launch: self.launch.label.into(),
+                budget: self.launch.max_warp_instructions,
+            });
         }
         *self.budget -= 1;
         let exec = mask & guard_mask(w, inst);
@@ -88,7 +91,9 @@ impl Ctx<'_> {
                 t = t.max(w.ready[*r as usize]);
             }
         };
-        inst.src[..usize::from(inst.nsrc)].iter().for_each(&mut need);
+        inst.src[..usize::from(inst.nsrc)]
+            .iter()
+            .for_each(&mut need);
         if let Some(a) = &inst.addr {
             need(&a.base);
         }
@@ -113,7 +118,9 @@ impl Ctx<'_> {
     fn gather(&self, w: &Warp, s: Src, exec: u32) -> [u64; 32] {
         match s {
             Src::Imm(v) => [v; 32],
-            Src::Reg(r) => w.regs[r as usize * 32..][..32].try_into().expect("32 lanes"),
+            Src::Reg(r) => w.regs[r as usize * 32..][..32]
+                .try_into()
+                .expect("32 lanes"),
             Src::Special(_) => {
                 let mut out = [0u64; 32];
                 for l in lanes(exec) {
@@ -167,7 +174,11 @@ impl Ctx<'_> {
                 let window = crate::memory::image::window(space);
                 for l in lanes(exec) {
                     let a = self.read(w, s0, l);
-                    w.regs[d0 + l] = if to_space { a.wrapping_sub(window) } else { a.wrapping_add(window) };
+                    w.regs[d0 + l] = if to_space {
+                        a.wrapping_sub(window)
+                    } else {
+                        a.wrapping_add(window)
+                    };
                 }
             }
             Op::Cvt { dst, src, rnd, sat } => {
@@ -177,12 +188,30 @@ impl Ctx<'_> {
                 }
             }
             Op::Alu { op, ty, mode, sat } => {
-                let (a, b, c) = (self.gather(w, s0, exec), self.gather(w, s1, exec), self.gather(w, s2, exec));
-                alu::alu_warp(op, ty, mode, sat, &a, &b, &c, exec, &mut w.regs[d0..d0 + 32]);
+                let (a, b, c) = (
+                    self.gather(w, s0, exec),
+                    self.gather(w, s1, exec),
+                    self.gather(w, s2, exec),
+                );
+                alu::alu_warp(
+                    op,
+                    ty,
+                    mode,
+                    sat,
+                    &a,
+                    &b,
+                    &c,
+                    exec,
+                    &mut w.regs[d0..d0 + 32],
+                );
             }
             Op::Setp { cmp, bool_op, ty } => {
                 let d1 = inst.dst[1];
-                let (a, b, p) = (self.gather(w, s0, exec), self.gather(w, s1, exec), self.gather(w, s2, exec));
+                let (a, b, p) = (
+                    self.gather(w, s0, exec),
+                    self.gather(w, s1, exec),
+                    self.gather(w, s2, exec),
+                );
                 for l in lanes(exec) {
                     let r = alu::compare(cmp, ty, a[l], b[l]);
                     let c = bool_op.is_none() || p[l] & 1 == 1;
@@ -194,7 +223,11 @@ impl Ctx<'_> {
             }
             Op::Selp(ty) => {
                 for l in lanes(exec) {
-                    let v = if self.read(w, s2, l) & 1 == 1 { self.read(w, s0, l) } else { self.read(w, s1, l) };
+                    let v = if self.read(w, s2, l) & 1 == 1 {
+                        self.read(w, s0, l)
+                    } else {
+                        self.read(w, s1, l)
+                    };
                     w.regs[d0 + l] = alu::trunc(v, ty.bits());
                 }
             }

@@ -62,7 +62,11 @@ impl Warp {
         let first = index * 32;
         for (l, t) in self.tid.iter_mut().enumerate() {
             let linear = first + l as u32;
-            *t = [linear % block[0], linear / block[0] % block[1], linear / (block[0] * block[1])];
+            *t = [
+                linear % block[0],
+                linear / block[0] % block[1],
+                linear / (block[0] * block[1]),
+            ];
         }
         let n = threads.saturating_sub(first).min(32);
         self.live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
@@ -132,6 +136,10 @@ impl Warp {
 
     /// Cycle at which the warp's last result is ready.
     pub fn finish_time(&self) -> u64 {
-        u64::from(self.clock.max(self.drain).max(self.ready.iter().copied().max().unwrap_or(0)))
+        u64::from(
+            self.clock
+                .max(self.drain)
+                .max(self.ready.iter().copied().max().unwrap_or(0)),
+        )
     }
 }

@@ -72,7 +72,15 @@ impl SectorCache {
             sets,
             line_shift: geom.line_bytes.trailing_zeros(),
             sector_shift: geom.sector_bytes.trailing_zeros(),
-            slots: vec![Slot { line: EMPTY, valid: 0, dirty: 0, stamp: 0 }; n],
+            slots: vec![
+                Slot {
+                    line: EMPTY,
+                    valid: 0,
+                    dirty: 0,
+                    stamp: 0
+                };
+                n
+            ],
             index: (geom.associativity > 16).then(FxHashMap::default),
             clock: 0,
         }
@@ -91,11 +99,18 @@ impl SectorCache {
         let line = addr >> self.line_shift;
         let bit = 1u32 << ((addr & ((1u64 << self.line_shift) - 1)) >> self.sector_shift);
         let ways = u64::from(self.geom.associativity);
-        let set = if self.sets.is_power_of_two() { line & (self.sets - 1) } else { line % self.sets };
+        let set = if self.sets.is_power_of_two() {
+            line & (self.sets - 1)
+        } else {
+            line % self.sets
+        };
         let base = (set * ways) as usize;
         let found = match &self.index {
             Some(index) => index.get(&line).copied(),
-            None => self.slots[base..base + ways as usize].iter().position(|s| s.line == line).map(|i| (base + i) as u32),
+            None => self.slots[base..base + ways as usize]
+                .iter()
+                .position(|s| s.line == line)
+                .map(|i| (base + i) as u32),
         };
         if let Some(i) = found {
             let s = &mut self.slots[i as usize];
@@ -107,7 +122,10 @@ impl SectorCache {
                     s.dirty |= bit;
                 }
             }
-            return Outcome { hit, writeback_sectors: 0 };
+            return Outcome {
+                hit,
+                writeback_sectors: 0,
+            };
         }
         if !allocate {
             return Outcome::default();
@@ -127,18 +145,35 @@ impl SectorCache {
             }
             old.dirty.count_ones()
         };
-        set[victim] = Slot { line, valid: bit, dirty: if write { bit } else { 0 }, stamp: self.clock };
+        set[victim] = Slot {
+            line,
+            valid: bit,
+            dirty: if write { bit } else { 0 },
+            stamp: self.clock,
+        };
         if let Some(index) = &mut self.index {
             index.insert(line, (base + victim) as u32);
         }
-        Outcome { hit: false, writeback_sectors }
+        Outcome {
+            hit: false,
+            writeback_sectors,
+        }
     }
 
     /// Empties the cache, returning the number of dirty sectors it held.
     pub fn flush(&mut self) -> u64 {
-        let dirty = self.slots.iter().map(|s| u64::from(s.dirty.count_ones())).sum();
+        let dirty = self
+            .slots
+            .iter()
+            .map(|s| u64::from(s.dirty.count_ones()))
+            .sum();
         for s in &mut self.slots {
-            *s = Slot { line: EMPTY, valid: 0, dirty: 0, stamp: 0 };
+            *s = Slot {
+                line: EMPTY,
+                valid: 0,
+                dirty: 0,
+                stamp: 0,
+            };
         }
         if let Some(index) = &mut self.index {
             index.clear();
@@ -152,7 +187,12 @@ mod tests {
     use super::*;
 
     fn l1() -> SectorCache {
-        SectorCache::new(Geometry { size_bytes: 1024, line_bytes: 128, sector_bytes: 32, associativity: 2 })
+        SectorCache::new(Geometry {
+            size_bytes: 1024,
+            line_bytes: 128,
+            sector_bytes: 32,
+            associativity: 2,
+        })
     }
 
     #[test]
@@ -177,7 +217,12 @@ mod tests {
 
     #[test]
     fn dirty_sectors_are_written_back_on_eviction() {
-        let mut c = SectorCache::new(Geometry { size_bytes: 128, line_bytes: 128, sector_bytes: 32, associativity: 1 });
+        let mut c = SectorCache::new(Geometry {
+            size_bytes: 128,
+            line_bytes: 128,
+            sector_bytes: 32,
+            associativity: 1,
+        });
         c.access(0, true, true);
         c.access(32, true, true);
         assert_eq!(c.access(128, false, true).writeback_sectors, 2);

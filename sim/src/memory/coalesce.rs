@@ -54,7 +54,11 @@ mod tests {
         for (l, a) in addrs.iter_mut().enumerate() {
             *a = f(l as u64);
         }
-        WarpAccess { mask: u32::MAX, addrs, bytes }
+        WarpAccess {
+            mask: u32::MAX,
+            addrs,
+            bytes,
+        }
     }
 
     #[test]
@@ -72,7 +76,10 @@ mod tests {
     #[test]
     fn broadcast_is_one_sector_and_scatter_is_thirty_two() {
         assert_eq!(sectors(&access(|_| 0x1000, 4), 32).len(), 1);
-        assert_eq!(sectors(&access(|l| 0x1000 + ((l * 1357) % 16384) * 4, 4), 32).len(), 32);
+        assert_eq!(
+            sectors(&access(|l| 0x1000 + ((l * 1357) % 16384) * 4, 4), 32).len(),
+            32
+        );
     }
 
     #[test]

@@ -43,7 +43,11 @@ mod tests {
         for (l, a) in addrs.iter_mut().enumerate() {
             *a = f(l as u64);
         }
-        WarpAccess { mask: u32::MAX, addrs, bytes: 4 }
+        WarpAccess {
+            mask: u32::MAX,
+            addrs,
+            bytes: 4,
+        }
     }
 
     #[test]

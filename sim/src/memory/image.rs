@@ -53,20 +53,31 @@ pub struct MemoryImage {
 impl MemoryImage {
     /// An empty image with a zeroed constant bank of `const_bytes`.
     pub fn new(const_bytes: usize) -> Self {
-        MemoryImage { allocs: vec![], constant: vec![0; const_bytes], next: GLOBAL_BASE }
+        MemoryImage {
+            allocs: vec![],
+            constant: vec![0; const_bytes],
+            next: GLOBAL_BASE,
+        }
     }
 
     /// Allocates `data` in global memory, 256-byte aligned; returns its device address.
     pub fn alloc(&mut self, name: &str, data: Vec<u8>) -> u64 {
         let base = self.next;
         self.next = (base + (data.len() as u64).max(1)).div_ceil(ALIGN) * ALIGN;
-        self.allocs.push(Allocation { name: name.to_string(), base, data });
+        self.allocs.push(Allocation {
+            name: name.to_string(),
+            base,
+            data,
+        });
         base
     }
 
     /// Index of the allocation holding `[addr, addr+len)` entirely.
     pub fn find(&self, addr: u64, len: u64) -> Option<usize> {
-        let i = self.allocs.partition_point(|a| a.base <= addr).checked_sub(1)?;
+        let i = self
+            .allocs
+            .partition_point(|a| a.base <= addr)
+            .checked_sub(1)?;
         let a = &self.allocs[i];
         (addr + len <= a.end()).then_some(i)
     }
@@ -94,7 +105,13 @@ impl MemoryImage {
         } else {
             format!("{} bytes into", addr - a.base)
         };
-        format!("{rel} buffer `{}` [{:#x}, {:#x}) of {} bytes", a.name, a.base, a.end(), a.data.len())
+        format!(
+            "{rel} buffer `{}` [{:#x}, {:#x}) of {} bytes",
+            a.name,
+            a.base,
+            a.end(),
+            a.data.len()
+        )
     }
 }
 
@@ -133,7 +150,9 @@ mod tests {
         assert_eq!(m.find(b + 296, 4), Some(1));
         assert_eq!(m.find(b + 297, 4), None);
         assert_eq!(m.find(a + 12, 4), None);
-        assert!(m.nearest(b + 300).starts_with("0 bytes after the end of buffer `b`"));
+        assert!(m
+            .nearest(b + 300)
+            .starts_with("0 bytes after the end of buffer `b`"));
     }
 
     #[test]

@@ -33,7 +33,9 @@ pub struct WarpAccess {
 impl WarpAccess {
     /// Iterates over the active lanes' (lane, address).
     pub fn lanes(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        (0..WARP).filter(move |l| self.mask >> l & 1 == 1).map(move |l| (l, self.addrs[l]))
+        (0..WARP)
+            .filter(move |l| self.mask >> l & 1 == 1)
+            .map(move |l| (l, self.addrs[l]))
     }
 }
 

@@ -91,7 +91,9 @@ impl MemorySystem {
         let sms = cfg.sm.count as usize;
         MemorySystem {
             l1: (0..sms).map(|_| SectorCache::new(l1g)).collect(),
-            constant: (0..sms).map(|_| const_levels.iter().map(|g| SectorCache::new(*g)).collect()).collect(),
+            constant: (0..sms)
+                .map(|_| const_levels.iter().map(|g| SectorCache::new(*g)).collect())
+                .collect(),
             l2: SectorCache::new(l2g),
             l1_sector_bytes: l1g.sector_bytes,
             l1_line_bytes: l1g.line_bytes,
@@ -116,7 +118,13 @@ impl MemorySystem {
                 continue;
             }
             o.l1_misses += 1;
-            level = level.max(self.l2_read(s, &mut o.l2_sectors, &mut o.l2_hits, &mut o.dram_read_bytes, &mut o.dram_write_bytes));
+            level = level.max(self.l2_read(
+                s,
+                &mut o.l2_sectors,
+                &mut o.l2_hits,
+                &mut o.dram_read_bytes,
+                &mut o.dram_write_bytes,
+            ));
         }
         o.level = Some(level);
         o
@@ -137,7 +145,8 @@ impl MemorySystem {
                 o.l2_sectors += 1;
                 let r = self.l2.access(l2s, true, true);
                 o.l2_hits += u32::from(r.hit);
-                o.dram_write_bytes += u64::from(r.writeback_sectors) * u64::from(self.l2_sector_bytes);
+                o.dram_write_bytes +=
+                    u64::from(r.writeback_sectors) * u64::from(self.l2_sector_bytes);
             }
         }
         o
@@ -147,7 +156,11 @@ impl MemorySystem {
     /// up level by level, filling the levels it missed.
     pub fn constant_load(&mut self, sm: usize, access: &WarpAccess) -> ConstOutcome {
         let reqs = constant::requests(access, self.broadcast_lanes);
-        let mut o = ConstOutcome { requests: reqs.len() as u32, served: Vec::with_capacity(reqs.len()), ..Default::default() };
+        let mut o = ConstOutcome {
+            requests: reqs.len() as u32,
+            served: Vec::with_capacity(reqs.len()),
+            ..Default::default()
+        };
         for &a in &reqs {
             let mut served = None;
             for (k, cache) in self.constant[sm].iter_mut().enumerate() {
@@ -161,7 +174,13 @@ impl MemorySystem {
                 Some(l) => l,
                 None => {
                     let mut wb = 0;
-                    self.l2_read(a, &mut o.l2_sectors, &mut o.l2_hits, &mut o.dram_read_bytes, &mut wb)
+                    self.l2_read(
+                        a,
+                        &mut o.l2_sectors,
+                        &mut o.l2_hits,
+                        &mut o.dram_read_bytes,
+                        &mut wb,
+                    )
                 }
             };
             if level == Level::Cache(0) {
@@ -175,7 +194,14 @@ impl MemorySystem {
     }
 
     /// Reads the L2 sector(s) holding `addr`; returns where the data came from.
-    fn l2_read(&mut self, addr: u64, sectors: &mut u32, hits: &mut u32, dram_read: &mut u64, dram_write: &mut u64) -> Level {
+    fn l2_read(
+        &mut self,
+        addr: u64,
+        sectors: &mut u32,
+        hits: &mut u32,
+        dram_read: &mut u64,
+        dram_write: &mut u64,
+    ) -> Level {
         let mut level = Level::L2;
         for s in l2_sectors_of(addr, self.l1_sector_bytes.min(32), self.l2_sector_bytes) {
             *sectors += 1;

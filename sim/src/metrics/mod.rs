@@ -88,31 +88,88 @@ impl Counters {
         let c = self;
         vec![
             ("smsp__inst_executed.sum", c.inst_executed as f64),
-            ("smsp__sass_inst_executed_op_global_ld.sum", c.global_ld_inst as f64),
-            ("smsp__sass_inst_executed_op_global_st.sum", c.global_st_inst as f64),
-            ("smsp__sass_inst_executed_op_shared_ld.sum", c.shared_ld_inst as f64),
-            ("smsp__sass_inst_executed_op_shared_st.sum", c.shared_st_inst as f64),
+            (
+                "smsp__sass_inst_executed_op_global_ld.sum",
+                c.global_ld_inst as f64,
+            ),
+            (
+                "smsp__sass_inst_executed_op_global_st.sum",
+                c.global_st_inst as f64,
+            ),
+            (
+                "smsp__sass_inst_executed_op_shared_ld.sum",
+                c.shared_ld_inst as f64,
+            ),
+            (
+                "smsp__sass_inst_executed_op_shared_st.sum",
+                c.shared_st_inst as f64,
+            ),
             ("smsp__sass_inst_executed_op_ldc.sum", c.ldc_inst as f64),
-            ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", c.global_ld_requests as f64),
-            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", c.global_ld_sectors as f64),
-            ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", c.global_st_requests as f64),
-            ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", c.global_st_sectors as f64),
-            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum", c.l1_ld_hits as f64),
-            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum", c.l1_ld_misses as f64),
-            ("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", c.local_ld_requests as f64),
-            ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", c.local_ld_sectors as f64),
-            ("l1tex__t_requests_pipe_lsu_mem_local_op_st.sum", c.local_st_requests as f64),
-            ("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", c.local_st_sectors as f64),
-            ("lts__t_sectors_srcunit_tex_op_read.sum", c.l2_read_sectors as f64),
-            ("lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", c.l2_read_hits as f64),
-            ("lts__t_sectors_srcunit_tex_op_write.sum", c.l2_write_sectors as f64),
-            ("lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum", c.l2_write_hits as f64),
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                c.global_ld_requests as f64,
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                c.global_ld_sectors as f64,
+            ),
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+                c.global_st_requests as f64,
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+                c.global_st_sectors as f64,
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+                c.l1_ld_hits as f64,
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
+                c.l1_ld_misses as f64,
+            ),
+            (
+                "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
+                c.local_ld_requests as f64,
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+                c.local_ld_sectors as f64,
+            ),
+            (
+                "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+                c.local_st_requests as f64,
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+                c.local_st_sectors as f64,
+            ),
+            (
+                "lts__t_sectors_srcunit_tex_op_read.sum",
+                c.l2_read_sectors as f64,
+            ),
+            (
+                "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+                c.l2_read_hits as f64,
+            ),
+            (
+                "lts__t_sectors_srcunit_tex_op_write.sum",
+                c.l2_write_sectors as f64,
+            ),
+            (
+                "lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum",
+                c.l2_write_hits as f64,
+            ),
             ("dram__bytes_read.sum", c.dram_read_bytes as f64),
             ("dram__bytes_write.sum", c.dram_write_bytes as f64),
             ("idc__requests.sum", c.idc_requests as f64),
             ("idc__requests_lookup_hit.sum", c.idc_hits as f64),
             ("idc__requests_lookup_miss.sum", c.idc_misses as f64),
-            ("gcc__cache_requests_type_constant.sum", c.gcc_requests as f64),
+            (
+                "gcc__cache_requests_type_constant.sum",
+                c.gcc_requests as f64,
+            ),
             ("smsp__imc_requests.sum", c.imc_requests as f64),
         ]
     }

@@ -7,11 +7,14 @@
 use crate::config::GpuConfig;
 use crate::run::{LaunchResult, WorkloadRun};
 use serde_json::{json, Map, Value};
-use tabled::settings::{Alignment, Modify, Style, object::Columns};
+use tabled::settings::{object::Columns, Alignment, Modify, Style};
 
 /// All metrics of a launch, counters plus time: (Nsight Compute name, value).
 pub fn launch_metrics(l: &LaunchResult) -> Vec<(&'static str, f64)> {
-    let mut m = vec![("gpu__time_duration.sum", l.timing.time_ns), ("gpc__cycles_elapsed.max", l.timing.cycles.round())];
+    let mut m = vec![
+        ("gpu__time_duration.sum", l.timing.time_ns),
+        ("gpc__cycles_elapsed.max", l.timing.cycles.round()),
+    ];
     m.extend(l.counters.metrics());
     m
 }
@@ -99,7 +102,13 @@ pub fn explain(l: &LaunchResult) -> String {
         let per = c.global_ld_sectors as f64 / c.global_ld_requests as f64;
         parts.push(format!(
             "global loads take {per:.1} sectors per request{}",
-            if per <= 4.0 { " (coalesced)" } else if per >= 16.0 { " (scattered)" } else { "" }
+            if per <= 4.0 {
+                " (coalesced)"
+            } else if per >= 16.0 {
+                " (scattered)"
+            } else {
+                ""
+            }
         ));
     }
     let bound = match l.timing.bound {
@@ -125,7 +134,7 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
         "warp insts".into(),
         "const req/LDC".into(),
         "global req".into(),
-        "sectors/req".into(),
+        "ld sectors/req".into(),
         "L1 hit".into(),
         "L2 hit".into(),
         "DRAM".into(),
@@ -139,16 +148,27 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
             c.inst_executed.to_string(),
             ratio(c.ldc_requests, c.ldc_inst),
             (c.global_ld_requests + c.global_st_requests).to_string(),
-            ratio(c.global_ld_sectors + c.global_st_sectors, c.global_ld_requests + c.global_st_requests),
+            ratio(c.global_ld_sectors, c.global_ld_requests),
             pct(c.l1_ld_hits, c.l1_ld_hits + c.l1_ld_misses),
             pct(c.l2_read_hits, c.l2_read_sectors),
             bytes(c.dram_read_bytes + c.dram_write_bytes),
         ]);
     }
     let mut t = tabled::builder::Builder::from(rows).build();
-    t.with(Style::rounded()).with(Modify::new(Columns::new(1..)).with(Alignment::right()));
+    t.with(Style::rounded())
+        .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
     let params: Vec<String> = run.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut out = format!("{} on {} ({}){}\n", run.workload, cfg.gpu.name, cfg.path, if params.is_empty() { String::new() } else { format!(", {}", params.join(" ")) });
+    let mut out = format!(
+        "{} on {} ({}){}\n",
+        run.workload,
+        cfg.gpu.name,
+        cfg.path,
+        if params.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", params.join(" "))
+        }
+    );
     if !run.description.is_empty() {
         out.push_str(&format!("{}\n", run.description));
     }
@@ -156,7 +176,10 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
     out.push('\n');
     let find = |label: &str| run.launches.iter().find(|l| l.label == label);
     if let (Some(c), Some(g)) = (find("constant"), find("global")) {
-        out.push_str(&format!("constant / global time: {:.2}x\n", c.timing.time_ns / g.timing.time_ns));
+        out.push_str(&format!(
+            "constant / global time: {:.2}x\n",
+            c.timing.time_ns / g.timing.time_ns
+        ));
     }
     for l in &run.launches {
         out.push_str(&format!("  {}\n", explain(l)));
@@ -169,7 +192,11 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
 pub fn per_instruction(run: &WorkloadRun) -> String {
     let mut out = String::new();
     for l in &run.launches {
-        let mut rows: Vec<&(u32, String, crate::metrics::PcStats)> = l.per_pc.iter().filter(|(_, _, s)| s.executed > 0).collect();
+        let executed = l.per_pc.iter().filter(|(_, _, s)| s.executed > 0).count();
+        // Memory instructions only: they are what the tables above summarise.
+        let mut rows: Vec<&(u32, String, crate::metrics::PcStats)> =
+            l.per_pc.iter().filter(|(_, _, s)| s.requests > 0).collect();
+        let hidden = executed - rows.len();
         let cost = |s: &crate::metrics::PcStats| {
             let per = (s.requests.max(1) as f64).max(s.sectors as f64) / s.executed as f64;
             if s.requests == 0 {
@@ -194,14 +221,27 @@ pub fn per_instruction(run: &WorkloadRun) -> String {
                 text.clone(),
                 s.executed.to_string(),
                 ratio(s.threads, s.executed),
-                if s.requests == 0 { "-".into() } else { ratio(s.requests, s.executed) },
-                if s.sectors == 0 { "-".into() } else { ratio(s.sectors, s.requests) },
+                if s.requests == 0 {
+                    "-".into()
+                } else {
+                    ratio(s.requests, s.executed)
+                },
+                if s.sectors == 0 {
+                    "-".into()
+                } else {
+                    ratio(s.sectors, s.requests)
+                },
                 pct(s.hits, s.hits + s.misses),
             ]);
         }
         let mut table = tabled::builder::Builder::from(t).build();
-        table.with(Style::rounded()).with(Modify::new(Columns::new(2..)).with(Alignment::right()));
-        out.push_str(&format!("{} ({}): per PTX instruction, most expensive first\n{}\n", l.label, l.kernel, table));
+        table
+            .with(Style::rounded())
+            .with(Modify::new(Columns::new(2..)).with(Alignment::right()));
+        out.push_str(&format!(
+            "{} ({}): memory instructions, most expensive first ({hidden} other executed instructions not shown)\n{}\n",
+            l.label, l.kernel, table
+        ));
     }
     out
 }

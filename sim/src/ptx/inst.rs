@@ -220,7 +220,11 @@ impl<'a> Mods<'a> {
     }
 
     fn take_map<T>(&mut self, f: impl Fn(&str) -> Option<T>) -> Option<T> {
-        let (i, v) = self.words.iter().enumerate().find_map(|(i, w)| f(w).map(|v| (i, v)))?;
+        let (i, v) = self
+            .words
+            .iter()
+            .enumerate()
+            .find_map(|(i, w)| f(w).map(|v| (i, v)))?;
         self.words.remove(i);
         Some(v)
     }
@@ -232,17 +236,23 @@ impl<'a> Mods<'a> {
 
 /// Decodes an opcode and its modifiers (without dots). `Err` says what is unsupported.
 pub fn decode(opcode: &str, modifiers: &[&str]) -> Result<Op, String> {
-    let mut m = Mods { words: modifiers.to_vec() };
+    let mut m = Mods {
+        words: modifiers.to_vec(),
+    };
     let op = decode_inner(opcode, &mut m)?;
     if !m.words.is_empty() {
         let list: Vec<String> = m.words.iter().map(|w| format!(".{w}")).collect();
-        return Err(format!("unsupported modifier {} on `{opcode}`", list.join(" ")));
+        return Err(format!(
+            "unsupported modifier {} on `{opcode}`",
+            list.join(" ")
+        ));
     }
     Ok(op)
 }
 
 fn need_ty(m: &mut Mods, opcode: &str) -> Result<Type, String> {
-    m.ty().ok_or_else(|| format!("`{opcode}` needs a type (.u32, .f32, ...)"))
+    m.ty()
+        .ok_or_else(|| format!("`{opcode}` needs a type (.u32, .f32, ...)"))
 }
 
 fn rounding(w: &str) -> Option<Rounding> {
@@ -284,7 +294,9 @@ fn cmp(w: &str) -> Option<Cmp> {
 }
 
 fn mem_op(opcode: &str, m: &mut Mods, is_load: bool) -> Result<MemOp, String> {
-    let space = m.take_map(StateSpace::from_word).unwrap_or(StateSpace::Generic);
+    let space = m
+        .take_map(StateSpace::from_word)
+        .unwrap_or(StateSpace::Generic);
     if space == StateSpace::Reg {
         return Err(format!("`{opcode}` cannot address .reg"));
     }
@@ -313,7 +325,14 @@ fn mem_op(opcode: &str, m: &mut Mods, is_load: bool) -> Result<MemOp, String> {
     if nc && space != StateSpace::Global {
         return Err(format!("`{opcode}.nc` needs the .global state space"));
     }
-    Ok(MemOp { space, cache, vec, ty, volatile, nc })
+    Ok(MemOp {
+        space,
+        cache,
+        vec,
+        ty,
+        volatile,
+        nc,
+    })
 }
 
 fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
@@ -332,7 +351,10 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
         let rnd = m.take_map(rounding);
         if let Some(r) = rnd {
             if r != Rounding::Rn {
-                return Err(format!("unsupported rounding modifier .{r:?} on `{opcode}` (only .rn)").to_lowercase());
+                return Err(format!(
+                    "unsupported rounding modifier .{r:?} on `{opcode}` (only .rn)"
+                )
+                .to_lowercase());
             }
         }
         m.take("approx");
@@ -341,7 +363,9 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
         let sat = m.take("sat");
         let ty = need_ty(m, opcode)?;
         if mode != MulMode::None && ty.is_float() {
-            return Err(format!("`{opcode}` .lo/.hi/.wide apply to integer types only"));
+            return Err(format!(
+                "`{opcode}` .lo/.hi/.wide apply to integer types only"
+            ));
         }
         Ok(Op::Alu { op, ty, mode, sat })
     };
@@ -354,7 +378,16 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
             let to_space = m.take("to");
             let space = m
                 .take_map(StateSpace::from_word)
-                .filter(|s| matches!(s, StateSpace::Global | StateSpace::Shared | StateSpace::Local | StateSpace::Const | StateSpace::Param))
+                .filter(|s| {
+                    matches!(
+                        s,
+                        StateSpace::Global
+                            | StateSpace::Shared
+                            | StateSpace::Local
+                            | StateSpace::Const
+                            | StateSpace::Param
+                    )
+                })
                 .ok_or("`cvta` needs .global, .shared, .local, .const or .param")?;
             need_ty(m, opcode)?;
             Op::Cvta { to_space, space }
@@ -392,7 +425,9 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
         "sqrt" => alu(m, AluOp::Sqrt)?,
         "rsqrt" => alu(m, AluOp::Rsqrt)?,
         "setp" => {
-            let c = m.take_map(cmp).ok_or("`setp` needs a comparison (.eq .lt ...)")?;
+            let c = m
+                .take_map(cmp)
+                .ok_or("`setp` needs a comparison (.eq .lt ...)")?;
             let bool_op = m.take_map(|w| match w {
                 "and" => Some(BoolOp::And),
                 "or" => Some(BoolOp::Or),
@@ -400,7 +435,11 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
                 _ => None,
             });
             m.take("ftz");
-            Op::Setp { cmp: c, bool_op, ty: need_ty(m, opcode)? }
+            Op::Setp {
+                cmp: c,
+                bool_op,
+                ty: need_ty(m, opcode)?,
+            }
         }
         "selp" => Op::Selp(need_ty(m, opcode)?),
         "bra" => {
@@ -420,12 +459,17 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
             m.take("aligned");
             Op::BarSync
         }
-        _ => return Err(format!("unsupported instruction `{opcode}`; supported: {SUPPORTED}")),
+        _ => {
+            return Err(format!(
+                "unsupported instruction `{opcode}`; supported: {SUPPORTED}"
+            ))
+        }
     })
 }
 
 /// The opcodes the simulator executes, for error messages.
-pub const SUPPORTED: &str = "ld ldu st mov cvta cvt add sub mul mad fma div rem min max neg abs and or xor not cnot \
+pub const SUPPORTED: &str =
+    "ld ldu st mov cvta cvt add sub mul mad fma div rem min max neg abs and or xor not cnot \
 shl shr popc clz brev rcp sqrt rsqrt setp selp bra ret exit bar.sync barrier.sync";
 
 #[cfg(test)]
@@ -434,7 +478,14 @@ mod tests {
 
     #[test]
     fn load_modifiers_in_any_order() {
-        let want = Op::Ld(MemOp { space: StateSpace::Global, cache: CacheOp::Ca, vec: 4, ty: Type::F32, volatile: false, nc: false });
+        let want = Op::Ld(MemOp {
+            space: StateSpace::Global,
+            cache: CacheOp::Ca,
+            vec: 4,
+            ty: Type::F32,
+            volatile: false,
+            nc: false,
+        });
         assert_eq!(decode("ld", &["global", "ca", "v4", "f32"]), Ok(want));
         assert_eq!(decode("ld", &["v4", "f32", "ca", "global"]), Ok(want));
     }
@@ -450,14 +501,22 @@ mod tests {
     #[test]
     fn unsupported_instruction_lists_what_is() {
         let e = decode("tex", &["2d"]).unwrap_err();
-        assert!(e.starts_with("unsupported instruction `tex`; supported: ld "), "{e}");
+        assert!(
+            e.starts_with("unsupported instruction `tex`; supported: ld "),
+            "{e}"
+        );
     }
 
     #[test]
     fn mul_wide() {
         assert_eq!(
             decode("mul", &["wide", "u32"]),
-            Ok(Op::Alu { op: AluOp::Mul, ty: Type::U32, mode: MulMode::Wide, sat: false })
+            Ok(Op::Alu {
+                op: AluOp::Mul,
+                ty: Type::U32,
+                mode: MulMode::Wide,
+                sat: false
+            })
         );
     }
 }

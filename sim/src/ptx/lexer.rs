@@ -151,15 +151,24 @@ mod tests {
         use Token::*;
         assert_eq!(
             kinds("ld.global.u32 %r8, [%rd9+-4]; // comment"),
-            vec![Ident, DotWord, DotWord, Ident, Comma, LBracket, Ident, Plus, Minus, Int, RBracket, Semi]
+            vec![
+                Ident, DotWord, DotWord, Ident, Comma, LBracket, Ident, Plus, Minus, Int, RBracket,
+                Semi
+            ]
         );
     }
 
     #[test]
     fn literals() {
         use Token::*;
-        assert_eq!(kinds("0f3F800000 0x1FU 42 8.5 \"s\""), vec![HexFloat, Int, Int, Float, Str]);
-        assert_eq!(kinds("%tid.x /* block */ $L__BB0_2:"), vec![Ident, DotWord, Ident, Colon]);
+        assert_eq!(
+            kinds("0f3F800000 0x1FU 42 8.5 \"s\""),
+            vec![HexFloat, Int, Int, Float, Str]
+        );
+        assert_eq!(
+            kinds("%tid.x /* block */ $L__BB0_2:"),
+            vec![Ident, DotWord, Ident, Colon]
+        );
     }
 
     #[test]

@@ -21,7 +21,10 @@ pub fn parse(src: &str, file: &str) -> Result<Module, Error> {
         let mut first = errs.swap_remove(0);
         if more > 0 {
             if let Error::Ptx { message, .. } = &mut first {
-                message.push_str(&format!(" (and {more} more problem{} in this file)", if more == 1 { "" } else { "s" }));
+                message.push_str(&format!(
+                    " (and {more} more problem{} in this file)",
+                    if more == 1 { "" } else { "s" }
+                ));
             }
         }
         first
@@ -34,11 +37,25 @@ pub fn parse_all(src: &str, file: &str) -> Result<Module, Vec<Error>> {
     let toks = match lex(src) {
         Ok(t) => t,
         Err(span) => {
-            let p = Parser { src, toks: vec![], pos: 0, file, lines, errors: vec![] };
+            let p = Parser {
+                src,
+                toks: vec![],
+                pos: 0,
+                file,
+                lines,
+                errors: vec![],
+            };
             return Err(vec![p.error_at(span, "unexpected character")]);
         }
     };
-    let mut p = Parser { src, toks, pos: 0, file, lines, errors: vec![] };
+    let mut p = Parser {
+        src,
+        toks,
+        pos: 0,
+        file,
+        lines,
+        errors: vec![],
+    };
     let module = p.module();
     if p.errors.is_empty() {
         Ok(module)
@@ -70,7 +87,10 @@ impl<'s> Parser<'s> {
     }
 
     fn text(&self) -> &'s str {
-        self.toks.get(self.pos).map(|t| &self.src[t.1.clone()]).unwrap_or("")
+        self.toks
+            .get(self.pos)
+            .map(|t| &self.src[t.1.clone()])
+            .unwrap_or("")
     }
 
     fn span(&self) -> Range<usize> {
@@ -120,11 +140,28 @@ impl<'s> Parser<'s> {
             "end of file".to_string()
         } else {
             // Show the whole source line, trimmed: it carries the instruction.
-            self.src[span.start..].lines().next().unwrap_or("").trim().to_string()
+            self.src[span.start..]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
         };
         let line_text = self.src.lines().nth(line - 1).unwrap_or("").trim();
-        let text = if line_text.is_empty() { text } else { line_text.to_string() };
-        Error::Ptx { loc: SourceLoc { file: self.file.to_string(), line, col }, message: message.to_string(), text }
+        let text = if line_text.is_empty() {
+            text
+        } else {
+            line_text.to_string()
+        };
+        Error::Ptx {
+            loc: SourceLoc {
+                file: self.file.to_string(),
+                line,
+                col,
+            },
+            message: message.to_string(),
+            text,
+        }
     }
 
     fn error(&self, message: &str) -> Error {
@@ -152,7 +189,9 @@ impl<'s> Parser<'s> {
     /// Skips every token that starts on the same line as the current one (`.loc`, `.file`).
     fn skip_line(&mut self) {
         let (line, _) = self.lines.line_col(self.span().start);
-        while self.pos < self.toks.len() && self.lines.line_col(self.toks[self.pos].1.start).0 == line {
+        while self.pos < self.toks.len()
+            && self.lines.line_col(self.toks[self.pos].1.start).0 == line
+        {
             self.pos += 1;
         }
     }
@@ -175,7 +214,10 @@ impl<'s> Parser<'s> {
     // ---- module level ---------------------------------------------------------------------
 
     fn module(&mut self) -> Module {
-        let mut m = Module { address_size: 64, ..Module::default() };
+        let mut m = Module {
+            address_size: 64,
+            ..Module::default()
+        };
         while self.peek().is_some() {
             let start = self.pos;
             if let Err(e) = self.top_level(&mut m) {
@@ -203,7 +245,9 @@ impl<'s> Parser<'s> {
             }
             "target" => {
                 self.bump();
-                m.target = self.expect(Token::Ident, "a target such as sm_80")?.to_string();
+                m.target = self
+                    .expect(Token::Ident, "a target such as sm_80")?
+                    .to_string();
                 while self.eat(Token::Comma) {
                     self.expect(Token::Ident, "a target option")?;
                 }
@@ -213,7 +257,10 @@ impl<'s> Parser<'s> {
                 let v = self.expect(Token::Int, "32 or 64")?;
                 m.address_size = v.parse().unwrap_or(0);
                 if m.address_size != 64 && m.address_size != 32 {
-                    return Err(self.error_at(self.toks[self.pos - 1].1.clone(), "address size must be 32 or 64"));
+                    return Err(self.error_at(
+                        self.toks[self.pos - 1].1.clone(),
+                        "address size must be 32 or 64",
+                    ));
                 }
             }
             "file" | "loc" => self.skip_line(),
@@ -273,7 +320,11 @@ impl<'s> Parser<'s> {
             self.params()?;
         }
         let name = self.expect(Token::Ident, "a function name")?.to_string();
-        let params = if self.peek() == Some(Token::LParen) { self.params()? } else { vec![] };
+        let params = if self.peek() == Some(Token::LParen) {
+            self.params()?
+        } else {
+            vec![]
+        };
         // Performance-tuning directives: .maxntid 256, 1, 1  .reqntid  .minnctapersm 2  .maxnreg 32 ...
         while self.peek() == Some(Token::DotWord) {
             self.bump();
@@ -285,7 +336,15 @@ impl<'s> Parser<'s> {
         if self.eat(Token::Semi) {
             return Ok(None);
         }
-        let mut f = Function { name, is_entry, params, regs: vec![], locals: vec![], body: vec![], span };
+        let mut f = Function {
+            name,
+            is_entry,
+            params,
+            regs: vec![],
+            locals: vec![],
+            body: vec![],
+            span,
+        };
         self.expect(Token::LBrace, "`{` opening the function body")?;
         self.block(&mut f);
         Ok(Some(f))
@@ -309,13 +368,21 @@ impl<'s> Parser<'s> {
                 } else if w == "ptr" || matches!(w, "global" | "const" | "shared" | "local") {
                     // `.ptr.global.align 16` annotations: no effect on execution.
                 } else {
-                    return Err(self.error_at(self.toks[self.pos - 1].1.clone(), "unsupported parameter attribute"));
+                    return Err(self.error_at(
+                        self.toks[self.pos - 1].1.clone(),
+                        "unsupported parameter attribute",
+                    ));
                 }
             }
             let ty = ty.ok_or_else(|| self.error("expected a parameter type"))?;
             let name = self.expect(Token::Ident, "a parameter name")?.to_string();
             let count = self.array_len()?.unwrap_or(1);
-            out.push(Param { name, ty, align: if align == 0 { ty.bytes() } else { align }, count });
+            out.push(Param {
+                name,
+                ty,
+                align: if align == 0 { ty.bytes() } else { align },
+                count,
+            });
             if !self.eat(Token::Comma) && self.peek() != Some(Token::RParen) {
                 return Err(self.error("expected `,` or `)`"));
             }
@@ -326,7 +393,9 @@ impl<'s> Parser<'s> {
     fn int(&mut self) -> PResult<i64> {
         let neg = self.eat(Token::Minus);
         let t = self.expect(Token::Int, "an integer")?;
-        let v = parse_int(t).ok_or_else(|| self.error_at(self.toks[self.pos - 1].1.clone(), "integer out of range"))?;
+        let v = parse_int(t).ok_or_else(|| {
+            self.error_at(self.toks[self.pos - 1].1.clone(), "integer out of range")
+        })?;
         Ok(if neg { v.wrapping_neg() } else { v })
     }
 
@@ -348,10 +417,20 @@ impl<'s> Parser<'s> {
 
     /// `.space [.align N] [.v2|.v4] .type name[N] [= init];` (the space word not yet consumed).
     fn variable(&mut self, is_extern: bool, start: usize) -> PResult<Variable> {
-        let space_word = self.expect(Token::DotWord, "a state space (.global, .const, .shared, .local)")?;
+        let space_word = self.expect(
+            Token::DotWord,
+            "a state space (.global, .const, .shared, .local)",
+        )?;
         let space = StateSpace::from_word(&space_word[1..])
-            .filter(|s| matches!(s, StateSpace::Global | StateSpace::Const | StateSpace::Shared | StateSpace::Local))
-            .ok_or_else(|| self.error_at(self.toks[self.pos - 1].1.clone(), "unsupported directive"))?;
+            .filter(|s| {
+                matches!(
+                    s,
+                    StateSpace::Global | StateSpace::Const | StateSpace::Shared | StateSpace::Local
+                )
+            })
+            .ok_or_else(|| {
+                self.error_at(self.toks[self.pos - 1].1.clone(), "unsupported directive")
+            })?;
         let mut align = 0;
         let mut vec = 1;
         let mut ty = None;
@@ -363,7 +442,12 @@ impl<'s> Parser<'s> {
                 "v4" => vec = 4,
                 _ => match Type::from_word(w) {
                     Some(t) => ty = Some(t),
-                    None => return Err(self.error_at(self.toks[self.pos - 1].1.clone(), "unsupported variable attribute")),
+                    None => {
+                        return Err(self.error_at(
+                            self.toks[self.pos - 1].1.clone(),
+                            "unsupported variable attribute",
+                        ))
+                    }
                 },
             }
         }
@@ -382,7 +466,16 @@ impl<'s> Parser<'s> {
         }
         self.expect(Token::Semi, "`;`")?;
         let align = if align == 0 { ty.bytes() } else { align };
-        Ok(Variable { space, name, ty, align, count, init, is_extern, span: start..self.span().start })
+        Ok(Variable {
+            space,
+            name,
+            ty,
+            align,
+            count,
+            init,
+            is_extern,
+            span: start..self.span().start,
+        })
     }
 
     /// `{1, 2, 3}` or a single value; floats as their bits.
@@ -399,7 +492,12 @@ impl<'s> Parser<'s> {
                 match self.operand()? {
                     Operand::Int(v) => out.push(v as u64),
                     Operand::Float(f) => out.push(f.to_bits()),
-                    _ => return Err(self.error_at(self.toks[self.pos - 1].1.clone(), "unsupported initializer (only numbers)")),
+                    _ => {
+                        return Err(self.error_at(
+                            self.toks[self.pos - 1].1.clone(),
+                            "unsupported initializer (only numbers)",
+                        ))
+                    }
                 }
             }
             if !braced || !self.eat(Token::Comma) {
@@ -488,7 +586,12 @@ impl<'s> Parser<'s> {
             let w = &self.bump()[1..];
             match Type::from_word(w) {
                 Some(t) => ty = Some(t),
-                None => return Err(self.error_at(self.toks[self.pos - 1].1.clone(), "unsupported register type")),
+                None => {
+                    return Err(self.error_at(
+                        self.toks[self.pos - 1].1.clone(),
+                        "unsupported register type",
+                    ))
+                }
             }
         }
         let ty = ty.ok_or_else(|| self.error("expected a register type"))?;
@@ -514,7 +617,9 @@ impl<'s> Parser<'s> {
         let start = self.span();
         let guard = if self.eat(Token::At) {
             let negated = self.eat(Token::Bang);
-            let reg = self.expect(Token::Ident, "a predicate register")?.to_string();
+            let reg = self
+                .expect(Token::Ident, "a predicate register")?
+                .to_string();
             Some(Guard { reg, negated })
         } else {
             None
@@ -525,7 +630,8 @@ impl<'s> Parser<'s> {
         while self.peek() == Some(Token::DotWord) {
             mods.push(&self.bump()[1..]);
         }
-        let op: Op = inst::decode(opcode, &mods).map_err(|msg| self.error_at(op_span.clone(), &msg))?;
+        let op: Op =
+            inst::decode(opcode, &mods).map_err(|msg| self.error_at(op_span.clone(), &msg))?;
         let mut args = vec![];
         if self.peek() != Some(Token::Semi) {
             loop {
@@ -541,7 +647,13 @@ impl<'s> Parser<'s> {
         }
         self.expect(Token::Semi, "`;` after the operands")?;
         let line = self.lines.line_col(op_span.start).0 as u32;
-        Ok(Instruction { guard, op, args, span: start.start..self.span().start, line })
+        Ok(Instruction {
+            guard,
+            op,
+            args,
+            span: start.start..self.span().start,
+            line,
+        })
     }
 
     fn operand(&mut self) -> PResult<Operand> {
@@ -576,7 +688,9 @@ impl<'s> Parser<'s> {
                 Ok(Operand::Vector(items))
             }
             Some(Token::Minus) | Some(Token::Int) => {
-                if self.peek() == Some(Token::Minus) && matches!(self.peek_at(1), Some(Token::HexFloat) | Some(Token::Float)) {
+                if self.peek() == Some(Token::Minus)
+                    && matches!(self.peek_at(1), Some(Token::HexFloat) | Some(Token::Float))
+                {
                     self.pos += 1;
                     match self.operand()? {
                         Operand::Float(f) => return Ok(Operand::Float(-f)),
@@ -597,7 +711,9 @@ impl<'s> Parser<'s> {
             }
             Some(Token::Float) => {
                 let t = self.bump();
-                t.parse().map(Operand::Float).map_err(|_| self.error_at(self.toks[self.pos - 1].1.clone(), "bad float literal"))
+                t.parse().map(Operand::Float).map_err(|_| {
+                    self.error_at(self.toks[self.pos - 1].1.clone(), "bad float literal")
+                })
             }
             Some(Token::Ident) => self.name_operand(),
             _ => Err(self.error("expected an operand")),
@@ -609,7 +725,9 @@ impl<'s> Parser<'s> {
         let span = self.span();
         let name = self.bump();
         if Special::is_special_name(name) {
-            let comp = if self.peek() == Some(Token::DotWord) && matches!(&self.text()[1..], "x" | "y" | "z") {
+            let comp = if self.peek() == Some(Token::DotWord)
+                && matches!(&self.text()[1..], "x" | "y" | "z")
+            {
                 Some(&self.bump()[1..])
             } else {
                 None

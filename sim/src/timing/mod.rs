@@ -51,7 +51,12 @@ impl Costs {
         Costs {
             alu: cfg.sm.alu_latency_cycles as u32,
             imc: cfg.constant.imc_latency_cycles as u32,
-            constant: cfg.constant.cache.iter().map(|c| c.latency_cycles as u32).collect(),
+            constant: cfg
+                .constant
+                .cache
+                .iter()
+                .map(|c| c.latency_cycles as u32)
+                .collect(),
             l1: cfg.l1.latency_cycles as u32,
             l2: cfg.l2.latency_cycles as u32,
             dram: cfg.dram.latency_cycles as u32,
@@ -63,7 +68,11 @@ impl Costs {
 
     fn const_level(&self, l: Level) -> u32 {
         match l {
-            Level::Cache(k) => self.constant.get(usize::from(k)).copied().unwrap_or(self.l2),
+            Level::Cache(k) => self
+                .constant
+                .get(usize::from(k))
+                .copied()
+                .unwrap_or(self.l2),
             Level::L2 => self.l2,
             Level::Dram => self.dram,
         }
@@ -75,7 +84,13 @@ impl Costs {
     pub fn constant_occupancy(&self, served: &[Level]) -> f64 {
         served
             .iter()
-            .map(|&l| if l == Level::Cache(0) { self.const_serial } else { f64::from(self.const_level(l)) / self.const_misses_in_flight })
+            .map(|&l| {
+                if l == Level::Cache(0) {
+                    self.const_serial
+                } else {
+                    f64::from(self.const_level(l)) / self.const_misses_in_flight
+                }
+            })
             .sum()
     }
 
@@ -86,7 +101,8 @@ impl Costs {
         let rho = if sm_elapsed_cycles == 0 {
             0.0
         } else {
-            (sm_dram_bytes as f64 / (sm_elapsed_cycles as f64 * self.dram_bytes_per_cycle_per_sm)).min(0.9)
+            (sm_dram_bytes as f64 / (sm_elapsed_cycles as f64 * self.dram_bytes_per_cycle_per_sm))
+                .min(0.9)
         };
         (f64::from(self.dram) / (1.0 - rho)).round() as u32
     }
@@ -103,7 +119,11 @@ impl Costs {
     /// Latency of an LDC whose requests were served at `served` (in service order): the requests
     /// go out one distinct address at a time, and the last one returns after its level's latency.
     pub fn constant_load(&self, served: &[Level]) -> u32 {
-        let worst = served.iter().map(|&l| self.const_level(l)).max().unwrap_or(self.imc);
+        let worst = served
+            .iter()
+            .map(|&l| self.const_level(l))
+            .max()
+            .unwrap_or(self.imc);
         worst + (served.len().saturating_sub(1) as f64 * self.const_serial).round() as u32
     }
 }
@@ -167,13 +187,32 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], l2_sectors: u64, dram_bytes: u6
     for w in sms {
         worst("latency", w.waves.iter().sum::<u64>() as f64);
         worst("issue", w.warp_insts as f64 / f64::from(cfg.sm.schedulers));
-        worst("lsu", w.mem_insts as f64 / cfg.sm.lsu_instructions_per_cycle);
-        worst("l1", (w.l1_sectors as f64 / cfg.l1.sectors_per_cycle).max(w.l1_tags as f64 / cfg.l1.tag_lookups_per_cycle));
+        worst(
+            "lsu",
+            w.mem_insts as f64 / cfg.sm.lsu_instructions_per_cycle,
+        );
+        worst(
+            "l1",
+            (w.l1_sectors as f64 / cfg.l1.sectors_per_cycle)
+                .max(w.l1_tags as f64 / cfg.l1.tag_lookups_per_cycle),
+        );
         worst("constant", w.const_cycles);
     }
-    worst("l2", l2_sectors as f64 * f64::from(cfg.l2.sector_bytes) / cfg.l2.bandwidth_bytes_per_cycle);
+    worst(
+        "l2",
+        l2_sectors as f64 * f64::from(cfg.l2.sector_bytes) / cfg.l2.bandwidth_bytes_per_cycle,
+    );
     worst("dram", dram_bytes as f64 / cfg.dram_bytes_per_cycle());
-    let (bound, cycles) = bounds.iter().copied().fold(("latency", 0.0), |a, b| if b.1 > a.1 { b } else { a });
+    let (bound, cycles) =
+        bounds
+            .iter()
+            .copied()
+            .fold(("latency", 0.0), |a, b| if b.1 > a.1 { b } else { a });
     let time_ns = cycles / cfg.clock_hz() * 1e9 + cfg.gpu.launch_overhead_ns;
-    Timing { cycles, time_ns, bound, bounds }
+    Timing {
+        cycles,
+        time_ns,
+        bound,
+        bounds,
+    }
 }

@@ -3,14 +3,18 @@
 //! Supported: integer literals, the workload's params, `+ - * / %`, parentheses, `min(a, b)`,
 //! `max(a, b)` (evalexpr built-ins) and `ceil_div(a, b)`. Division truncates toward zero.
 
-use evalexpr::{ContextWithMutableFunctions, ContextWithMutableVariables, DefaultNumericTypes, EvalexprError, Function, HashMapContext, Value};
+use evalexpr::{
+    ContextWithMutableFunctions, ContextWithMutableVariables, DefaultNumericTypes, EvalexprError,
+    Function, HashMapContext, Value,
+};
 use std::collections::BTreeMap;
 
 /// Evaluates `text` to an integer with `params` bound; `Err` is a readable message.
 pub fn eval(text: &str, params: &BTreeMap<String, i64>) -> Result<i64, String> {
     let mut ctx = HashMapContext::<DefaultNumericTypes>::new();
     for (k, v) in params {
-        ctx.set_value(k.clone(), Value::Int(*v)).map_err(|e| e.to_string())?;
+        ctx.set_value(k.clone(), Value::Int(*v))
+            .map_err(|e| e.to_string())?;
     }
     ctx.set_function(
         "ceil_div".into(),
@@ -24,7 +28,8 @@ pub fn eval(text: &str, params: &BTreeMap<String, i64>) -> Result<i64, String> {
         }),
     )
     .map_err(|e| e.to_string())?;
-    evalexpr::eval_int_with_context(text, &ctx).map_err(|e| format!("cannot evaluate `{text}`: {e}"))
+    evalexpr::eval_int_with_context(text, &ctx)
+        .map_err(|e| format!("cannot evaluate `{text}`: {e}"))
 }
 
 #[cfg(test)]

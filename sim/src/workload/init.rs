@@ -72,7 +72,12 @@ impl Elem {
 
 /// The bytes of `count` elements initialised by `spec`. `read_file` resolves `file:` paths.
 /// `Err` is a readable message.
-pub fn build(spec: &str, elem: Elem, count: usize, read_file: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<Vec<u8>, String> {
+pub fn build(
+    spec: &str,
+    elem: Elem,
+    count: usize,
+    read_file: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<Vec<u8>, String> {
     let n = count * elem.bytes();
     let mut out = Vec::with_capacity(n);
     let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
@@ -89,7 +94,9 @@ pub fn build(spec: &str, elem: Elem, count: usize, read_file: &dyn Fn(&str) -> R
             }
         }
         "random" => {
-            let mut state: u64 = arg.parse().map_err(|_| format!("`{spec}`: the seed must be an unsigned integer"))?;
+            let mut state: u64 = arg
+                .parse()
+                .map_err(|_| format!("`{spec}`: the seed must be an unsigned integer"))?;
             for _ in 0..count {
                 let r = splitmix64(&mut state);
                 if elem.is_float() {
@@ -102,11 +109,18 @@ pub fn build(spec: &str, elem: Elem, count: usize, read_file: &dyn Fn(&str) -> R
         "file" => {
             let data = read_file(arg)?;
             if data.len() < n {
-                return Err(format!("`{spec}`: the file has {} bytes, {n} are needed", data.len()));
+                return Err(format!(
+                    "`{spec}`: the file has {} bytes, {n} are needed",
+                    data.len()
+                ));
             }
             out.extend_from_slice(&data[..n]);
         }
-        _ => return Err(format!("unknown init `{spec}` (zeros | iota | value:V | random:SEED | file:PATH)")),
+        _ => {
+            return Err(format!(
+                "unknown init `{spec}` (zeros | iota | value:V | random:SEED | file:PATH)"
+            ))
+        }
     }
     Ok(out)
 }
@@ -130,9 +144,18 @@ mod tests {
 
     #[test]
     fn iota_and_value() {
-        assert_eq!(build("iota", Elem::I32, 3, &no_files).unwrap(), vec![0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0]);
-        assert_eq!(build("value:-1", Elem::I16, 2, &no_files).unwrap(), vec![0xff; 4]);
-        assert_eq!(build("value:1.5", Elem::F32, 1, &no_files).unwrap(), 1.5f32.to_le_bytes().to_vec());
+        assert_eq!(
+            build("iota", Elem::I32, 3, &no_files).unwrap(),
+            vec![0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0]
+        );
+        assert_eq!(
+            build("value:-1", Elem::I16, 2, &no_files).unwrap(),
+            vec![0xff; 4]
+        );
+        assert_eq!(
+            build("value:1.5", Elem::F32, 1, &no_files).unwrap(),
+            1.5f32.to_le_bytes().to_vec()
+        );
     }
 
     #[test]
@@ -147,7 +170,9 @@ mod tests {
 
     #[test]
     fn bad_specs() {
-        assert!(build("ones", Elem::I32, 1, &no_files).unwrap_err().contains("unknown init"));
+        assert!(build("ones", Elem::I32, 1, &no_files)
+            .unwrap_err()
+            .contains("unknown init"));
         assert!(build("file:x.bin", Elem::I32, 1, &no_files).is_err());
     }
 }

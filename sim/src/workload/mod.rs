@@ -152,20 +152,37 @@ impl Source {
     pub fn read_relative(&self, rel: &str) -> Result<(String, Vec<u8>)> {
         match self {
             Source::Bundled(p) => {
-                let dir = Path::new(p).parent().map(|d| d.to_string_lossy().to_string()).unwrap_or_default();
-                let path = if dir.is_empty() { rel.to_string() } else { format!("{dir}/{rel}") };
+                let dir = Path::new(p)
+                    .parent()
+                    .map(|d| d.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                let path = if dir.is_empty() {
+                    rel.to_string()
+                } else {
+                    format!("{dir}/{rel}")
+                };
                 match gpumemsim::file(&path) {
                     Some(s) => Ok((format!("kernels/{path}"), s.as_bytes().to_vec())),
-                    None => Err(Error::Workload { path: self.display(), key: "-".into(), message: format!("bundled file `{path}` not found") }),
+                    None => Err(Error::Workload {
+                        path: self.display(),
+                        key: "-".into(),
+                        message: format!("bundled file `{path}` not found"),
+                    }),
                 }
             }
             Source::File(p) => {
                 let path = p.parent().unwrap_or(Path::new(".")).join(rel);
-                let data = std::fs::read(&path).map_err(|e| Error::Io { path: path.clone(), source: e })?;
+                let data = std::fs::read(&path).map_err(|e| Error::Io {
+                    path: path.clone(),
+                    source: e,
+                })?;
                 Ok((path.display().to_string(), data))
             }
             Source::Inline => {
-                let data = std::fs::read(rel).map_err(|e| Error::Io { path: rel.into(), source: e })?;
+                let data = std::fs::read(rel).map_err(|e| Error::Io {
+                    path: rel.into(),
+                    source: e,
+                })?;
                 Ok((rel.to_string(), data))
             }
         }
@@ -180,11 +197,17 @@ impl Workload {
         }
         let p = Path::new(name_or_path);
         if p.is_file() {
-            let text = std::fs::read_to_string(p).map_err(|e| Error::Io { path: p.into(), source: e })?;
+            let text = std::fs::read_to_string(p).map_err(|e| Error::Io {
+                path: p.into(),
+                source: e,
+            })?;
             return Self::from_toml_str(&text, Source::File(p.into()));
         }
         let known: Vec<&str> = gpumemsim::workloads().iter().map(|w| w.name).collect();
-        Err(Error::UnknownWorkload { name: name_or_path.into(), known: known.join(", ") })
+        Err(Error::UnknownWorkload {
+            name: name_or_path.into(),
+            known: known.join(", "),
+        })
     }
 
     /// Parses workload TOML text.
@@ -194,7 +217,11 @@ impl Workload {
                 let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
                 format!(" (line {line})")
             });
-            Error::Workload { path: source.display(), key: "-".into(), message: format!("{}{}", e.message(), loc.unwrap_or_default()) }
+            Error::Workload {
+                path: source.display(),
+                key: "-".into(),
+                message: format!("{}{}", e.message(), loc.unwrap_or_default()),
+            }
         })?;
         w.source = source;
         if w.launches.is_empty() {
@@ -205,7 +232,11 @@ impl Workload {
 
     /// An error about `key` of this file.
     pub fn err(&self, key: &str, message: String) -> Error {
-        Error::Workload { path: self.source.display(), key: key.into(), message }
+        Error::Workload {
+            path: self.source.display(),
+            key: key.into(),
+            message,
+        }
     }
 
     /// Applies `--set NAME=VALUE` overrides; unknown names are errors listing the known ones.
@@ -215,7 +246,10 @@ impl Workload {
                 Some(x) => *x = *v,
                 None => {
                     let known: Vec<&String> = self.params.keys().collect();
-                    return Err(self.err(&format!("params.{k}"), format!("no such parameter (known: {known:?})")));
+                    return Err(self.err(
+                        &format!("params.{k}"),
+                        format!("no such parameter (known: {known:?})"),
+                    ));
                 }
             }
         }
@@ -239,7 +273,10 @@ impl Workload {
         for (i, e) in v.iter().enumerate() {
             let x = self.eval(e, &format!("{key}[{i}]"))?;
             if !(1..=i64::from(i32::MAX)).contains(&x) {
-                return Err(self.err(&format!("{key}[{i}]"), format!("= {x}, allowed: 1 to 2147483647")));
+                return Err(self.err(
+                    &format!("{key}[{i}]"),
+                    format!("= {x}, allowed: 1 to 2147483647"),
+                ));
             }
             out[i] = x as u32;
         }
