@@ -42,6 +42,7 @@ impl Ctx<'_> {
         out
     }
 
+    #[allow(clippy::too_many_arguments)] // one report needs every one of them
     fn fault(
         &self,
         w: &Warp,
@@ -367,7 +368,7 @@ impl Ctx<'_> {
                 }
                 ps.requests += 1;
                 work.mem_insts += 1;
-                self.cfg.shared.latency_cycles as u32
+                self.cfg.shared.latency_cycles
             }
             StateSpace::Reg | StateSpace::Generic => 0,
         }

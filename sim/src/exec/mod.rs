@@ -94,7 +94,7 @@ pub fn occupancy(
     if threads == 0 {
         return Err("the block has no threads".into());
     }
-    if threads > cfg.sm.max_threads_per_block as u32 {
+    if threads > cfg.sm.max_threads_per_block {
         return Err(format!(
             "{threads} threads per block exceed the GPU's limit of {}",
             cfg.sm.max_threads_per_block
@@ -107,11 +107,13 @@ pub fn occupancy(
         ));
     }
     let warps = threads.div_ceil(32);
-    let mut n = (cfg.sm.max_blocks as u32)
-        .min(cfg.sm.max_threads as u32 / threads)
-        .min(cfg.sm.max_warps as u32 / warps);
-    if shared_bytes > 0 {
-        n = n.min((cfg.shared.size_per_sm_bytes as u64 / shared_bytes) as u32);
+    let mut n = cfg
+        .sm
+        .max_blocks
+        .min(cfg.sm.max_threads / threads)
+        .min(cfg.sm.max_warps / warps);
+    if let Some(per_sm) = (cfg.shared.size_per_sm_bytes as u64).checked_div(shared_bytes) {
+        n = n.min(per_sm as u32);
     }
     Ok(n.max(1))
 }

@@ -136,6 +136,17 @@ pub fn write_le(buf: &mut [u8], off: usize, n: usize, v: u64) -> bool {
     }
 }
 
+/// The generic-address window of a state space (0 for global: generic = global addresses).
+pub fn window(space: crate::ptx::ast::StateSpace) -> u64 {
+    use crate::ptx::ast::StateSpace as S;
+    match space {
+        S::Shared => SHARED_WINDOW,
+        S::Local => LOCAL_WINDOW,
+        S::Const => CONST_WINDOW,
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,16 +173,5 @@ mod tests {
         assert_eq!(read_le(&buf, 4, 4), Some(0xdead_beef));
         assert_eq!(read_le(&buf, 6, 4), None);
         assert!(!write_le(&mut buf, usize::MAX, 4, 0));
-    }
-}
-
-/// The generic-address window of a state space (0 for global: generic = global addresses).
-pub fn window(space: crate::ptx::ast::StateSpace) -> u64 {
-    use crate::ptx::ast::StateSpace as S;
-    match space {
-        S::Shared => SHARED_WINDOW,
-        S::Local => LOCAL_WINDOW,
-        S::Const => CONST_WINDOW,
-        _ => 0,
     }
 }

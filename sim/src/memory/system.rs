@@ -66,26 +66,26 @@ impl MemorySystem {
     /// Cold caches for `cfg`.
     pub fn new(cfg: &GpuConfig) -> Self {
         let l1g = Geometry {
-            size_bytes: cfg.l1.size_bytes as u64,
-            line_bytes: cfg.l1.line_bytes as u32,
-            sector_bytes: cfg.l1.sector_bytes as u32,
-            associativity: cfg.l1.associativity as u32,
+            size_bytes: cfg.l1.size_bytes,
+            line_bytes: cfg.l1.line_bytes,
+            sector_bytes: cfg.l1.sector_bytes,
+            associativity: cfg.l1.associativity,
         };
         let l2g = Geometry {
-            size_bytes: cfg.l2.size_bytes as u64,
-            line_bytes: cfg.l2.line_bytes as u32,
-            sector_bytes: cfg.l2.sector_bytes as u32,
-            associativity: cfg.l2.associativity as u32,
+            size_bytes: cfg.l2.size_bytes,
+            line_bytes: cfg.l2.line_bytes,
+            sector_bytes: cfg.l2.sector_bytes,
+            associativity: cfg.l2.associativity,
         };
         let const_levels: Vec<Geometry> = cfg
             .constant
             .cache
             .iter()
             .map(|c| Geometry {
-                size_bytes: c.size_bytes as u64,
-                line_bytes: c.line_bytes as u32,
-                sector_bytes: c.line_bytes as u32,
-                associativity: c.associativity as u32,
+                size_bytes: c.size_bytes,
+                line_bytes: c.line_bytes,
+                sector_bytes: c.line_bytes,
+                associativity: c.associativity,
             })
             .collect();
         let sms = cfg.sm.count as usize;
@@ -98,7 +98,7 @@ impl MemorySystem {
             l1_sector_bytes: l1g.sector_bytes,
             l1_line_bytes: l1g.line_bytes,
             l2_sector_bytes: l2g.sector_bytes,
-            broadcast_lanes: cfg.constant.broadcast_lanes as u32,
+            broadcast_lanes: cfg.constant.broadcast_lanes,
         }
     }
 

@@ -49,17 +49,17 @@ impl Costs {
     /// Latencies of `cfg`.
     pub fn new(cfg: &GpuConfig) -> Self {
         Costs {
-            alu: cfg.sm.alu_latency_cycles as u32,
-            imc: cfg.constant.imc_latency_cycles as u32,
+            alu: cfg.sm.alu_latency_cycles,
+            imc: cfg.constant.imc_latency_cycles,
             constant: cfg
                 .constant
                 .cache
                 .iter()
-                .map(|c| c.latency_cycles as u32)
+                .map(|c| c.latency_cycles)
                 .collect(),
-            l1: cfg.l1.latency_cycles as u32,
-            l2: cfg.l2.latency_cycles as u32,
-            dram: cfg.dram.latency_cycles as u32,
+            l1: cfg.l1.latency_cycles,
+            l2: cfg.l2.latency_cycles,
+            dram: cfg.dram.latency_cycles,
             const_serial: 1.0 / cfg.constant.addresses_per_cycle,
             const_misses_in_flight: cfg.constant.misses_in_flight,
             dram_bytes_per_cycle_per_sm: cfg.dram_bytes_per_cycle() / f64::from(cfg.sm.count),
