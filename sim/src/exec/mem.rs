@@ -145,13 +145,61 @@ impl Ctx<'_> {
         exec: u32,
     ) -> Result<u32> {
         let addrs = self.addresses(w, inst, exec);
-        let esize = m.ty.bytes() as usize;
         let first = exec.trailing_zeros() as usize;
         let space = if exec == 0 {
             m.space
         } else {
             resolve(m.space, addrs[first]).0
         };
+        if !self.load_from_one_allocation(w, inst, m, exec, &addrs, space) {
+            self.load_per_lane(w, inst, pc, m, exec, &addrs)?;
+        }
+        if exec == 0 {
+            return Ok(0);
+        }
+        Ok(self.model(w, inst, pc, m, exec, space, &addrs, false))
+    }
+
+    /// The common case of a global load: every lane inside one allocation. Reads straight from
+    /// it; returns `false` (having done nothing) when the case does not apply.
+    fn load_from_one_allocation(&mut self, w: &mut Warp, inst: &DInst, m: MemOp, exec: u32, addrs: &[u64; WARP], space: StateSpace) -> bool {
+        if space != StateSpace::Global || exec == 0 || (m.space != StateSpace::Global && m.space != StateSpace::Generic) {
+            return false;
+        }
+        let esize = m.ty.bytes() as u64;
+        let span = esize * u64::from(m.vec);
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for l in lanes(exec) {
+            lo = lo.min(addrs[l]);
+            hi = hi.max(addrs[l]);
+        }
+        if resolve(m.space, lo).0 != StateSpace::Global || resolve(m.space, hi).0 != StateSpace::Global {
+            return false;
+        }
+        let Some(i) = self.image.find(lo, 1) else { return false };
+        let a = &self.image.allocs[i];
+        if hi.checked_add(span).is_none_or(|end| end > a.end()) {
+            return false;
+        }
+        self.last_alloc = Some(i);
+        let (base, data) = (a.base, &a.data);
+        let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
+        for l in lanes(exec) {
+            for k in 0..u64::from(m.vec) {
+                let off = (addrs[l] - base + k * esize) as usize;
+                let v = read_le(data, off, esize as usize).expect("bounds checked above");
+                let d = inst.dst[k as usize];
+                if d != NO_REG {
+                    w.regs[d as usize * 32 + l] = if signed { crate::exec::alu::sext(v, bits) as u64 } else { v };
+                }
+            }
+        }
+        true
+    }
+
+    /// Any load, lane by lane, faulting on the first lane outside its state space.
+    fn load_per_lane(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32, addrs: &[u64; WARP]) -> Result<()> {
+        let esize = m.ty.bytes() as usize;
         for l in lanes(exec) {
             let (sp, a) = resolve(m.space, addrs[l]);
             for k in 0..usize::from(m.vec) {
@@ -173,10 +221,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        if exec == 0 {
-            return Ok(0);
-        }
-        Ok(self.model(w, inst, pc, m, exec, space, &addrs, false))
+        Ok(())
     }
 
     /// Executes a store; returns the cycles until it is acknowledged.

@@ -42,12 +42,18 @@ struct Slot {
     line: u64,
     valid: u32,
     dirty: u32,
-    stamp: u64,
+    /// Neighbours in the set's recency list (slot indices; [`NIL`] at the ends).
+    prev: u32,
+    next: u32,
 }
 
 const EMPTY: u64 = u64::MAX;
+const NIL: u32 = u32::MAX;
 
 /// Tag state of a sectored cache.
+///
+/// Each set keeps its ways in a doubly linked recency list, most recent first, so both a hit and
+/// the choice of the LRU victim cost O(1) even for the hundreds of ways L1 is modelled with.
 #[derive(Debug, Clone)]
 pub struct SectorCache {
     geom: Geometry,
@@ -56,33 +62,53 @@ pub struct SectorCache {
     line_shift: u32,
     sector_shift: u32,
     slots: Vec<Slot>,
-    /// line number → slot index for highly associative caches (L1 is modelled with hundreds of
-    /// ways), so a hit costs one hash lookup; small sets are scanned, which is faster.
+    /// Most and least recently used slot of each set.
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    /// line number → slot index for highly associative caches, so a lookup costs one hash probe;
+    /// small sets are scanned, which is faster.
     index: Option<FxHashMap<u64, u32>>,
-    clock: u64,
 }
 
 impl SectorCache {
     /// An empty (cold) cache.
     pub fn new(geom: Geometry) -> Self {
         let sets = geom.sets();
-        let n = (sets * u64::from(geom.associativity)) as usize;
-        SectorCache {
+        let ways = geom.associativity.max(1);
+        let mut c = SectorCache {
             geom,
             sets,
             line_shift: geom.line_bytes.trailing_zeros(),
             sector_shift: geom.sector_bytes.trailing_zeros(),
-            slots: vec![
+            slots: Vec::new(),
+            head: Vec::new(),
+            tail: Vec::new(),
+            index: (ways > 16).then(FxHashMap::default),
+        };
+        c.reset();
+        c
+    }
+
+    /// Empties every set and links its ways in order.
+    fn reset(&mut self) {
+        let ways = self.geom.associativity.max(1);
+        let n = self.sets as usize * ways as usize;
+        self.slots = (0..n as u32)
+            .map(|i| {
+                let w = i % ways;
                 Slot {
                     line: EMPTY,
                     valid: 0,
                     dirty: 0,
-                    stamp: 0
-                };
-                n
-            ],
-            index: (geom.associativity > 16).then(FxHashMap::default),
-            clock: 0,
+                    prev: if w == 0 { NIL } else { i - 1 },
+                    next: if w + 1 == ways { NIL } else { i + 1 },
+                }
+            })
+            .collect();
+        self.head = (0..self.sets as u32).map(|s| s * ways).collect();
+        self.tail = (0..self.sets as u32).map(|s| s * ways + ways - 1).collect();
+        if let Some(index) = &mut self.index {
+            index.clear();
         }
     }
 
@@ -91,30 +117,43 @@ impl SectorCache {
         self.geom
     }
 
+    /// Moves slot `i` of `set` to the front of its recency list.
+    #[inline]
+    fn touch(&mut self, set: usize, i: u32) {
+        if self.head[set] == i {
+            return;
+        }
+        let Slot { prev, next, .. } = self.slots[i as usize];
+        // `i` is not the head, so it has a predecessor.
+        self.slots[prev as usize].next = next;
+        if next == NIL {
+            self.tail[set] = prev;
+        } else {
+            self.slots[next as usize].prev = prev;
+        }
+        let old = self.head[set];
+        self.slots[i as usize].prev = NIL;
+        self.slots[i as usize].next = old;
+        self.slots[old as usize].prev = i;
+        self.head[set] = i;
+    }
+
     /// Looks up the sector holding byte `addr`. On a miss with `allocate`, the sector is filled
     /// (evicting the set's least recently used line if the line is absent). `write` marks the
     /// sector dirty (write-back); a write miss with `allocate` fills without a fetch (byte masks).
     pub fn access(&mut self, addr: u64, write: bool, allocate: bool) -> Outcome {
-        self.clock += 1;
         let line = addr >> self.line_shift;
         let bit = 1u32 << ((addr & ((1u64 << self.line_shift) - 1)) >> self.sector_shift);
-        let ways = u64::from(self.geom.associativity);
-        let set = if self.sets.is_power_of_two() {
-            line & (self.sets - 1)
-        } else {
-            line % self.sets
-        };
-        let base = (set * ways) as usize;
+        let ways = u64::from(self.geom.associativity.max(1));
+        let set = if self.sets.is_power_of_two() { line & (self.sets - 1) } else { line % self.sets } as usize;
+        let base = set * ways as usize;
         let found = match &self.index {
             Some(index) => index.get(&line).copied(),
-            None => self.slots[base..base + ways as usize]
-                .iter()
-                .position(|s| s.line == line)
-                .map(|i| (base + i) as u32),
+            None => self.slots[base..base + ways as usize].iter().position(|s| s.line == line).map(|i| (base + i) as u32),
         };
         if let Some(i) = found {
+            self.touch(set, i);
             let s = &mut self.slots[i as usize];
-            s.stamp = self.clock;
             let hit = s.valid & bit != 0;
             if allocate || hit {
                 s.valid |= bit;
@@ -122,21 +161,13 @@ impl SectorCache {
                     s.dirty |= bit;
                 }
             }
-            return Outcome {
-                hit,
-                writeback_sectors: 0,
-            };
+            return Outcome { hit, writeback_sectors: 0 };
         }
         if !allocate {
             return Outcome::default();
         }
-        let set = &mut self.slots[base..base + ways as usize];
-        let (victim, _) = set
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, s)| if s.line == EMPTY { 0 } else { s.stamp })
-            .expect("a set has at least one way");
-        let old = set[victim];
+        let victim = self.tail[set];
+        let old = self.slots[victim as usize];
         let writeback_sectors = if old.line == EMPTY {
             0
         } else {
@@ -145,39 +176,21 @@ impl SectorCache {
             }
             old.dirty.count_ones()
         };
-        set[victim] = Slot {
-            line,
-            valid: bit,
-            dirty: if write { bit } else { 0 },
-            stamp: self.clock,
-        };
+        let s = &mut self.slots[victim as usize];
+        s.line = line;
+        s.valid = bit;
+        s.dirty = if write { bit } else { 0 };
+        self.touch(set, victim);
         if let Some(index) = &mut self.index {
-            index.insert(line, (base + victim) as u32);
+            index.insert(line, victim);
         }
-        Outcome {
-            hit: false,
-            writeback_sectors,
-        }
+        Outcome { hit: false, writeback_sectors }
     }
 
     /// Empties the cache, returning the number of dirty sectors it held.
     pub fn flush(&mut self) -> u64 {
-        let dirty = self
-            .slots
-            .iter()
-            .map(|s| u64::from(s.dirty.count_ones()))
-            .sum();
-        for s in &mut self.slots {
-            *s = Slot {
-                line: EMPTY,
-                valid: 0,
-                dirty: 0,
-                stamp: 0,
-            };
-        }
-        if let Some(index) = &mut self.index {
-            index.clear();
-        }
+        let dirty = self.slots.iter().map(|s| u64::from(s.dirty.count_ones())).sum();
+        self.reset();
         dirty
     }
 }
