@@ -7,6 +7,8 @@
 //! (coalescer, caches, constant cache) → `timing` (cycles) → `metrics` (Nsight Compute-named
 //! counters and reports).
 
+#![deny(missing_docs)]
+
 pub mod config;
 pub mod error;
 pub mod exec;

@@ -15,15 +15,25 @@ use crate::timing::Costs;
 
 /// What one block's warps share while they run.
 pub struct Ctx<'a> {
+    /// The GPU.
     pub cfg: &'a GpuConfig,
+    /// The launch being run.
     pub launch: &'a Launch<'a>,
+    /// Device memory contents.
     pub image: &'a mut MemoryImage,
+    /// Cache tag state.
     pub mem: &'a mut MemorySystem,
+    /// The block's shared memory.
     pub shared: &'a mut Vec<u8>,
+    /// Counters being filled.
     pub stats: &'a mut super::LaunchStats,
+    /// Latencies.
     pub costs: &'a Costs,
+    /// The SM the block runs on.
     pub sm: usize,
+    /// `%ctaid` of the block.
     pub ctaid: [u32; 3],
+    /// Warp instructions left before the launch is stopped.
     pub budget: &'a mut u64,
     /// The allocation the last global access fell in (a lookup cache).
     pub last_alloc: Option<usize>,
