@@ -141,47 +141,7 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
                 ),
             )
         })?;
-        // Kernel-scope symbols: parameters, shared and local variables.
-        let mut param_bytes = 0u64;
-        for p in &f.params {
-            param_bytes = param_bytes.next_multiple_of(u64::from(p.align.max(1)));
-            symbols.insert(p.name.clone(), SymbolAddr::Param(param_bytes));
-            param_bytes += p.size_bytes();
-        }
-        let mut shared = module_shared(&module, &mut symbols);
-        let mut local = 0u64;
-        let mut dynamic_shared_at = None;
-        for v in &f.locals {
-            let (end, at) = if v.space == StateSpace::Local {
-                (&mut local, None)
-            } else {
-                (&mut shared, Some(()))
-            };
-            *end = end.next_multiple_of(u64::from(v.align.max(1)));
-            let addr = if at.is_some() {
-                SymbolAddr::Shared(*end)
-            } else {
-                SymbolAddr::Local(*end)
-            };
-            if v.is_extern {
-                dynamic_shared_at = Some(v.name.clone());
-            } else {
-                symbols.insert(v.name.clone(), addr);
-                *end += v.size_bytes();
-            }
-        }
-        if let Some(name) = dynamic_shared_at {
-            shared = shared.next_multiple_of(16);
-            symbols.insert(name, SymbolAddr::Shared(shared));
-        }
-        for g in module
-            .globals
-            .iter()
-            .filter(|g| g.space == StateSpace::Shared && g.is_extern)
-        {
-            shared = shared.next_multiple_of(16);
-            symbols.insert(g.name.clone(), SymbolAddr::Shared(shared));
-        }
+        let (param_bytes, dynamic_shared_at, local) = layout_kernel(&module, f, &mut symbols);
         let program = exec::decode(f, &symbols, &text, &ptx_name)?;
         let params = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
         let dims = Dims {
@@ -222,7 +182,7 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
             program: &program,
             params,
             dims,
-            shared_bytes: shared + dynamic as u64,
+            shared_bytes: dynamic_shared_at + dynamic as u64,
             local_bytes: local,
             cache_global_loads,
             max_warp_instructions: opts.max_warp_instructions,
@@ -314,19 +274,47 @@ fn layout_module(
     Ok(symbols)
 }
 
-/// Lays out module-scope (non-extern) `.shared` variables; returns the bytes used.
-fn module_shared(module: &Module, symbols: &mut HashMap<String, SymbolAddr>) -> u64 {
-    let mut end = 0u64;
-    for v in module
-        .globals
-        .iter()
-        .filter(|v| v.space == StateSpace::Shared && !v.is_extern)
-    {
-        end = end.next_multiple_of(u64::from(v.align.max(1)));
-        symbols.insert(v.name.clone(), SymbolAddr::Shared(end));
-        end += v.size_bytes();
+/// Lays out a kernel's parameters and its shared and local variables (module and kernel scope)
+/// into `symbols`. Returns the parameter bytes, the offset where dynamic (`extern`) shared memory
+/// starts (after the static variables, 16-byte aligned), and the local bytes per thread.
+fn layout_kernel(
+    module: &Module,
+    f: &ptx::Function,
+    symbols: &mut HashMap<String, SymbolAddr>,
+) -> (u64, u64, u64) {
+    fn place(end: &mut u64, align: u32, size: u64) -> u64 {
+        *end = end.next_multiple_of(u64::from(align.max(1)));
+        let at = *end;
+        *end += size;
+        at
     }
-    end
+    let mut params = 0u64;
+    for p in &f.params {
+        symbols.insert(
+            p.name.clone(),
+            SymbolAddr::Param(place(&mut params, p.align, p.size_bytes())),
+        );
+    }
+    let (mut shared, mut local) = (0u64, 0u64);
+    let vars = || module.globals.iter().chain(&f.locals);
+    for v in vars().filter(|v| !v.is_extern) {
+        match v.space {
+            StateSpace::Shared => symbols.insert(
+                v.name.clone(),
+                SymbolAddr::Shared(place(&mut shared, v.align, v.size_bytes())),
+            ),
+            StateSpace::Local => symbols.insert(
+                v.name.clone(),
+                SymbolAddr::Local(place(&mut local, v.align, v.size_bytes())),
+            ),
+            _ => None,
+        };
+    }
+    let dynamic = shared.next_multiple_of(16);
+    for v in vars().filter(|v| v.is_extern && v.space == StateSpace::Shared) {
+        symbols.insert(v.name.clone(), SymbolAddr::Shared(dynamic));
+    }
+    (params, dynamic, local)
 }
 
 /// Writes a `[[constant]]` initialiser into its symbol.

@@ -162,8 +162,19 @@ impl Ctx<'_> {
 
     /// The common case of a global load: every lane inside one allocation. Reads straight from
     /// it; returns `false` (having done nothing) when the case does not apply.
-    fn load_from_one_allocation(&mut self, w: &mut Warp, inst: &DInst, m: MemOp, exec: u32, addrs: &[u64; WARP], space: StateSpace) -> bool {
-        if space != StateSpace::Global || exec == 0 || (m.space != StateSpace::Global && m.space != StateSpace::Generic) {
+    fn load_from_one_allocation(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        m: MemOp,
+        exec: u32,
+        addrs: &[u64; WARP],
+        space: StateSpace,
+    ) -> bool {
+        if space != StateSpace::Global
+            || exec == 0
+            || (m.space != StateSpace::Global && m.space != StateSpace::Generic)
+        {
             return false;
         }
         let esize = m.ty.bytes() as u64;
@@ -173,10 +184,14 @@ impl Ctx<'_> {
             lo = lo.min(addrs[l]);
             hi = hi.max(addrs[l]);
         }
-        if resolve(m.space, lo).0 != StateSpace::Global || resolve(m.space, hi).0 != StateSpace::Global {
+        if resolve(m.space, lo).0 != StateSpace::Global
+            || resolve(m.space, hi).0 != StateSpace::Global
+        {
             return false;
         }
-        let Some(i) = self.image.find(lo, 1) else { return false };
+        let Some(i) = self.image.find(lo, 1) else {
+            return false;
+        };
         let a = &self.image.allocs[i];
         if hi.checked_add(span).is_none_or(|end| end > a.end()) {
             return false;
@@ -190,7 +205,11 @@ impl Ctx<'_> {
                 let v = read_le(data, off, esize as usize).expect("bounds checked above");
                 let d = inst.dst[k as usize];
                 if d != NO_REG {
-                    w.regs[d as usize * 32 + l] = if signed { crate::exec::alu::sext(v, bits) as u64 } else { v };
+                    w.regs[d as usize * 32 + l] = if signed {
+                        crate::exec::alu::sext(v, bits) as u64
+                    } else {
+                        v
+                    };
                 }
             }
         }
@@ -198,7 +217,15 @@ impl Ctx<'_> {
     }
 
     /// Any load, lane by lane, faulting on the first lane outside its state space.
-    fn load_per_lane(&mut self, w: &mut Warp, inst: &DInst, pc: u32, m: MemOp, exec: u32, addrs: &[u64; WARP]) -> Result<()> {
+    fn load_per_lane(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        pc: u32,
+        m: MemOp,
+        exec: u32,
+        addrs: &[u64; WARP],
+    ) -> Result<()> {
         let esize = m.ty.bytes() as usize;
         for l in lanes(exec) {
             let (sp, a) = resolve(m.space, addrs[l]);

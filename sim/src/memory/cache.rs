@@ -145,11 +145,18 @@ impl SectorCache {
         let line = addr >> self.line_shift;
         let bit = 1u32 << ((addr & ((1u64 << self.line_shift) - 1)) >> self.sector_shift);
         let ways = u64::from(self.geom.associativity.max(1));
-        let set = if self.sets.is_power_of_two() { line & (self.sets - 1) } else { line % self.sets } as usize;
+        let set = if self.sets.is_power_of_two() {
+            line & (self.sets - 1)
+        } else {
+            line % self.sets
+        } as usize;
         let base = set * ways as usize;
         let found = match &self.index {
             Some(index) => index.get(&line).copied(),
-            None => self.slots[base..base + ways as usize].iter().position(|s| s.line == line).map(|i| (base + i) as u32),
+            None => self.slots[base..base + ways as usize]
+                .iter()
+                .position(|s| s.line == line)
+                .map(|i| (base + i) as u32),
         };
         if let Some(i) = found {
             self.touch(set, i);
@@ -161,7 +168,10 @@ impl SectorCache {
                     s.dirty |= bit;
                 }
             }
-            return Outcome { hit, writeback_sectors: 0 };
+            return Outcome {
+                hit,
+                writeback_sectors: 0,
+            };
         }
         if !allocate {
             return Outcome::default();
@@ -184,12 +194,19 @@ impl SectorCache {
         if let Some(index) = &mut self.index {
             index.insert(line, victim);
         }
-        Outcome { hit: false, writeback_sectors }
+        Outcome {
+            hit: false,
+            writeback_sectors,
+        }
     }
 
     /// Empties the cache, returning the number of dirty sectors it held.
     pub fn flush(&mut self) -> u64 {
-        let dirty = self.slots.iter().map(|s| u64::from(s.dirty.count_ones())).sum();
+        let dirty = self
+            .slots
+            .iter()
+            .map(|s| u64::from(s.dirty.count_ones()))
+            .sum();
         self.reset();
         dirty
     }
