@@ -185,6 +185,7 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
             shared_bytes: dynamic_shared_at + dynamic as u64,
             local_bytes: local,
             cache_global_loads,
+            bank_width: spec.bank_mode.unwrap_or(cfg.shared.bank_width_bytes),
             max_warp_instructions: opts.max_warp_instructions,
         };
         let mut mem = MemorySystem::new(cfg);

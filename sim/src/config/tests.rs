@@ -285,3 +285,56 @@ fn arbitrary_edits_never_panic() {
         let _ = GpuConfig::from_toml_str(&dropped.join("\n"), PATH);
     }
 }
+
+#[test]
+fn kepler_k40_config_loads() {
+    let k40 = GpuConfig::load(&shipped("k40.toml")).expect("k40.toml is valid");
+    assert_eq!(k40.compute_capability(), (3, 5));
+    assert_eq!(k40.sm.count, 15);
+    assert!((k40.clock_hz() - 745e6).abs() < 1.0);
+    assert_eq!(k40.shared.banks, 32);
+    assert_eq!(k40.shared.bank_width_bytes, 4, "the default 4-byte bank mode");
+    assert_eq!(k40.shared.size_per_sm_bytes + k40.l1.size_bytes as u32, 65536);
+    assert!(!k40.l1.cache_global_loads, "3.5 caches global loads in L2 only");
+    assert_eq!(k40.l1.transaction_bytes, k40.l1.line_bytes);
+    assert_eq!(k40.l1.geometry().sets(), 32);
+    assert_eq!(k40.l2.size_bytes, 1_572_864);
+    assert_eq!(k40.constant.broadcast_lanes, 32);
+    assert_eq!(k40.constant.cache.len(), 2);
+    assert_eq!(k40.constant.cache[0].geometry().sets(), 8);
+    assert!((k40.dram_bytes_per_cycle() - 288e9 / 745e6).abs() < 1e-9);
+}
+
+#[test]
+fn fermi_c2050_config_loads() {
+    let c2050 = GpuConfig::load(&shipped("c2050.toml")).expect("c2050.toml is valid");
+    assert_eq!(c2050.compute_capability(), (2, 0));
+    assert_eq!(c2050.sm.count, 14);
+    assert_eq!(
+        (c2050.sm.max_threads, c2050.sm.max_warps, c2050.sm.max_blocks),
+        (1536, 48, 8)
+    );
+    assert_eq!(c2050.shared.bank_width_bytes, 4);
+    assert!(c2050.l1.cache_global_loads, "2.x caches global loads in L1 by default");
+    assert_eq!(c2050.l1.transaction_bytes, 128);
+    assert_eq!(c2050.l1.transaction_bytes, c2050.l1.line_bytes);
+    assert_eq!(c2050.l1.size_bytes, 16384);
+    assert_eq!(c2050.l2.size_bytes, 786_432);
+    assert_eq!(c2050.l2.geometry().sets(), 768);
+    assert_eq!(c2050.constant.cache.len(), 1);
+    assert_eq!(c2050.constant.cache[0].size_bytes, 8192);
+    assert!(c2050.dram.latency_cycles >= c2050.l2.latency_cycles);
+}
+
+/// The Kepler and Fermi configs survive a serialize/parse round trip like the others.
+#[test]
+fn kepler_and_fermi_configs_round_trip() {
+    for name in ["k40.toml", "c2050.toml"] {
+        let cfg = GpuConfig::load(&shipped(name)).unwrap();
+        let text = toml::to_string(&cfg).unwrap();
+        let back = GpuConfig::from_toml_str(&text, name).unwrap();
+        assert_eq!(back.gpu.compute_capability, cfg.gpu.compute_capability);
+        assert_eq!(back.l1.transaction_bytes, cfg.l1.transaction_bytes);
+        assert_eq!(back.constant.cache.len(), cfg.constant.cache.len());
+    }
+}

@@ -15,6 +15,8 @@ pub const NO_REG: u16 = u16::MAX;
 pub enum Src {
     /// Register index.
     Reg(u16),
+    /// A predicate register, negated (`!%p`).
+    NotPred(u16),
     /// Immediate bits (already converted to the instruction's type).
     Imm(u64),
     /// Special register, read per lane.
@@ -236,6 +238,7 @@ impl Ctx<'_> {
     fn src(&self, o: &Operand, ty: Type) -> Result<Src, Error> {
         Ok(match o {
             Operand::Reg(r) => Src::Reg(self.reg(r)?),
+            Operand::NotPred(r) => Src::NotPred(self.reg(r)?),
             Operand::Special(s) => Src::Special(*s),
             Operand::Int(v) => Src::Imm(if ty.is_float() {
                 if ty == Type::F64 {
@@ -437,6 +440,25 @@ impl Ctx<'_> {
             }
             Op::Ret | Op::Exit => self.arity(0..=0)?,
             Op::BarSync => self.arity(1..=2)?,
+            Op::WarpSync => self.arity(1..=1)?,
+            Op::Shfl(_) => {
+                self.arity(5..=5)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(
+                    &mut d,
+                    &a[1..],
+                    &[Type::B32, Type::U32, Type::U32, Type::U32],
+                )?;
+            }
+            Op::Vote(_) => {
+                self.arity(3..=3)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[Type::Pred, Type::U32])?;
+            }
+            Op::ActiveMask => {
+                self.arity(1..=1)?;
+                d.dst = self.dst(&a[0])?;
+            }
         }
         Ok(d)
     }

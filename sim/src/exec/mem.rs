@@ -8,7 +8,9 @@ use crate::error::{Error, Result};
 use crate::memory::image::{
     read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES,
 };
+use crate::memory::shared::{self, Banks};
 use crate::memory::{Level, WarpAccess, WARP};
+use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::{CacheOp, MemOp};
 
@@ -433,14 +435,47 @@ impl Ctx<'_> {
                 }
             }
             StateSpace::Shared => {
+                let banks = Banks {
+                    banks: self.cfg.shared.banks,
+                    width: self.launch.bank_width,
+                };
+                let access = WarpAccess {
+                    mask: exec,
+                    addrs: resolved(m.space, addrs),
+                    bytes,
+                };
+                let wf = shared::wavefronts(&access, banks);
+                let (n, k) = (u64::from(wf.wavefronts), u64::from(wf.conflicts()));
                 if store {
                     c.shared_st_inst += 1;
+                    c.shared_st_wavefronts += n;
+                    c.shared_st_conflicts += k;
                 } else {
                     c.shared_ld_inst += 1;
+                    c.shared_ld_wavefronts += n;
+                    c.shared_ld_conflicts += k;
                 }
                 ps.requests += 1;
+                ps.wavefronts += n;
+                ps.conflicts += k;
+                if ps
+                    .worst
+                    .as_ref()
+                    .is_none_or(|s| s.wavefronts < wf.wavefronts)
+                {
+                    ps.worst = Some(SharedSample {
+                        mask: exec,
+                        addrs: access.addrs.to_vec(),
+                        bytes,
+                        banks: banks.banks,
+                        width: banks.width,
+                        wavefronts: wf.wavefronts,
+                    });
+                }
                 work.mem_insts += 1;
-                self.cfg.shared.latency_cycles
+                work.shared_wavefronts += n;
+                // Conflicting wavefronts are served one after another.
+                self.cfg.shared.latency_cycles + wf.wavefronts - 1
             }
             StateSpace::Reg | StateSpace::Generic => 0,
         }

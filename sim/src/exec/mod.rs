@@ -65,6 +65,8 @@ pub struct Launch<'a> {
     pub local_bytes: u64,
     /// Global loads cached in L1 (`dlcm=ca`) unless the instruction says otherwise.
     pub cache_global_loads: bool,
+    /// Shared memory bank width in bytes for this launch (4, or Kepler's 8-byte mode).
+    pub bank_width: u32,
     /// Budget of warp instructions before the launch is stopped as runaway.
     pub max_warp_instructions: u64,
 }

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::memory::system::MemorySystem;
 use crate::memory::MemoryImage;
 use crate::ptx::ast::Special;
-use crate::ptx::inst::Op;
+use crate::ptx::inst::{Op, ShflMode, VoteMode};
 use crate::timing::Costs;
 
 /// What one block's warps share while they run.
@@ -83,6 +83,14 @@ impl Ctx<'_> {
                 let ack = self.store(w, inst, pc, m, exec)?;
                 w.drain = w.drain.max(issue + ack);
             }
+            Op::WarpSync => {}
+            Op::Shfl(mode) => {
+                self.shfl(w, inst, mode, exec);
+                let lat = self.cfg.shared.latency_cycles;
+                for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
+                    w.ready[d as usize] = issue + lat;
+                }
+            }
             _ => {
                 self.alu(w, inst, exec);
                 for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
@@ -97,7 +105,7 @@ impl Ctx<'_> {
     fn issue_time(&self, w: &Warp, inst: &DInst) -> u32 {
         let mut t = w.clock + 1;
         let mut need = |s: &Src| {
-            if let Src::Reg(r) = s {
+            if let Src::Reg(r) | Src::NotPred(r) = s {
                 t = t.max(w.ready[*r as usize]);
             }
         };
@@ -118,8 +126,42 @@ impl Ctx<'_> {
     pub fn read(&self, w: &Warp, s: Src, lane: usize) -> u64 {
         match s {
             Src::Reg(r) => w.regs[r as usize * 32 + lane],
+            Src::NotPred(r) => (w.regs[r as usize * 32 + lane] & 1) ^ 1,
             Src::Imm(v) => v,
             Src::Special(sp) => self.special(w, sp, lane),
+        }
+    }
+
+    /// `shfl.sync`: each lane reads `a` of a source lane chosen by the mode, `b` and the clamp
+    /// and segment mask packed in `c` (PTX ISA §9.7.8.6); out-of-range lanes read their own.
+    fn shfl(&self, w: &mut Warp, inst: &DInst, mode: ShflMode, exec: u32) {
+        let [sa, sb, sc, _] = inst.src;
+        let a = self.gather(w, sa, u32::MAX);
+        let (b, c) = (self.gather(w, sb, exec), self.gather(w, sc, exec));
+        let (d, p) = (inst.dst[0], inst.dst[1]);
+        for l in lanes(exec) {
+            let lane = l as i64;
+            let bval = (b[l] & 0x1f) as i64;
+            let cval = (c[l] & 0x1f) as i64;
+            let segmask = ((c[l] >> 8) & 0x1f) as i64;
+            let max_lane = (lane & segmask) | (cval & !segmask);
+            let min_lane = lane & segmask;
+            let (j, ok) = match mode {
+                ShflMode::Up => (lane - bval, lane - bval >= max_lane),
+                ShflMode::Down => (lane + bval, lane + bval <= max_lane),
+                ShflMode::Bfly => (lane ^ bval, (lane ^ bval) <= max_lane),
+                ShflMode::Idx => {
+                    let j = min_lane | (bval & !segmask);
+                    (j, j <= max_lane)
+                }
+            };
+            let src = if ok { j as usize } else { l };
+            if d != NO_REG {
+                w.regs[d as usize * 32 + l] = alu::trunc(a[src], 32);
+            }
+            if p != NO_REG {
+                w.regs[p as usize * 32 + l] = u64::from(ok);
+            }
         }
     }
 
@@ -131,7 +173,7 @@ impl Ctx<'_> {
             Src::Reg(r) => w.regs[r as usize * 32..][..32]
                 .try_into()
                 .expect("32 lanes"),
-            Src::Special(_) => {
+            Src::Special(_) | Src::NotPred(_) => {
                 let mut out = [0u64; 32];
                 for l in lanes(exec) {
                     out[l] = self.read(w, s, l);
@@ -229,6 +271,27 @@ impl Ctx<'_> {
                     if d1 != NO_REG {
                         w.regs[d1 as usize * 32 + l] = u64::from(alu::combine(bool_op, !r, c));
                     }
+                }
+            }
+            Op::Vote(mode) => {
+                let p = self.gather(w, s0, exec);
+                let mut yes = 0u32;
+                for l in lanes(exec) {
+                    yes |= ((p[l] & 1) as u32) << l;
+                }
+                let v = match mode {
+                    VoteMode::All => u64::from(yes == exec),
+                    VoteMode::Any => u64::from(yes != 0),
+                    VoteMode::Uni => u64::from(yes == 0 || yes == exec),
+                    VoteMode::Ballot => u64::from(yes),
+                };
+                for l in lanes(exec) {
+                    w.regs[d0 + l] = v;
+                }
+            }
+            Op::ActiveMask => {
+                for l in lanes(exec) {
+                    w.regs[d0 + l] = u64::from(exec);
                 }
             }
             Op::Selp(ty) => {

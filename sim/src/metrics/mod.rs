@@ -4,6 +4,7 @@
 //! instruction; [`Counters::metrics`] turns them into `(metric name, value)` pairs, the contract of
 //! `sim run --format json` (DESIGN.md, "Metrics use Nsight Compute's names").
 
+pub mod picture;
 pub mod report;
 
 use serde::Serialize;
@@ -41,6 +42,14 @@ pub struct Counters {
     pub shared_ld_inst: u64,
     /// `smsp__sass_inst_executed_op_shared_st.sum`.
     pub shared_st_inst: u64,
+    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum`.
+    pub shared_ld_wavefronts: u64,
+    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum`.
+    pub shared_st_wavefronts: u64,
+    /// `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`: wavefronts beyond the ideal.
+    pub shared_ld_conflicts: u64,
+    /// `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum`.
+    pub shared_st_conflicts: u64,
     /// `lts__t_sectors_srcunit_tex_op_read.sum`: L2 sectors read by L1 misses.
     pub l2_read_sectors: u64,
     /// `lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum`.
@@ -79,7 +88,7 @@ impl Counters {
         }
         add!(inst_executed global_ld_inst global_st_inst global_ld_requests global_ld_sectors global_st_requests
             global_st_sectors l1_ld_hits l1_ld_misses local_ld_requests local_ld_sectors local_st_requests local_st_sectors
-            shared_ld_inst shared_st_inst l2_read_sectors l2_read_hits l2_write_sectors l2_write_hits dram_read_bytes
+            shared_ld_inst shared_st_inst shared_ld_wavefronts shared_st_wavefronts shared_ld_conflicts shared_st_conflicts l2_read_sectors l2_read_hits l2_write_sectors l2_write_hits dram_read_bytes
             dram_write_bytes ldc_inst ldc_requests idc_requests idc_hits idc_misses gcc_requests imc_requests);
     }
 
@@ -105,6 +114,22 @@ impl Counters {
                 c.shared_st_inst as f64,
             ),
             ("smsp__sass_inst_executed_op_ldc.sum", c.ldc_inst as f64),
+            (
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                c.shared_ld_wavefronts as f64,
+            ),
+            (
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                c.shared_st_wavefronts as f64,
+            ),
+            (
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                c.shared_ld_conflicts as f64,
+            ),
+            (
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+                c.shared_st_conflicts as f64,
+            ),
             (
                 "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
                 c.global_ld_requests as f64,
@@ -190,4 +215,27 @@ pub struct PcStats {
     pub hits: u64,
     /// L1 (or nearest constant cache) misses.
     pub misses: u64,
+    /// Shared-memory wavefronts.
+    pub wavefronts: u64,
+    /// Shared-memory bank conflicts (wavefronts beyond the ideal).
+    pub conflicts: u64,
+    /// The execution with the most wavefronts, kept to draw its banks.
+    pub worst: Option<SharedSample>,
+}
+
+/// One warp-level shared access, kept for the bank picture of `--per-instruction`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SharedSample {
+    /// Active lanes.
+    pub mask: u32,
+    /// Shared-memory byte offset per lane (32 entries; inactive lanes 0).
+    pub addrs: Vec<u64>,
+    /// Bytes per lane.
+    pub bytes: u32,
+    /// Bank count and width in bytes.
+    pub banks: u32,
+    /// Bank width in bytes.
+    pub width: u32,
+    /// Wavefronts it took.
+    pub wavefronts: u32,
 }

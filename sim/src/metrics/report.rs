@@ -5,6 +5,7 @@
 //! Fields may be added, never renamed.
 
 use crate::config::GpuConfig;
+use crate::metrics::PcStats;
 use crate::run::{LaunchResult, WorkloadRun};
 use serde_json::{json, Map, Value};
 use tabled::settings::{object::Columns, Alignment, Modify, Style};
@@ -125,22 +126,46 @@ pub fn explain(l: &LaunchResult) -> String {
     format!("{}: {}", l.label, parts.join("; "))
 }
 
+/// Renders `rows` (the first is the header) as a rounded table, numbers right-aligned, dropping
+/// the columns after the first whose every cell is `-` (say, shared-memory columns of a kernel
+/// without shared memory).
+fn render(rows: Vec<Vec<String>>) -> String {
+    let keep: Vec<usize> = (0..rows[0].len())
+        .filter(|&c| c == 0 || rows[1..].iter().any(|r| r[c] != "-"))
+        .collect();
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|r| keep.iter().map(|&c| r[c].clone()).collect())
+        .collect();
+    let mut t = tabled::builder::Builder::from(rows).build();
+    t.with(Style::rounded())
+        .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
+    t.to_string()
+}
+
+fn header(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
 /// The table of one workload run, with the constant/global ratio and the explanations.
 pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
-    let mut rows: Vec<Vec<String>> = vec![vec![
-        "launch".into(),
-        "time".into(),
-        "cycles".into(),
-        "warp insts".into(),
-        "const req/LDC".into(),
-        "global req".into(),
-        "ld sectors/req".into(),
-        "L1 hit".into(),
-        "L2 hit".into(),
-        "DRAM".into(),
-    ]];
+    let mut rows = vec![header(&[
+        "launch",
+        "time",
+        "cycles",
+        "warp insts",
+        "const req/LDC",
+        "global req",
+        "ld sectors/req",
+        "L1 hit",
+        "L2 hit",
+        "DRAM",
+        "shared wf/inst",
+        "bank conflicts",
+    ])];
     for l in &run.launches {
         let c = &l.counters;
+        let shared_inst = c.shared_ld_inst + c.shared_st_inst;
         rows.push(vec![
             l.label.clone(),
             format!("{:.1} us", l.timing.time_ns / 1e3),
@@ -152,11 +177,14 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
             pct(c.l1_ld_hits, c.l1_ld_hits + c.l1_ld_misses),
             pct(c.l2_read_hits, c.l2_read_sectors),
             bytes(c.dram_read_bytes + c.dram_write_bytes),
+            ratio(c.shared_ld_wavefronts + c.shared_st_wavefronts, shared_inst),
+            if shared_inst == 0 {
+                "-".into()
+            } else {
+                (c.shared_ld_conflicts + c.shared_st_conflicts).to_string()
+            },
         ]);
     }
-    let mut t = tabled::builder::Builder::from(rows).build();
-    t.with(Style::rounded())
-        .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
     let params: Vec<String> = run.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut out = format!(
         "{} on {} ({}){}\n",
@@ -172,7 +200,7 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
     if !run.description.is_empty() {
         out.push_str(&format!("{}\n", run.description));
     }
-    out.push_str(&t.to_string());
+    out.push_str(&render(rows));
     out.push('\n');
     let find = |label: &str| run.launches.iter().find(|l| l.label == label);
     if let (Some(c), Some(g)) = (find("constant"), find("global")) {
@@ -187,41 +215,39 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
     out
 }
 
-/// Per-instruction tables of every launch: memory instructions first, worst cost per execution
-/// first, so the line to fix is on top.
+/// Per-instruction tables of every launch: memory instructions only, the most expensive per
+/// execution first so the line to fix is on top, then the bank picture of the worst shared
+/// accesses with conflicts.
 pub fn per_instruction(run: &WorkloadRun) -> String {
     let mut out = String::new();
     for l in &run.launches {
         let executed = l.per_pc.iter().filter(|(_, _, s)| s.executed > 0).count();
-        // Memory instructions only: they are what the tables above summarise.
-        let mut rows: Vec<&(u32, String, crate::metrics::PcStats)> =
+        let mut rows: Vec<&(u32, String, PcStats)> =
             l.per_pc.iter().filter(|(_, _, s)| s.requests > 0).collect();
         let hidden = executed - rows.len();
-        let cost = |s: &crate::metrics::PcStats| {
-            let per = (s.requests.max(1) as f64).max(s.sectors as f64) / s.executed as f64;
-            if s.requests == 0 {
-                0.0
-            } else {
-                per
-            }
+        let cost = |s: &PcStats| {
+            (s.sectors.max(s.wavefronts).max(s.requests) as f64) / s.executed.max(1) as f64
         };
         rows.sort_by(|a, b| cost(&b.2).total_cmp(&cost(&a.2)).then(a.0.cmp(&b.0)));
-        let mut t = vec![vec![
-            "PTX line".to_string(),
-            "instruction".into(),
-            "warp execs".into(),
-            "threads/exec".into(),
-            "requests/exec".into(),
-            "sectors/req".into(),
-            "hit rate".into(),
-        ]];
-        for (line, text, s) in rows {
+        let mut t = vec![header(&[
+            "PTX line",
+            "instruction",
+            "warp execs",
+            "threads/exec",
+            "requests/exec",
+            "sectors/req",
+            "wavefronts/req",
+            "conflicts/req",
+            "hit rate",
+        ])];
+        for (line, text, s) in &rows {
+            let shared = s.wavefronts > 0;
             t.push(vec![
                 line.to_string(),
                 text.clone(),
                 s.executed.to_string(),
                 ratio(s.threads, s.executed),
-                if s.requests == 0 {
+                if shared {
                     "-".into()
                 } else {
                     ratio(s.requests, s.executed)
@@ -231,17 +257,34 @@ pub fn per_instruction(run: &WorkloadRun) -> String {
                 } else {
                     ratio(s.sectors, s.requests)
                 },
+                if shared {
+                    ratio(s.wavefronts, s.requests)
+                } else {
+                    "-".into()
+                },
+                if shared {
+                    ratio(s.conflicts, s.requests)
+                } else {
+                    "-".into()
+                },
                 pct(s.hits, s.hits + s.misses),
             ]);
         }
-        let mut table = tabled::builder::Builder::from(t).build();
-        table
-            .with(Style::rounded())
-            .with(Modify::new(Columns::new(2..)).with(Alignment::right()));
         out.push_str(&format!(
             "{} ({}): memory instructions, most expensive first ({hidden} other executed instructions not shown)\n{}\n",
-            l.label, l.kernel, table
+            l.label,
+            l.kernel,
+            render(t)
         ));
+        for (line, text, s) in rows.iter().filter(|(_, _, s)| s.conflicts > 0).take(3) {
+            if let Some(w) = &s.worst {
+                out.push_str(&format!(
+                    "line {line} `{text}`: banks of its worst execution ({} wavefronts)\n",
+                    w.wavefronts
+                ));
+                out.push_str(&super::picture::banks(w));
+            }
+        }
     }
     out
 }

@@ -357,6 +357,8 @@ impl Special {
 pub enum Operand {
     /// A register (`%r1`).
     Reg(String),
+    /// A negated predicate register (`!%p1`, in `vote` and `setp`'s third operand).
+    NotPred(String),
     /// A special register (`%tid.x`).
     Special(Special),
     /// An integer immediate (two's complement bits).

@@ -144,6 +144,26 @@ pub enum Rounding {
     Rpi,
 }
 
+/// Lane-exchange mode of `shfl.sync` (PTX ISA §9.7.8.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+/// Reduction of `vote.sync` (PTX ISA §9.7.13.10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
 /// A typed PTX operation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Op {
@@ -201,6 +221,14 @@ pub enum Op {
     Exit,
     /// `bar.sync 0` / `barrier.sync 0` / `bar.sync 0, n`.
     BarSync,
+    /// `bar.warp.sync membermask`: the lanes of a warp reconverge (a no-op in lock-step execution).
+    WarpSync,
+    /// `shfl.sync.mode.b32 d[|p], a, b, c, membermask`.
+    Shfl(ShflMode),
+    /// `vote.sync.mode.{pred,b32} d, {!}a, membermask`.
+    Vote(VoteMode),
+    /// `activemask.b32 d`.
+    ActiveMask,
 }
 
 /// Consumes the modifiers of one instruction; whatever is left at the end is unsupported.
@@ -451,6 +479,46 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
             Op::Ret
         }
         "exit" => Op::Exit,
+        "bar" if m.take("warp") => {
+            if !m.take("sync") {
+                return Err("only `bar.warp.sync` is supported".into());
+            }
+            Op::WarpSync
+        }
+        "shfl" => {
+            m.take("sync");
+            let mode = m
+                .take_map(|w| match w {
+                    "up" => Some(ShflMode::Up),
+                    "down" => Some(ShflMode::Down),
+                    "bfly" => Some(ShflMode::Bfly),
+                    "idx" => Some(ShflMode::Idx),
+                    _ => None,
+                })
+                .ok_or("`shfl` needs a mode (.up .down .bfly .idx)")?;
+            if need_ty(m, opcode)?.bits() != 32 {
+                return Err("`shfl` moves .b32 values".into());
+            }
+            Op::Shfl(mode)
+        }
+        "vote" => {
+            m.take("sync");
+            let mode = m
+                .take_map(|w| match w {
+                    "all" => Some(VoteMode::All),
+                    "any" => Some(VoteMode::Any),
+                    "uni" => Some(VoteMode::Uni),
+                    "ballot" => Some(VoteMode::Ballot),
+                    _ => None,
+                })
+                .ok_or("`vote` needs a mode (.all .any .uni .ballot)")?;
+            need_ty(m, opcode)?;
+            Op::Vote(mode)
+        }
+        "activemask" => {
+            need_ty(m, opcode)?;
+            Op::ActiveMask
+        }
         "bar" | "barrier" => {
             // bar.sync and barrier.sync (with the optional .aligned) wait for the whole CTA.
             if !(m.take("sync") || m.take("cta") && m.take("sync")) {
@@ -470,7 +538,8 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
 /// The opcodes the simulator executes, for error messages.
 pub const SUPPORTED: &str =
     "ld ldu st mov cvta cvt add sub mul mad fma div rem min max neg abs and or xor not cnot \
-shl shr popc clz brev rcp sqrt rsqrt setp selp bra ret exit bar.sync barrier.sync";
+shl shr popc clz brev rcp sqrt rsqrt setp selp bra ret exit bar.sync barrier.sync bar.warp.sync \
+shfl.sync vote.sync activemask";
 
 #[cfg(test)]
 mod tests {

@@ -716,6 +716,16 @@ impl<'s> Parser<'s> {
                 })
             }
             Some(Token::Ident) => self.name_operand(),
+            Some(Token::Bang) => {
+                self.pos += 1;
+                match self.name_operand()? {
+                    Operand::Reg(r) => Ok(Operand::NotPred(r)),
+                    _ => Err(self.error_at(
+                        self.toks[self.pos - 1].1.clone(),
+                        "`!` applies to a predicate register",
+                    )),
+                }
+            }
             _ => Err(self.error("expected an operand")),
         }
     }

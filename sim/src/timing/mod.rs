@@ -145,6 +145,8 @@ pub struct SmWork {
     pub const_cycles: f64,
     /// DRAM bytes read and written because of this SM's accesses.
     pub dram_bytes: u64,
+    /// Shared-memory wavefronts.
+    pub shared_wavefronts: u64,
     /// Latency-bound cycles per wave (the slowest warp of each wave of co-resident blocks).
     pub waves: Vec<u64>,
 }
@@ -171,7 +173,8 @@ pub struct Timing {
     pub cycles: f64,
     /// Kernel duration in ns (`gpu__time_duration.sum`), launch overhead included.
     pub time_ns: f64,
-    /// Which bound set the time: `latency`, `issue`, `lsu`, `l1`, `constant`, `l2`, `dram`.
+    /// Which bound set the time: `latency`, `issue`, `lsu`, `l1`, `constant`, `shared`, `l2`,
+    /// `dram`.
     pub bound: &'static str,
     /// Every bound in cycles, for reports.
     pub bounds: Vec<(&'static str, f64)>,
@@ -197,6 +200,10 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], l2_sectors: u64, dram_bytes: u6
                 .max(w.l1_tags as f64 / cfg.l1.tag_lookups_per_cycle),
         );
         worst("constant", w.const_cycles);
+        worst(
+            "shared",
+            w.shared_wavefronts as f64 / cfg.shared.wavefronts_per_cycle,
+        );
     }
     worst(
         "l2",

@@ -1,0 +1,165 @@
+//! Shared memory banks: how many wavefronts a warp-level shared access takes.
+//!
+//! Shared memory is split into `banks` banks of `width` bytes; the bank of a byte address is
+//! `(address / width) % banks` (CUDA C Programming Guide 4.2 §F.4.3 for 4-byte banks, §F.5.3.1
+//! for Kepler's 8-byte mode). A bank delivers one word per wavefront: lanes reading any bytes of
+//! the same word share it (broadcast), while n distinct words in one bank take n wavefronts (an
+//! n-way bank conflict). A wavefront moves at most `banks * width` bytes, so an access whose lanes
+//! move more than that is processed in phases of `banks * width / bytes` lanes (half-warps for
+//! 8-byte and quarter-warps for 16-byte accesses on 32 x 4-byte banks; half-warps on compute 1.x's
+//! 16 banks), each phase needing at least one wavefront.
+//!
+//! Nsight Compute counts `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum` (wavefronts) and
+//! `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`, the wavefronts beyond the minimum
+//! the access needs ([`Wavefronts::conflicts`]).
+
+use super::WarpAccess;
+
+/// The bank organisation of shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Banks {
+    /// Number of banks (32; 16 on compute 1.x).
+    pub banks: u32,
+    /// Bank width in bytes (4, or 8 in Kepler's 8-byte mode).
+    pub width: u32,
+}
+
+/// The cost of one warp-level shared access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Wavefronts {
+    /// Wavefronts the access takes.
+    pub wavefronts: u32,
+    /// The fewest it could take with no conflict: one per phase with an active lane.
+    pub ideal: u32,
+}
+
+impl Wavefronts {
+    /// Wavefronts beyond the ideal: Nsight Compute's bank conflicts.
+    pub fn conflicts(&self) -> u32 {
+        self.wavefronts - self.ideal
+    }
+}
+
+/// Lanes processed together in one phase for accesses of `bytes` per lane.
+pub fn lanes_per_phase(bytes: u32, banks: Banks) -> u32 {
+    let per_wavefront = banks.banks * banks.width;
+    (per_wavefront / bytes.max(1)).clamp(1, banks.banks.min(32))
+}
+
+/// Wavefronts of `access` on `banks`.
+pub fn wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
+    let phase = lanes_per_phase(access.bytes, banks) as usize;
+    let width = u64::from(banks.width);
+    let mut out = Wavefronts::default();
+    // words[b] = distinct words of bank b in this phase (few per bank: a small vector each).
+    let mut words: Vec<Vec<u64>> = vec![Vec::new(); banks.banks as usize];
+    let mut start = 0;
+    while start < 32 {
+        words.iter_mut().for_each(Vec::clear);
+        let mut any = false;
+        for (lane, a) in access.lanes() {
+            if lane < start || lane >= start + phase {
+                continue;
+            }
+            any = true;
+            let last = (a + u64::from(access.bytes.max(1)) - 1) / width;
+            for w in a / width..=last {
+                let b = &mut words[(w % u64::from(banks.banks)) as usize];
+                if !b.contains(&w) {
+                    b.push(w);
+                }
+            }
+        }
+        if any {
+            out.ideal += 1;
+            out.wavefronts += words
+                .iter()
+                .map(|b| b.len() as u32)
+                .max()
+                .unwrap_or(1)
+                .max(1);
+        }
+        start += phase;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::WARP;
+
+    const B4: Banks = Banks {
+        banks: 32,
+        width: 4,
+    };
+    const B8: Banks = Banks {
+        banks: 32,
+        width: 8,
+    };
+
+    fn access(f: impl Fn(u64) -> u64, bytes: u32) -> WarpAccess {
+        let mut addrs = [0; WARP];
+        for (l, a) in addrs.iter_mut().enumerate() {
+            *a = f(l as u64);
+        }
+        WarpAccess {
+            mask: u32::MAX,
+            addrs,
+            bytes,
+        }
+    }
+
+    #[test]
+    fn row_access_is_conflict_free() {
+        let w = wavefronts(&access(|l| 4 * l, 4), B4);
+        assert_eq!((w.wavefronts, w.conflicts()), (1, 0));
+    }
+
+    #[test]
+    fn column_of_a_32x32_int_tile_is_32_way_then_16_way_with_8_byte_banks() {
+        let col = access(|l| 4 * (l * 32 + 5), 4);
+        assert_eq!(wavefronts(&col, B4).wavefronts, 32);
+        assert_eq!(wavefronts(&col, B8).wavefronts, 16);
+        let padded = access(|l| 4 * (l * 33 + 5), 4);
+        assert_eq!(wavefronts(&padded, B4).wavefronts, 1);
+    }
+
+    #[test]
+    fn same_word_is_a_broadcast() {
+        assert_eq!(wavefronts(&access(|_| 64, 4), B4).wavefronts, 1);
+        // Two 4-byte halves of one 8-byte word share an 8-byte bank entry.
+        assert_eq!(
+            wavefronts(&access(|l| 8 * (l / 2) + 4 * (l % 2), 4), B8).wavefronts,
+            1
+        );
+    }
+
+    #[test]
+    fn wide_accesses_take_phases() {
+        let w8 = wavefronts(&access(|l| 8 * l, 8), B4);
+        assert_eq!((w8.wavefronts, w8.ideal), (2, 2));
+        let w16 = wavefronts(&access(|l| 16 * l, 16), B4);
+        assert_eq!((w16.wavefronts, w16.ideal), (4, 4));
+        // Stride 2 on 8-byte words: each half-warp hits 16 banks pairs twice.
+        let s2 = wavefronts(&access(|l| 16 * l, 8), B4);
+        assert_eq!((s2.wavefronts, s2.conflicts()), (4, 2));
+    }
+
+    #[test]
+    fn half_warps_on_16_banks() {
+        let b = Banks {
+            banks: 16,
+            width: 4,
+        };
+        let w = wavefronts(&access(|l| 4 * l, 4), b);
+        assert_eq!((w.wavefronts, w.ideal), (2, 2));
+    }
+
+    #[test]
+    fn inactive_lanes_are_ignored() {
+        let mut a = access(|l| 4 * (l * 32), 4);
+        a.mask = 0b111;
+        assert_eq!(wavefronts(&a, B4).wavefronts, 3);
+    }
+}
