@@ -77,8 +77,68 @@ pub struct WorkloadRun {
     pub launches: Vec<LaunchResult>,
 }
 
-/// Runs every launch of `w` on the GPU described by `cfg`.
+/// A kernel argument as the GPU side needs it: a buffer's address, or literal bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlannedArg {
+    /// The device address of the named buffer (8 bytes).
+    Buffer(String),
+    /// The parameter's bytes, little-endian.
+    Bytes(Vec<u8>),
+}
+
+/// One launch, made concrete.
+#[derive(Debug, Clone)]
+pub struct PlannedLaunch {
+    /// Label (`constant`).
+    pub label: String,
+    /// PTX entry.
+    pub kernel: String,
+    /// The decoded kernel.
+    pub program: exec::Program,
+    /// The parameter buffer with the simulator's buffer addresses.
+    pub params: Vec<u8>,
+    /// The arguments in PTX parameter order, for a real GPU (its buffer addresses differ).
+    pub args: Vec<PlannedArg>,
+    /// Grid and block.
+    pub dims: Dims,
+    /// Dynamic shared memory in bytes (what a real launch passes).
+    pub dynamic_shared_bytes: u64,
+    /// Static plus dynamic shared memory in bytes.
+    pub shared_bytes: u64,
+    /// Local memory per thread in bytes.
+    pub local_bytes: u64,
+    /// Global loads cached in L1 by default (`dlcm=ca`).
+    pub cache_global_loads: bool,
+    /// Shared-memory bank width in bytes.
+    pub bank_width: u32,
+}
+
+/// A workload made concrete: its PTX, the initial memory and every launch's kernel, arguments and
+/// shape. The simulator executes it ([`execute`]); the `validate` crate replays it on a real GPU.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The workload, parameters overridden.
+    pub workload: Workload,
+    /// Where the PTX came from, for messages.
+    pub ptx_name: String,
+    /// The PTX text.
+    pub ptx_text: String,
+    /// Initial device memory: buffers, `.global` variables, the constant bank.
+    pub image: MemoryImage,
+    /// Initial contents of every module `.const`/`.global` variable with data: (symbol, bytes).
+    pub symbols: Vec<(String, Vec<u8>)>,
+    /// The launches, in order (filtered by [`Options::only`]).
+    pub launches: Vec<PlannedLaunch>,
+}
+
+/// Runs every launch of `w` on the GPU described by `cfg`: [`plan`], then [`execute`].
 pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<WorkloadRun> {
+    let p = plan(cfg, w, opts)?;
+    execute(cfg, p, opts)
+}
+
+/// Resolves `w` against `cfg`: parses the PTX, builds the initial memory, decodes each launch.
+pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     let mut w = w.clone();
     w.set_params(&opts.sets)?;
     let (ptx_name, bytes) = w.source.read_relative(&w.ptx)?;
@@ -113,11 +173,35 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
             .map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
         let data = init::build(&b.init, elem, count, &read_file)
             .map_err(|m| w.err(&format!("{key}.init"), m))?;
-        buffers.insert(b.name.clone(), image.alloc(&b.name, data));
+        if buffers
+            .insert(b.name.clone(), image.alloc(&b.name, data))
+            .is_some()
+        {
+            return Err(w.err(
+                &format!("{key}.name"),
+                format!("a second buffer named `{}`", b.name),
+            ));
+        }
     }
     for (i, c) in w.constants.iter().enumerate() {
         init_constant(&module, &mut image, &symbols, &w, i, c, &read_file)?;
     }
+    let symbol_data = module
+        .globals
+        .iter()
+        .filter_map(|v| match symbols.get(&v.name)? {
+            SymbolAddr::Const(off) => Some((
+                v.name.clone(),
+                image.constant[*off as usize..(*off + v.size_bytes()) as usize].to_vec(),
+            )),
+            SymbolAddr::Global(a) => image
+                .allocs
+                .iter()
+                .find(|x| x.base == *a)
+                .map(|x| (v.name.clone(), x.data.clone())),
+            _ => None,
+        })
+        .collect();
 
     let mut launches = vec![];
     for (i, spec) in w.launches.iter().enumerate() {
@@ -143,7 +227,7 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
         })?;
         let (param_bytes, dynamic_shared_at, local) = layout_kernel(&module, f, &mut symbols);
         let program = exec::decode(f, &symbols, &text, &ptx_name)?;
-        let params = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
+        let (params, args) = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
         let dims = Dims {
             grid: w.dims(&spec.grid, &format!("{key}.grid"))?,
             block: w.dims(&spec.block, &format!("{key}.block"))?,
@@ -177,15 +261,50 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
                 ));
             }
         }
-        let launch = Launch {
-            label: &spec.label,
-            program: &program,
+        launches.push(PlannedLaunch {
+            label: spec.label.clone(),
+            kernel: spec.kernel.clone(),
+            program,
             params,
+            args,
             dims,
+            dynamic_shared_bytes: dynamic as u64,
             shared_bytes: dynamic_shared_at + dynamic as u64,
             local_bytes: local,
             cache_global_loads,
             bank_width: spec.bank_mode.unwrap_or(cfg.shared.bank_width_bytes),
+        });
+    }
+    Ok(Plan {
+        workload: w,
+        ptx_name,
+        ptx_text: text,
+        image,
+        symbols: symbol_data,
+        launches,
+    })
+}
+
+/// Executes a [`Plan`]'s launches in order on the simulated GPU, each with cold caches (or warm,
+/// with [`Options::warm`]), on one memory image that carries results from launch to launch.
+pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRun> {
+    let Plan {
+        workload: w,
+        mut image,
+        launches: planned,
+        ..
+    } = plan;
+    let mut launches = vec![];
+    for p in &planned {
+        let launch = Launch {
+            label: &p.label,
+            program: &p.program,
+            params: p.params.clone(),
+            dims: p.dims,
+            shared_bytes: p.shared_bytes,
+            local_bytes: p.local_bytes,
+            cache_global_loads: p.cache_global_loads,
+            bank_width: p.bank_width,
             max_warp_instructions: opts.max_warp_instructions,
         };
         let mut mem = MemorySystem::new(cfg);
@@ -217,14 +336,14 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
             .per_pc
             .iter()
             .enumerate()
-            .map(|(i, s)| (program.lines[i], program.texts[i].clone(), s.clone()))
+            .map(|(i, s)| (p.program.lines[i], p.program.texts[i].clone(), s.clone()))
             .collect();
         launches.push(LaunchResult {
-            label: spec.label.clone(),
-            kernel: spec.kernel.clone(),
-            grid: dims.grid,
-            block: dims.block,
-            counters: stats.counters.clone(),
+            label: p.label.clone(),
+            kernel: p.kernel.clone(),
+            grid: p.dims.grid,
+            block: p.dims.block,
+            counters: stats.counters,
             timing,
             occupancy_blocks: stats.occupancy_blocks,
             per_pc,
@@ -402,7 +521,7 @@ fn build_params(
     w: &Workload,
     key: &str,
     bytes: u64,
-) -> Result<Vec<u8>> {
+) -> Result<(Vec<u8>, Vec<PlannedArg>)> {
     if spec.args.len() != f.params.len() {
         return Err(w.err(
             &format!("{key}.args"),
@@ -415,6 +534,7 @@ fn build_params(
         ));
     }
     let mut out = vec![0u8; bytes as usize];
+    let mut args = Vec::with_capacity(f.params.len());
     let mut off = 0u64;
     for (j, (p, a)) in f.params.iter().zip(&spec.args).enumerate() {
         off = off.next_multiple_of(u64::from(p.align.max(1)));
@@ -451,9 +571,13 @@ fn build_params(
         };
         let n = (p.ty.bytes() as usize).min(8);
         out[off as usize..off as usize + n].copy_from_slice(&value.to_le_bytes()[..n]);
+        args.push(match a {
+            Arg::Text(t) if buffers.contains_key(t) => PlannedArg::Buffer(t.clone()),
+            _ => PlannedArg::Bytes(value.to_le_bytes()[..n].to_vec()),
+        });
         off += p.size_bytes();
     }
-    Ok(out)
+    Ok((out, args))
 }
 
 fn int_for(ty: Type, v: i64) -> u64 {

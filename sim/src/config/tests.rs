@@ -293,9 +293,18 @@ fn kepler_k40_config_loads() {
     assert_eq!(k40.sm.count, 15);
     assert!((k40.clock_hz() - 745e6).abs() < 1.0);
     assert_eq!(k40.shared.banks, 32);
-    assert_eq!(k40.shared.bank_width_bytes, 4, "the default 4-byte bank mode");
-    assert_eq!(k40.shared.size_per_sm_bytes + k40.l1.size_bytes as u32, 65536);
-    assert!(!k40.l1.cache_global_loads, "3.5 caches global loads in L2 only");
+    assert_eq!(
+        k40.shared.bank_width_bytes, 4,
+        "the default 4-byte bank mode"
+    );
+    assert_eq!(
+        k40.shared.size_per_sm_bytes + k40.l1.size_bytes as u32,
+        65536
+    );
+    assert!(
+        !k40.l1.cache_global_loads,
+        "3.5 caches global loads in L2 only"
+    );
     assert_eq!(k40.l1.transaction_bytes, k40.l1.line_bytes);
     assert_eq!(k40.l1.geometry().sets(), 32);
     assert_eq!(k40.l2.size_bytes, 1_572_864);
@@ -311,11 +320,18 @@ fn fermi_c2050_config_loads() {
     assert_eq!(c2050.compute_capability(), (2, 0));
     assert_eq!(c2050.sm.count, 14);
     assert_eq!(
-        (c2050.sm.max_threads, c2050.sm.max_warps, c2050.sm.max_blocks),
+        (
+            c2050.sm.max_threads,
+            c2050.sm.max_warps,
+            c2050.sm.max_blocks
+        ),
         (1536, 48, 8)
     );
     assert_eq!(c2050.shared.bank_width_bytes, 4);
-    assert!(c2050.l1.cache_global_loads, "2.x caches global loads in L1 by default");
+    assert!(
+        c2050.l1.cache_global_loads,
+        "2.x caches global loads in L1 by default"
+    );
     assert_eq!(c2050.l1.transaction_bytes, 128);
     assert_eq!(c2050.l1.transaction_bytes, c2050.l1.line_bytes);
     assert_eq!(c2050.l1.size_bytes, 16384);
