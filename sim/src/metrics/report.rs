@@ -112,12 +112,22 @@ pub fn explain(l: &LaunchResult) -> String {
             }
         ));
     }
+    let shared = c.shared_ld_inst + c.shared_st_inst;
+    if shared > 0 {
+        let wf = (c.shared_ld_wavefronts + c.shared_st_wavefronts) as f64 / shared as f64;
+        parts.push(if c.shared_ld_conflicts + c.shared_st_conflicts == 0 {
+            format!("shared accesses are conflict-free ({wf:.1} wavefronts per instruction)")
+        } else {
+            format!("shared accesses take {wf:.1} wavefronts per instruction: bank conflicts serialize them")
+        });
+    }
     let bound = match l.timing.bound {
         "latency" => "memory latency (too few warps to hide it)",
         "issue" => "instruction issue",
         "lsu" => "the load/store unit",
         "l1" => "L1 bandwidth",
         "constant" => "the constant cache (requests serialized per distinct address)",
+        "shared" => "shared-memory bandwidth (one wavefront per cycle)",
         "l2" => "L2 bandwidth",
         "dram" => "DRAM bandwidth",
         other => other,
@@ -126,10 +136,11 @@ pub fn explain(l: &LaunchResult) -> String {
     format!("{}: {}", l.label, parts.join("; "))
 }
 
-/// Renders `rows` (the first is the header) as a rounded table, numbers right-aligned, dropping
+/// Renders `rows` (the first is the header) as a rounded table, the columns after the first
+/// `text_columns` right-aligned, dropping
 /// the columns after the first whose every cell is `-` (say, shared-memory columns of a kernel
 /// without shared memory).
-fn render(rows: Vec<Vec<String>>) -> String {
+fn render(rows: Vec<Vec<String>>, text_columns: usize) -> String {
     let keep: Vec<usize> = (0..rows[0].len())
         .filter(|&c| c == 0 || rows[1..].iter().any(|r| r[c] != "-"))
         .collect();
@@ -139,7 +150,7 @@ fn render(rows: Vec<Vec<String>>) -> String {
         .collect();
     let mut t = tabled::builder::Builder::from(rows).build();
     t.with(Style::rounded())
-        .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
+        .with(Modify::new(Columns::new(text_columns..)).with(Alignment::right()));
     t.to_string()
 }
 
@@ -200,7 +211,7 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
     if !run.description.is_empty() {
         out.push_str(&format!("{}\n", run.description));
     }
-    out.push_str(&render(rows));
+    out.push_str(&render(rows, 1));
     out.push('\n');
     let find = |label: &str| run.launches.iter().find(|l| l.label == label);
     if let (Some(c), Some(g)) = (find("constant"), find("global")) {
@@ -274,7 +285,7 @@ pub fn per_instruction(run: &WorkloadRun) -> String {
             "{} ({}): memory instructions, most expensive first ({hidden} other executed instructions not shown)\n{}\n",
             l.label,
             l.kernel,
-            render(t)
+            render(t, 2)
         ));
         for (line, text, s) in rows.iter().filter(|(_, _, s)| s.conflicts > 0).take(3) {
             if let Some(w) = &s.worst {
