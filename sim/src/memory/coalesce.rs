@@ -47,44 +47,38 @@ pub fn lines(sectors: &[u64], line_bytes: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::WARP;
-
-    fn access(f: impl Fn(u64) -> u64, bytes: u32) -> WarpAccess {
-        let mut addrs = [0; WARP];
-        for (l, a) in addrs.iter_mut().enumerate() {
-            *a = f(l as u64);
-        }
-        WarpAccess {
-            mask: u32::MAX,
-            addrs,
-            bytes,
-        }
-    }
 
     #[test]
     fn consecutive_aligned_words_take_four_sectors() {
-        let s = sectors(&access(|l| 0x1000 + 4 * l, 4), 32);
+        let s = sectors(&WarpAccess::from_fn(4, |l| 0x1000 + 4 * l), 32);
         assert_eq!(s.len(), 4);
         assert_eq!(lines(&s, 128), 1);
     }
 
     #[test]
     fn misaligned_by_one_word_takes_five() {
-        assert_eq!(sectors(&access(|l| 0x1004 + 4 * l, 4), 32).len(), 5);
+        assert_eq!(
+            sectors(&WarpAccess::from_fn(4, |l| 0x1004 + 4 * l), 32).len(),
+            5
+        );
     }
 
     #[test]
     fn broadcast_is_one_sector_and_scatter_is_thirty_two() {
-        assert_eq!(sectors(&access(|_| 0x1000, 4), 32).len(), 1);
+        assert_eq!(sectors(&WarpAccess::from_fn(4, |_| 0x1000), 32).len(), 1);
         assert_eq!(
-            sectors(&access(|l| 0x1000 + ((l * 1357) % 16384) * 4, 4), 32).len(),
+            sectors(
+                &WarpAccess::from_fn(4, |l| 0x1000 + ((l * 1357) % 16384) * 4),
+                32
+            )
+            .len(),
             32
         );
     }
 
     #[test]
     fn straddling_lane_touches_two_sectors() {
-        let mut a = access(|_| 0x101c, 8);
+        let mut a = WarpAccess::from_fn(8, |_| 0x101c);
         a.mask = 1;
         assert_eq!(sectors(&a, 32), vec![0x1000, 0x1020]);
     }

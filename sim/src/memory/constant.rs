@@ -36,39 +36,29 @@ pub fn requests(access: &WarpAccess, broadcast_lanes: u32) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::WARP;
-
-    fn access(f: impl Fn(u64) -> u64) -> WarpAccess {
-        let mut addrs = [0; WARP];
-        for (l, a) in addrs.iter_mut().enumerate() {
-            *a = f(l as u64);
-        }
-        WarpAccess {
-            mask: u32::MAX,
-            addrs,
-            bytes: 4,
-        }
-    }
 
     #[test]
     fn broadcast_is_one_request() {
-        assert_eq!(requests(&access(|_| 64), 32).len(), 1);
+        assert_eq!(requests(&WarpAccess::from_fn(4, |_| 64), 32).len(), 1);
     }
 
     #[test]
     fn distinct_addresses_in_one_line_are_separate_requests() {
-        assert_eq!(requests(&access(|l| 4 * (l % 8)), 32).len(), 8);
+        assert_eq!(
+            requests(&WarpAccess::from_fn(4, |l| 4 * (l % 8)), 32).len(),
+            8
+        );
     }
 
     #[test]
     fn half_warp_broadcast_on_compute_1x() {
-        assert_eq!(requests(&access(|_| 64), 16).len(), 2);
-        assert_eq!(requests(&access(|l| 4 * l), 16).len(), 32);
+        assert_eq!(requests(&WarpAccess::from_fn(4, |_| 64), 16).len(), 2);
+        assert_eq!(requests(&WarpAccess::from_fn(4, |l| 4 * l), 16).len(), 32);
     }
 
     #[test]
     fn inactive_lanes_do_not_count() {
-        let mut a = access(|l| 4 * l);
+        let mut a = WarpAccess::from_fn(4, |l| 4 * l);
         a.mask = 0b1011;
         assert_eq!(requests(&a, 32), vec![0, 4, 12]);
     }

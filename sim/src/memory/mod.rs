@@ -32,6 +32,15 @@ pub struct WarpAccess {
 }
 
 impl WarpAccess {
+    /// All 32 lanes active, lane `l` at address `f(l)`, `bytes` each.
+    pub fn from_fn(bytes: u32, f: impl Fn(u64) -> u64) -> Self {
+        WarpAccess {
+            mask: u32::MAX,
+            addrs: std::array::from_fn(|l| f(l as u64)),
+            bytes,
+        }
+    }
+
     /// Iterates over the active lanes' (lane, address).
     pub fn lanes(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
         (0..WARP)

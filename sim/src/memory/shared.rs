@@ -87,7 +87,6 @@ pub fn wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::WARP;
 
     const B4: Banks = Banks {
         banks: 32,
@@ -98,51 +97,42 @@ mod tests {
         width: 8,
     };
 
-    fn access(f: impl Fn(u64) -> u64, bytes: u32) -> WarpAccess {
-        let mut addrs = [0; WARP];
-        for (l, a) in addrs.iter_mut().enumerate() {
-            *a = f(l as u64);
-        }
-        WarpAccess {
-            mask: u32::MAX,
-            addrs,
-            bytes,
-        }
-    }
-
     #[test]
     fn row_access_is_conflict_free() {
-        let w = wavefronts(&access(|l| 4 * l, 4), B4);
+        let w = wavefronts(&WarpAccess::from_fn(4, |l| 4 * l), B4);
         assert_eq!((w.wavefronts, w.conflicts()), (1, 0));
     }
 
     #[test]
     fn column_of_a_32x32_int_tile_is_32_way_then_16_way_with_8_byte_banks() {
-        let col = access(|l| 4 * (l * 32 + 5), 4);
+        let col = WarpAccess::from_fn(4, |l| 4 * (l * 32 + 5));
         assert_eq!(wavefronts(&col, B4).wavefronts, 32);
         assert_eq!(wavefronts(&col, B8).wavefronts, 16);
-        let padded = access(|l| 4 * (l * 33 + 5), 4);
+        let padded = WarpAccess::from_fn(4, |l| 4 * (l * 33 + 5));
         assert_eq!(wavefronts(&padded, B4).wavefronts, 1);
     }
 
     #[test]
     fn same_word_is_a_broadcast() {
-        assert_eq!(wavefronts(&access(|_| 64, 4), B4).wavefronts, 1);
+        assert_eq!(
+            wavefronts(&WarpAccess::from_fn(4, |_| 64), B4).wavefronts,
+            1
+        );
         // Two 4-byte halves of one 8-byte word share an 8-byte bank entry.
         assert_eq!(
-            wavefronts(&access(|l| 8 * (l / 2) + 4 * (l % 2), 4), B8).wavefronts,
+            wavefronts(&WarpAccess::from_fn(4, |l| 8 * (l / 2) + 4 * (l % 2)), B8).wavefronts,
             1
         );
     }
 
     #[test]
     fn wide_accesses_take_phases() {
-        let w8 = wavefronts(&access(|l| 8 * l, 8), B4);
+        let w8 = wavefronts(&WarpAccess::from_fn(8, |l| 8 * l), B4);
         assert_eq!((w8.wavefronts, w8.ideal), (2, 2));
-        let w16 = wavefronts(&access(|l| 16 * l, 16), B4);
+        let w16 = wavefronts(&WarpAccess::from_fn(16, |l| 16 * l), B4);
         assert_eq!((w16.wavefronts, w16.ideal), (4, 4));
         // Stride 2 on 8-byte words: each half-warp hits 16 banks pairs twice.
-        let s2 = wavefronts(&access(|l| 16 * l, 8), B4);
+        let s2 = wavefronts(&WarpAccess::from_fn(8, |l| 16 * l), B4);
         assert_eq!((s2.wavefronts, s2.conflicts()), (4, 2));
     }
 
@@ -152,13 +142,13 @@ mod tests {
             banks: 16,
             width: 4,
         };
-        let w = wavefronts(&access(|l| 4 * l, 4), b);
+        let w = wavefronts(&WarpAccess::from_fn(4, |l| 4 * l), b);
         assert_eq!((w.wavefronts, w.ideal), (2, 2));
     }
 
     #[test]
     fn inactive_lanes_are_ignored() {
-        let mut a = access(|l| 4 * (l * 32), 4);
+        let mut a = WarpAccess::from_fn(4, |l| 4 * (l * 32));
         a.mask = 0b111;
         assert_eq!(wavefronts(&a, B4).wavefronts, 3);
     }
