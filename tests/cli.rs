@@ -28,11 +28,26 @@ use std::process::{Command, Stdio};
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-const BUNDLED: [&str; 4] = [
+/// The add_constant workloads: each has a `constant` and a `global` launch.
+const ADD_CONSTANT: [&str; 4] = [
     "one_access_per_block",
     "one_access_per_warp",
     "one_access_per_thread",
     "pseudo_random",
+];
+/// Every bundled workload (`kernels/*.toml`).
+const BUNDLED: [&str; 11] = [
+    "one_access_per_block",
+    "one_access_per_thread",
+    "one_access_per_warp",
+    "pseudo_random",
+    "reduce",
+    "smem_rectangle",
+    "smem_square",
+    "smem_square_8byte",
+    "smem_stride",
+    "smem_stride_8byte",
+    "transpose_smem",
 ];
 const CONFIGS: [&str; 2] = ["configs/rtx3090.toml", "configs/h200.toml"];
 
@@ -567,7 +582,7 @@ fn main_job_json_has_the_contract_keys_and_the_exact_counts() {
 #[test]
 fn every_bundled_workload_runs_on_both_configs_and_reports_both_launches() {
     for config in CONFIGS {
-        for workload in BUNDLED {
+        for workload in ADD_CONSTANT {
             let out = sim(&["run", config, workload, "--set", "n=5000"]).success();
             assert_eq!(
                 out.table_rows(&["constant", "global"]),
