@@ -25,6 +25,7 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use sim::config::GpuConfig;
+use sim::memory::system::LoadPath;
 use sim::memory::system::MemorySystem;
 use sim::memory::{coalesce, constant, WarpAccess};
 use std::collections::BTreeSet;
@@ -251,7 +252,7 @@ proptest! {
                 prop_assert_eq!(o.l2_sectors, sectors);
                 prop_assert!(o.l2_hits <= o.l2_sectors);
             } else {
-                let o = mem.load(*sm, a, *cached);
+                let o = mem.load(*sm, a, path(*cached));
                 prop_assert_eq!(o.sectors, sectors);
                 prop_assert_eq!(o.lines, touched_segments(a, 128).len() as u32);
                 prop_assert_eq!(o.l1_hits + o.l1_misses, o.sectors);
@@ -271,17 +272,17 @@ proptest! {
     fn cg_never_hits_nor_fills_l1(a in access_with(vec![1, 2, 4, 8, 16], true, mask().prop_filter("an active lane", |m| *m != 0)), sm in 0usize..81) {
         let sectors = touched_segments(&a, 32).len() as u32;
         let mut mem = MemorySystem::new(rtx3090());
-        let cold = mem.load(sm, &a, false);
+        let cold = mem.load(sm, &a, LoadPath::L2Only);
         prop_assert_eq!((cold.l1_hits, cold.l1_misses, cold.l2_sectors, cold.l2_hits), (0, sectors, sectors, 0));
-        let again = mem.load(sm, &a, false);
+        let again = mem.load(sm, &a, LoadPath::L2Only);
         prop_assert_eq!((again.l1_hits, again.l1_misses, again.l2_sectors, again.l2_hits), (0, sectors, sectors, sectors));
         let st = mem.store(sm, &a);
         prop_assert_eq!(st.sectors, sectors);
-        let ca = mem.load(sm, &a, true);
+        let ca = mem.load(sm, &a, path(true));
         prop_assert_eq!((ca.l1_hits, ca.l1_misses), (0, sectors));
-        let ca2 = mem.load(sm, &a, true);
+        let ca2 = mem.load(sm, &a, path(true));
         prop_assert_eq!((ca2.l1_hits, ca2.l1_misses, ca2.l2_sectors), (sectors, 0, 0));
-        let other = mem.load(sm + 1, &a, true);
+        let other = mem.load(sm + 1, &a, path(true));
         prop_assert_eq!((other.l1_hits, other.l2_hits), (0, sectors));
     }
 
@@ -427,5 +428,14 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// The `.ca` path when `cached`, else `.cg`.
+fn path(cached: bool) -> LoadPath {
+    if cached {
+        LoadPath::L1 { evict_first: false }
+    } else {
+        LoadPath::L2Only
     }
 }

@@ -9,6 +9,7 @@ use crate::memory::image::{
     read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES,
 };
 use crate::memory::shared::{self, Banks};
+use crate::memory::system::LoadPath;
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
@@ -375,16 +376,21 @@ impl Ctx<'_> {
                     addrs: a,
                     bytes,
                 };
-                let cached = m.nc
-                    || match m.cache {
-                        CacheOp::Ca => true,
-                        CacheOp::Cg | CacheOp::Cv | CacheOp::Cs => false,
-                        _ => self.launch.cache_global_loads || local,
-                    };
+                // The read-only path (`ld.global.nc`) is always cached; `.cs`/`.lu` are cached but
+                // evicted first; `.cg`/`.cv` bypass L1; no operator follows the launch's dlcm.
+                let path = match (m.nc, m.cache) {
+                    (true, _) | (_, CacheOp::Ca) => LoadPath::L1 { evict_first: false },
+                    (_, CacheOp::Cs | CacheOp::Lu) => LoadPath::L1 { evict_first: true },
+                    (_, CacheOp::Cg | CacheOp::Cv) => LoadPath::L2Only,
+                    _ if self.launch.cache_global_loads || local => {
+                        LoadPath::L1 { evict_first: false }
+                    }
+                    _ => LoadPath::L2Only,
+                };
                 let o = if store {
                     self.mem.store(sm, &access)
                 } else {
-                    self.mem.load(sm, &access, cached)
+                    self.mem.load(sm, &access, path)
                 };
                 match (local, store) {
                     (false, false) => {

@@ -9,8 +9,8 @@ use crate::config::GpuConfig;
 use crate::error::{Error, Result};
 use crate::memory::system::MemorySystem;
 use crate::memory::MemoryImage;
-use crate::ptx::ast::Special;
-use crate::ptx::inst::{Op, ShflMode, VoteMode};
+use crate::ptx::ast::{Special, Type};
+use crate::ptx::inst::{AluOp, Op, ShflMode, VoteMode};
 use crate::timing::Costs;
 
 /// What one block's warps share while they run.
@@ -92,6 +92,11 @@ impl Ctx<'_> {
                 }
             }
             _ => {
+                if let Op::Alu { op, ty, .. } = inst.op {
+                    if ty.is_float() {
+                        self.count_flops(op, ty, exec);
+                    }
+                }
                 self.alu(w, inst, exec);
                 for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
                     w.ready[d as usize] = issue + self.costs.alu;
@@ -130,6 +135,38 @@ impl Ctx<'_> {
             Src::Imm(v) => v,
             Src::Special(sp) => self.special(w, sp, lane),
         }
+    }
+
+    /// Counts a float instruction per active thread under the SASS operation it becomes.
+    fn count_flops(&mut self, op: AluOp, ty: Type, exec: u32) {
+        let n = u64::from(exec.count_ones());
+        let c = &mut self.stats.counters;
+        let double = ty == Type::F64;
+        let slot = match op {
+            AluOp::Add | AluOp::Sub => {
+                if double {
+                    &mut c.dadd_threads
+                } else {
+                    &mut c.fadd_threads
+                }
+            }
+            AluOp::Mul => {
+                if double {
+                    &mut c.dmul_threads
+                } else {
+                    &mut c.fmul_threads
+                }
+            }
+            AluOp::Mad | AluOp::Fma => {
+                if double {
+                    &mut c.dfma_threads
+                } else {
+                    &mut c.ffma_threads
+                }
+            }
+            _ => return,
+        };
+        *slot += n;
     }
 
     /// `shfl.sync`: each lane reads `a` of a source lane chosen by the mode, `b` and the clamp

@@ -142,6 +142,19 @@ impl SectorCache {
     /// (evicting the set's least recently used line if the line is absent). `write` marks the
     /// sector dirty (write-back); a write miss with `allocate` fills without a fetch (byte masks).
     pub fn access(&mut self, addr: u64, write: bool, allocate: bool) -> Outcome {
+        self.access_as(addr, write, allocate, false)
+    }
+
+    /// As [`SectorCache::access`]; with `evict_first` a line filled by a miss stays the least
+    /// recently used of its set, the first to go (the `.cs` streaming and `.lu` last-use cache
+    /// operators, PTX ISA "Cache Operators").
+    pub fn access_as(
+        &mut self,
+        addr: u64,
+        write: bool,
+        allocate: bool,
+        evict_first: bool,
+    ) -> Outcome {
         let line = addr >> self.line_shift;
         let bit = 1u32 << ((addr & ((1u64 << self.line_shift) - 1)) >> self.sector_shift);
         let ways = u64::from(self.geom.associativity.max(1));
@@ -190,7 +203,9 @@ impl SectorCache {
         s.line = line;
         s.valid = bit;
         s.dirty = if write { bit } else { 0 };
-        self.touch(set, victim);
+        if !evict_first {
+            self.touch(set, victim);
+        }
         if let Some(index) = &mut self.index {
             index.insert(line, victim);
         }
@@ -241,6 +256,16 @@ mod tests {
         c.access(4 * 128, false, true);
         c.access(0, false, true); // line 0 is now most recent
         c.access(8 * 128, false, true); // evicts line 4
+        assert!(c.access(0, false, true).hit);
+        assert!(!c.access(4 * 128, false, true).hit);
+    }
+
+    #[test]
+    fn evict_first_lines_go_before_older_ones() {
+        let mut c = l1(); // 4 sets x 2 ways; lines 0, 4, 8 map to set 0
+        c.access(0, false, true);
+        c.access_as(4 * 128, false, true, true); // streamed: stays least recent
+        c.access(8 * 128, false, true); // evicts the streamed line, not line 0
         assert!(c.access(0, false, true).hit);
         assert!(!c.access(4 * 128, false, true).hit);
     }

@@ -6,6 +6,18 @@ use super::cache::{Geometry, SectorCache};
 use super::{coalesce, constant, Level, WarpAccess};
 use crate::config::GpuConfig;
 
+/// How a global or local load uses L1 (PTX cache operators and the `dlcm` default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadPath {
+    /// Cached in L1 (`.ca`, the read-only `.nc` path, `dlcm=ca`); `evict_first` for `.cs`/`.lu`.
+    L1 {
+        /// Filled lines are the first evicted.
+        evict_first: bool,
+    },
+    /// L1 is looked up but never hit or filled (`.cg`, `.cv`, `dlcm=cg`).
+    L2Only,
+}
+
 /// What one global (or local) warp access did in the hierarchy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GlobalOutcome {
@@ -58,6 +70,9 @@ pub struct MemorySystem {
     l2: SectorCache,
     l1_sector_bytes: u32,
     l1_line_bytes: u32,
+    /// Bytes an L1-cached load fetches per line: the sector, or the whole 128-byte line on
+    /// Fermi and Kepler ("L1-cached loads move 128-byte lines", CUDA C Programming Guide 4.2 F.4.2).
+    l1_transaction_bytes: u32,
     l2_sector_bytes: u32,
     broadcast_lanes: u32,
 }
@@ -97,15 +112,18 @@ impl MemorySystem {
             l2: SectorCache::new(l2g),
             l1_sector_bytes: l1g.sector_bytes,
             l1_line_bytes: l1g.line_bytes,
+            l1_transaction_bytes: cfg.l1.transaction_bytes,
             l2_sector_bytes: l2g.sector_bytes,
             broadcast_lanes: cfg.constant.broadcast_lanes,
         }
     }
 
-    /// A global or local load by SM `sm`. `cache_in_l1`: the `.ca` path (else `.cg`: L1 is looked
-    /// up but never hit or filled).
-    pub fn load(&mut self, sm: usize, access: &WarpAccess, cache_in_l1: bool) -> GlobalOutcome {
-        let sectors = coalesce::sectors(access, self.l1_sector_bytes);
+    /// A global or local load by SM `sm` along `path`.
+    pub fn load(&mut self, sm: usize, access: &WarpAccess, path: LoadPath) -> GlobalOutcome {
+        let mut sectors = coalesce::sectors(access, self.l1_sector_bytes);
+        if matches!(path, LoadPath::L1 { .. }) && self.l1_transaction_bytes > self.l1_sector_bytes {
+            sectors = whole_lines(&sectors, self.l1_line_bytes, self.l1_sector_bytes);
+        }
         let mut o = GlobalOutcome {
             sectors: sectors.len() as u32,
             lines: coalesce::lines(&sectors, self.l1_line_bytes) as u32,
@@ -113,9 +131,11 @@ impl MemorySystem {
         };
         let mut level = Level::Cache(0);
         for &s in &sectors {
-            if cache_in_l1 && self.l1[sm].access(s, false, true).hit {
-                o.l1_hits += 1;
-                continue;
+            if let LoadPath::L1 { evict_first } = path {
+                if self.l1[sm].access_as(s, false, true, evict_first).hit {
+                    o.l1_hits += 1;
+                    continue;
+                }
             }
             o.l1_misses += 1;
             level = level.max(self.l2_read(
@@ -216,6 +236,22 @@ impl MemorySystem {
         }
         level
     }
+}
+
+/// Every sector of the lines `sectors` (ascending) touch.
+fn whole_lines(sectors: &[u64], line_bytes: u32, sector_bytes: u32) -> Vec<u64> {
+    let mut out = Vec::with_capacity(sectors.len() * 4);
+    let mask = !(u64::from(line_bytes) - 1);
+    for &s in sectors {
+        let line = s & mask;
+        if out.last().is_some_and(|&l: &u64| l >= line) {
+            continue;
+        }
+        out.extend(
+            (0..u64::from(line_bytes / sector_bytes)).map(|k| line + k * u64::from(sector_bytes)),
+        );
+    }
+    out
 }
 
 /// The L2 sectors covering one L1 sector (equal sizes: just itself).

@@ -78,6 +78,18 @@ pub struct Counters {
     /// `smsp__imc_requests.sum`: warp-uniform constant operands (kernel parameters, constant
     /// variables at a fixed address).
     pub imc_requests: u64,
+    /// `smsp__sass_thread_inst_executed_op_fadd_pred_on.sum`: f32 add/sub, per thread.
+    pub fadd_threads: u64,
+    /// `smsp__sass_thread_inst_executed_op_fmul_pred_on.sum`: f32 multiplies, per thread.
+    pub fmul_threads: u64,
+    /// `smsp__sass_thread_inst_executed_op_ffma_pred_on.sum`: f32 fused multiply-adds, per thread.
+    pub ffma_threads: u64,
+    /// `smsp__sass_thread_inst_executed_op_dadd_pred_on.sum`.
+    pub dadd_threads: u64,
+    /// `smsp__sass_thread_inst_executed_op_dmul_pred_on.sum`.
+    pub dmul_threads: u64,
+    /// `smsp__sass_thread_inst_executed_op_dfma_pred_on.sum`.
+    pub dfma_threads: u64,
 }
 
 impl Counters {
@@ -89,7 +101,19 @@ impl Counters {
         add!(inst_executed global_ld_inst global_st_inst global_ld_requests global_ld_sectors global_st_requests
             global_st_sectors l1_ld_hits l1_ld_misses local_ld_requests local_ld_sectors local_st_requests local_st_sectors
             shared_ld_inst shared_st_inst shared_ld_wavefronts shared_st_wavefronts shared_ld_conflicts shared_st_conflicts l2_read_sectors l2_read_hits l2_write_sectors l2_write_hits dram_read_bytes
-            dram_write_bytes ldc_inst ldc_requests idc_requests idc_hits idc_misses gcc_requests imc_requests);
+            dram_write_bytes ldc_inst ldc_requests idc_requests idc_hits idc_misses gcc_requests imc_requests
+            fadd_threads fmul_threads ffma_threads dadd_threads dmul_threads dfma_threads);
+    }
+
+    /// Floating-point operations (a fused multiply-add counts two), the numerator of arithmetic
+    /// intensity.
+    pub fn flops(&self) -> u64 {
+        self.fadd_threads
+            + self.fmul_threads
+            + 2 * self.ffma_threads
+            + self.dadd_threads
+            + self.dmul_threads
+            + 2 * self.dfma_threads
     }
 
     /// The counters as (Nsight Compute metric, value), in a stable order.
@@ -196,6 +220,30 @@ impl Counters {
                 c.gcc_requests as f64,
             ),
             ("smsp__imc_requests.sum", c.imc_requests as f64),
+            (
+                "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+                c.fadd_threads as f64,
+            ),
+            (
+                "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+                c.fmul_threads as f64,
+            ),
+            (
+                "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                c.ffma_threads as f64,
+            ),
+            (
+                "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+                c.dadd_threads as f64,
+            ),
+            (
+                "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+                c.dmul_threads as f64,
+            ),
+            (
+                "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+                c.dfma_threads as f64,
+            ),
         ]
     }
 }

@@ -87,6 +87,18 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
+/// Arithmetic intensity: floating-point operations per DRAM byte (`-` without float work).
+fn intensity(c: &crate::metrics::Counters) -> String {
+    let dram = c.dram_read_bytes + c.dram_write_bytes;
+    if c.flops() == 0 {
+        "-".into()
+    } else if dram == 0 {
+        "inf".into()
+    } else {
+        format!("{:.2}", c.flops() as f64 / dram as f64)
+    }
+}
+
 /// One line saying why the launch costs what it costs.
 pub fn explain(l: &LaunchResult) -> String {
     let c = &l.counters;
@@ -173,6 +185,7 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
         "DRAM",
         "shared wf/inst",
         "bank conflicts",
+        "FLOP/DRAM B",
     ])];
     for l in &run.launches {
         let c = &l.counters;
@@ -194,6 +207,7 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
             } else {
                 (c.shared_ld_conflicts + c.shared_st_conflicts).to_string()
             },
+            intensity(c),
         ]);
     }
     let params: Vec<String> = run.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
