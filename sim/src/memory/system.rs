@@ -159,7 +159,14 @@ impl MemorySystem {
             lines: coalesce::lines(&sectors, self.l1_line_bytes) as u32,
             ..Default::default()
         };
-        for &s in &sectors {
+        // Fermi and Kepler write a line's sectors as one transaction of 1, 2 or 4 aligned
+        // segments covering them all (ProfCUDA ch. 4, gpu-parameters.md "Global stores").
+        let written = if self.l1_transaction_bytes > self.l1_sector_bytes {
+            covering_segments(&sectors, self.l1_line_bytes, self.l1_sector_bytes)
+        } else {
+            sectors
+        };
+        for &s in &written {
             self.l1[sm].access(s, false, false);
             for l2s in l2_sectors_of(s, self.l1_sector_bytes, self.l2_sector_bytes) {
                 o.l2_sectors += 1;
@@ -238,6 +245,31 @@ impl MemorySystem {
     }
 }
 
+/// Per line, the sectors of the smallest aligned block of 1, 2, 4, ... sectors covering the
+/// line's sectors in `sectors` (ascending).
+fn covering_segments(sectors: &[u64], line_bytes: u32, sector_bytes: u32) -> Vec<u64> {
+    let mut out = Vec::with_capacity(sectors.len() * 2);
+    let mask = !(u64::from(line_bytes) - 1);
+    let step = u64::from(sector_bytes);
+    let mut i = 0;
+    while i < sectors.len() {
+        let line = sectors[i] & mask;
+        let mut j = i;
+        while j + 1 < sectors.len() && sectors[j + 1] & mask == line {
+            j += 1;
+        }
+        let (first, last) = ((sectors[i] - line) / step, (sectors[j] - line) / step);
+        let mut size = 1;
+        while first / size != last / size {
+            size *= 2;
+        }
+        let start = first / size * size;
+        out.extend((start..start + size).map(|k| line + k * step));
+        i = j + 1;
+    }
+    out
+}
+
 /// Every sector of the lines `sectors` (ascending) touch.
 fn whole_lines(sectors: &[u64], line_bytes: u32, sector_bytes: u32) -> Vec<u64> {
     let mut out = Vec::with_capacity(sectors.len() * 4);
@@ -260,4 +292,37 @@ fn l2_sectors_of(addr: u64, l1_sector: u32, l2_sector: u32) -> impl Iterator<Ite
     let step = u64::from(l2_sector);
     let n = (l1_sector / l2_sector).max(1);
     (0..u64::from(n)).map(move |i| (base & !(step - 1)) + i * step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fermi_store_transactions_cover_1_2_or_4_segments() {
+        let line = 0x1000;
+        let seg = |k: u64| line + 32 * k;
+        assert_eq!(covering_segments(&[seg(1)], 128, 32), vec![seg(1)]);
+        assert_eq!(
+            covering_segments(&[seg(0), seg(1)], 128, 32),
+            vec![seg(0), seg(1)]
+        );
+        // Two segments in one 128-byte line but not in one aligned 64-byte half: all four.
+        assert_eq!(
+            covering_segments(&[seg(1), seg(2)], 128, 32),
+            vec![seg(0), seg(1), seg(2), seg(3)]
+        );
+        assert_eq!(
+            covering_segments(&[seg(3), seg(4 + 0)], 128, 32),
+            vec![seg(3), seg(4)]
+        );
+    }
+
+    #[test]
+    fn whole_lines_expand_each_touched_line() {
+        assert_eq!(
+            whole_lines(&[0x1020, 0x1040, 0x1100], 128, 32),
+            vec![0x1000, 0x1020, 0x1040, 0x1060, 0x1100, 0x1120, 0x1140, 0x1160]
+        );
+    }
 }
