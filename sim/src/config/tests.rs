@@ -354,3 +354,111 @@ fn kepler_and_fermi_configs_round_trip() {
         assert_eq!(back.constant.cache.len(), cfg.constant.cache.len());
     }
 }
+
+#[test]
+fn volta_v100_config_loads() {
+    let v100 = GpuConfig::load(&shipped("v100.toml")).expect("v100.toml is valid");
+    assert_eq!(v100.compute_capability(), (7, 0));
+    assert_eq!(v100.sm.count, 80);
+    assert!(
+        (v100.clock_hz() - 1.53e9).abs() < 1.0,
+        "the SXM2 boost clock"
+    );
+    assert_eq!(v100.l2.size_bytes, 6_291_456);
+    assert_eq!(v100.l2.associativity, 16);
+    assert_eq!(v100.l1.geometry().sets(), 4, "Jia18: 4 L1 sets");
+    assert_eq!(v100.shared.latency_cycles, 19);
+    assert_eq!(v100.constant.cache.len(), 2);
+    assert_eq!(v100.constant.cache[0].geometry().sets(), 8);
+    assert!((v100.dram_bytes_per_cycle() - 900e9 / 1.53e9).abs() < 1e-9);
+}
+
+#[test]
+fn ampere_a100_config_loads() {
+    let a100 = GpuConfig::load(&shipped("a100.toml")).expect("a100.toml is valid");
+    assert_eq!(a100.compute_capability(), (8, 0));
+    assert_eq!(a100.sm.count, 108);
+    assert!((a100.clock_hz() - 1.41e9).abs() < 1.0);
+    assert_eq!(a100.l2.size_bytes, 40 * 1024 * 1024, "40 MB L2");
+    assert_eq!(a100.shared.size_per_sm_bytes, 164 * 1024);
+    assert_eq!(a100.l1.size_bytes, 192 * 1024, "the smallest carve-out");
+    assert_eq!(a100.l1.geometry().sets(), 4);
+    assert!(a100.dram.latency_cycles >= a100.l2.latency_cycles);
+    assert!((a100.dram.bandwidth_gb_per_s - 1555.0).abs() < 1e-9);
+}
+
+#[test]
+fn turing_t4_config_loads() {
+    let t4 = GpuConfig::load(&shipped("t4.toml")).expect("t4.toml is valid");
+    assert_eq!(t4.compute_capability(), (7, 5));
+    assert_eq!(t4.sm.count, 40);
+    assert_eq!(
+        (t4.sm.max_threads, t4.sm.max_warps, t4.sm.max_blocks),
+        (1024, 32, 16)
+    );
+    assert_eq!(
+        t4.shared.size_per_sm_bytes,
+        64 * 1024,
+        "the largest carve-out"
+    );
+    assert_eq!(
+        t4.l1.size_bytes,
+        (96 - 32) * 1024,
+        "96 KB unified L1/shared less the smallest carve-out"
+    );
+    assert!(
+        (t4.shared.wavefronts_per_cycle - 0.5).abs() < 1e-12,
+        "64 B/clk/SM"
+    );
+    assert_eq!(t4.l2.size_bytes, 4 * 1024 * 1024);
+    assert_eq!(
+        t4.constant.cache[1].size_bytes,
+        46 * 1024,
+        "Jia19: ~46 KiB L1.5"
+    );
+    assert_eq!(t4.constant.cache[1].geometry().sets(), 8);
+    assert!((t4.dram_bytes_per_cycle() - 320e9 / 1.59e9).abs() < 1e-9);
+}
+
+#[test]
+fn compute_1x_c1060_config_loads() {
+    let c1060 = GpuConfig::load(&shipped("c1060.toml")).expect("c1060.toml is valid");
+    assert_eq!(c1060.compute_capability(), (1, 3));
+    assert_eq!(c1060.sm.count, 30);
+    assert_eq!(c1060.constant.broadcast_lanes, 16, "half-warp broadcasts");
+    assert_eq!(c1060.shared.banks, 16);
+    assert_eq!(c1060.shared.size_per_sm_bytes, 16384);
+    assert_eq!(
+        (
+            c1060.sm.max_threads,
+            c1060.sm.max_warps,
+            c1060.sm.max_blocks,
+            c1060.sm.max_threads_per_block
+        ),
+        (1024, 32, 8, 512)
+    );
+    assert_eq!(c1060.sm.registers, 16384);
+    assert!(
+        !c1060.l1.cache_global_loads,
+        "global memory is uncached on 1.x"
+    );
+    assert_eq!(c1060.l1.geometry().sets(), 1, "L1 placeholder: one line");
+    assert_eq!(c1060.l2.size_bytes, 32, "L2 placeholder: one line");
+    assert_eq!(c1060.l2.latency_cycles, c1060.dram.latency_cycles);
+    assert_eq!(c1060.constant.cache.len(), 1);
+    assert_eq!(c1060.constant.cache[0].size_bytes, 8192);
+    assert!((c1060.dram_bytes_per_cycle() - 102.4e9 / 1.296e9).abs() < 1e-9);
+}
+
+/// The Volta, Ampere, Turing and compute-1.x configs survive a serialize/parse round trip.
+#[test]
+fn v100_a100_t4_c1060_configs_round_trip() {
+    for name in ["v100.toml", "a100.toml", "t4.toml", "c1060.toml"] {
+        let cfg = GpuConfig::load(&shipped(name)).unwrap();
+        let text = toml::to_string(&cfg).unwrap();
+        let back = GpuConfig::from_toml_str(&text, name).unwrap();
+        assert_eq!(back.gpu.compute_capability, cfg.gpu.compute_capability);
+        assert_eq!(back.constant.broadcast_lanes, cfg.constant.broadcast_lanes);
+        assert_eq!(back.l2.size_bytes, cfg.l2.size_bytes);
+    }
+}
