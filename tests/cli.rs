@@ -36,18 +36,28 @@ const ADD_CONSTANT: [&str; 4] = [
     "pseudo_random",
 ];
 /// Every bundled workload (`kernels/*.toml`).
-const BUNDLED: [&str; 11] = [
+const BUNDLED: [&str; 21] = [
+    "aos_vs_soa",
+    "conv2d",
+    "copy_float4",
     "one_access_per_block",
     "one_access_per_thread",
     "one_access_per_warp",
     "pseudo_random",
+    "ray",
+    "read_ldg",
+    "read_offset",
+    "read_stride",
     "reduce",
     "smem_rectangle",
     "smem_square",
     "smem_square_8byte",
     "smem_stride",
     "smem_stride_8byte",
+    "stencil_1d",
+    "transpose",
     "transpose_smem",
+    "write_offset",
 ];
 const CONFIGS: [&str; 2] = ["configs/rtx3090.toml", "configs/h200.toml"];
 
