@@ -347,7 +347,8 @@ impl Ctx<'_> {
                 ps.requests += u64::from(o.requests);
                 ps.hits += u64::from(o.hits);
                 ps.misses += u64::from(o.misses);
-                work.mem_insts += 1;
+                // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
+                // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-cache time only.
                 work.const_requests += u64::from(o.requests);
                 work.const_cycles += self.costs.constant_occupancy(&o.served);
                 work.dram_bytes += o.dram_read_bytes;
@@ -396,6 +397,7 @@ impl Ctx<'_> {
                     (false, false) => {
                         c.global_ld_inst += 1;
                         c.global_ld_requests += 1;
+                        c.global_ld_bytes += u64::from(exec.count_ones() * bytes);
                         c.global_ld_sectors += u64::from(o.sectors);
                         c.l1_ld_hits += u64::from(o.l1_hits);
                         c.l1_ld_misses += u64::from(o.l1_misses);

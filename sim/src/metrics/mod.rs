@@ -24,6 +24,9 @@ pub struct Counters {
     pub global_ld_sectors: u64,
     /// `l1tex__t_requests_pipe_lsu_mem_global_op_st.sum`.
     pub global_st_requests: u64,
+    /// Bytes the active threads of global loads asked for (for coalescing efficiency: requested
+    /// bytes over 32 x sectors; not an Nsight Compute metric).
+    pub global_ld_bytes: u64,
     /// `l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum`.
     pub global_st_sectors: u64,
     /// `l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum`.
@@ -98,7 +101,7 @@ impl Counters {
         macro_rules! add {
             ($($f:ident)*) => { $( self.$f += o.$f; )* };
         }
-        add!(inst_executed global_ld_inst global_st_inst global_ld_requests global_ld_sectors global_st_requests
+        add!(inst_executed global_ld_inst global_st_inst global_ld_requests global_ld_sectors global_st_requests global_ld_bytes
             global_st_sectors l1_ld_hits l1_ld_misses local_ld_requests local_ld_sectors local_st_requests local_st_sectors
             shared_ld_inst shared_st_inst shared_ld_wavefronts shared_st_wavefronts shared_ld_conflicts shared_st_conflicts l2_read_sectors l2_read_hits l2_write_sectors l2_write_hits dram_read_bytes
             dram_write_bytes ldc_inst ldc_requests idc_requests idc_hits idc_misses gcc_requests imc_requests

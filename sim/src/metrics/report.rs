@@ -113,11 +113,14 @@ pub fn explain(l: &LaunchResult) -> String {
     }
     if c.global_ld_requests > 0 {
         let per = c.global_ld_sectors as f64 / c.global_ld_requests as f64;
+        // Coalescing efficiency: the bytes threads asked for over the bytes the sectors moved.
+        let used = c.global_ld_bytes as f64 / (32.0 * c.global_ld_sectors.max(1) as f64);
         parts.push(format!(
-            "global loads take {per:.1} sectors per request{}",
-            if per <= 4.0 {
+            "global loads take {per:.1} sectors per request, {:.0}% of the fetched bytes used{}",
+            100.0 * used.min(1.0),
+            if used >= 0.8 {
                 " (coalesced)"
-            } else if per >= 16.0 {
+            } else if used < 0.3 {
                 " (scattered)"
             } else {
                 ""

@@ -133,7 +133,7 @@ impl Costs {
 pub struct SmWork {
     /// Warp instructions issued.
     pub warp_insts: u64,
-    /// Memory instructions sent to the LSU (global, local, shared, LDC).
+    /// Memory instructions sent to the LSU (global, local, shared; not LDC).
     pub mem_insts: u64,
     /// L1 sectors moved (global and local).
     pub l1_sectors: u64,

@@ -1,0 +1,91 @@
+//! `validate report`: re-render saved reports; with `--config`, replace their predictions with the
+//! simulator's current ones first (no GPU needed).
+
+use crate::backend::{self, Backend, Simulator};
+use crate::cli::ReportArgs;
+use crate::cmd::shown;
+use crate::report::Report;
+use crate::table;
+use anyhow::{Context, Result};
+use sim::config::GpuConfig;
+use sim::workload::Workload;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Runs `validate report`.
+pub fn report(args: &ReportArgs) -> Result<ExitCode> {
+    for path in &args.reports {
+        let mut r = Report::load(path)?;
+        if let Some(cfg) = &args.config {
+            repredict(&mut r, cfg)?;
+        }
+        println!(
+            "report {}: {} (compute capability {}), driver CUDA {}, ncu {}, measured {}; \
+predictions from {}",
+            shown(path),
+            r.device.name,
+            r.device.compute_capability,
+            r.driver,
+            r.ncu.as_deref().unwrap_or("not used"),
+            r.timestamp,
+            r.config
+        );
+        for w in &r.workloads {
+            print!("{}", table::workload(w));
+        }
+        print!("{}", table::summary(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Replaces every launch's `predicted` metrics with the simulator's under the config at
+/// `cfg_path`, for the workload and parameters recorded in the report.
+pub fn repredict(r: &mut Report, cfg_path: &Path) -> Result<()> {
+    let cfg = GpuConfig::load(cfg_path)?;
+    for w in r.workloads.iter_mut().filter(|w| w.error.is_none()) {
+        let workload = Workload::resolve(&w.workload)?;
+        let sets: Vec<(String, i64)> = w.params.clone().into_iter().collect();
+        let sets = backend::sets_for(&workload, &sets);
+        let plan = backend::plan(&cfg, &workload, &sets)
+            .with_context(|| format!("re-predicting {}", w.workload))?;
+        let runs = Simulator { cfg: &cfg }
+            .run(&plan)
+            .with_context(|| format!("re-predicting {}", w.workload))?;
+        for l in w.launches.iter_mut() {
+            match runs.iter().find(|x| x.label == l.label) {
+                Some(run) => l.predicted = run.metrics.clone(),
+                None => w.warnings.push(format!(
+                    "launch `{}` is no longer in the workload: its prediction is the saved one",
+                    l.label
+                )),
+            }
+        }
+    }
+    r.config = shown(cfg_path);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::sample;
+
+    #[test]
+    fn a_report_is_re_predicted_with_the_current_simulator() {
+        let mut r = sample();
+        r.workloads[0].params.insert("n".into(), 2048);
+        let before = r.workloads[0].launches[0].predicted.clone();
+        let cfg = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/h200.toml"));
+        repredict(&mut r, cfg).unwrap();
+        let after = &r.workloads[0].launches[0].predicted;
+        assert_ne!(after, &before);
+        assert!(after["gpu__time_duration.sum"] > 0.0);
+        assert!(after.contains_key("idc__requests.sum"));
+        assert!(r.config.ends_with("h200.toml"), "{}", r.config);
+        // The measurements are untouched.
+        assert_eq!(
+            r.workloads[0].launches[0].measured,
+            sample().workloads[0].launches[0].measured
+        );
+    }
+}
