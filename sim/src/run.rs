@@ -62,6 +62,8 @@ pub struct LaunchResult {
     pub per_pc: Vec<(u32, String, PcStats)>,
     /// Output buffers after the launch (when asked for): (name, bytes).
     pub outputs: Vec<(String, Vec<u8>)>,
+    /// Things the user should know about how the launch was interpreted.
+    pub notes: Vec<String>,
 }
 
 /// The result of a workload.
@@ -111,6 +113,8 @@ pub struct PlannedLaunch {
     pub cache_global_loads: bool,
     /// Shared-memory bank width in bytes.
     pub bank_width: u32,
+    /// Things the user should know about how the launch was interpreted.
+    pub notes: Vec<String>,
 }
 
 /// A workload made concrete: its PTX, the initial memory and every launch's kernel, arguments and
@@ -253,14 +257,27 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
                 ))
             }
         };
-        if let Some(b) = spec.bank_mode {
-            if b != 4 && b != 8 {
+        let mut notes = vec![];
+        let bank_width = match spec.bank_mode {
+            None => cfg.shared.bank_width_bytes,
+            Some(b) if b != 4 && b != 8 => {
                 return Err(w.err(
                     &format!("{key}.bank_mode"),
                     format!("= {b}, allowed: 4 or 8"),
-                ));
+                ))
             }
-        }
+            Some(b) if cfg.shared.bank_width_selectable => b,
+            Some(b) => {
+                // As on the hardware: cudaDeviceSetSharedMemConfig is ignored where banks are fixed.
+                if b != cfg.shared.bank_width_bytes {
+                    notes.push(format!(
+                        "bank_mode = {b} ignored: {} has fixed {}-byte banks",
+                        cfg.gpu.name, cfg.shared.bank_width_bytes
+                    ));
+                }
+                cfg.shared.bank_width_bytes
+            }
+        };
         launches.push(PlannedLaunch {
             label: spec.label.clone(),
             kernel: spec.kernel.clone(),
@@ -272,7 +289,8 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
             shared_bytes: dynamic_shared_at + dynamic as u64,
             local_bytes: local,
             cache_global_loads,
-            bank_width: spec.bank_mode.unwrap_or(cfg.shared.bank_width_bytes),
+            bank_width,
+            notes,
         });
     }
     Ok(Plan {
@@ -348,6 +366,7 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
             occupancy_blocks: stats.occupancy_blocks,
             per_pc,
             outputs,
+            notes: p.notes.clone(),
         });
     }
     Ok(WorkloadRun {

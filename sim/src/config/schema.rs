@@ -59,6 +59,9 @@ pub struct Shared {
     pub banks: u32,
     /// Bank width in bytes, the default bank mode: 4 or 8 (Kepler can switch per launch).
     pub bank_width_bytes: u32,
+    /// Whether a launch may select 8-byte banks (`bank_mode = 8`; Kepler's
+    /// `cudaDeviceSetSharedMemConfig`). Elsewhere the request is ignored, as the hardware does.
+    pub bank_width_selectable: bool,
     /// Load-to-use latency of a conflict-free shared load, in SM cycles (1 to 1000).
     pub latency_cycles: u32,
     /// Wavefronts (bank-conflict-free passes) the shared pipeline serves per cycle per SM (> 0, <= 8).

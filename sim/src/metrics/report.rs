@@ -36,6 +36,7 @@ pub fn json(cfg: &GpuConfig, run: &WorkloadRun, per_instruction: bool) -> Value 
                 "bound": l.timing.bound,
                 "bounds_cycles": l.timing.bounds.iter().map(|(k, v)| (k.to_string(), json!(v.round()))).collect::<Map<String, Value>>(),
                 "occupancy_blocks_per_sm": l.occupancy_blocks,
+                "notes": l.notes,
             });
             if per_instruction {
                 o["per_instruction"] = l
@@ -239,6 +240,9 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
     }
     for l in &run.launches {
         out.push_str(&format!("  {}\n", explain(l)));
+        for n in &l.notes {
+            out.push_str(&format!("  {}: note: {n}\n", l.label));
+        }
     }
     out
 }
