@@ -347,7 +347,18 @@ fn l2(l: &L2) -> Check {
     geometry("l2", l.geometry(), &limits)?;
     int_range("l2.latency_cycles", l.latency_cycles.into(), 1, 10_000)?;
     let bw = l.bandwidth_bytes_per_cycle;
-    float_range("l2.bandwidth_bytes_per_cycle", bw, 0.0, true, 1e6)
+    float_range("l2.bandwidth_bytes_per_cycle", bw, 0.0, true, 1e6)?;
+    let f = l.fill_bytes;
+    if f < l.sector_bytes || f > l.line_bytes || f % l.sector_bytes != 0 || !f.is_power_of_two() {
+        return Err(invalid(
+            "l2.fill_bytes",
+            format!(
+                "fill_bytes = {f} is not a power-of-two multiple of sector_bytes = {} up to line_bytes = {}; allowed: sector_bytes to line_bytes",
+                l.sector_bytes, l.line_bytes
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn dram(d: &Dram, l2: &L2) -> Check {

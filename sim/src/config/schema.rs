@@ -149,6 +149,9 @@ pub struct L2 {
     pub latency_cycles: u32,
     /// L2 bandwidth of the whole GPU in bytes per SM clock cycle (> 0, <= 1e6).
     pub bandwidth_bytes_per_cycle: f64,
+    /// Bytes an L2 read miss fetches from DRAM: the missing sector, or the aligned block of
+    /// sectors around it (a multiple of `sector_bytes`, at most `line_bytes`).
+    pub fill_bytes: u32,
 }
 
 /// `[dram]`: device memory.

@@ -74,6 +74,8 @@ pub struct MemorySystem {
     /// Fermi and Kepler ("L1-cached loads move 128-byte lines", CUDA C Programming Guide 4.2 F.4.2).
     l1_transaction_bytes: u32,
     l2_sector_bytes: u32,
+    /// Bytes an L2 read miss fetches from DRAM (`l2.fill_bytes`).
+    l2_fill_bytes: u32,
     broadcast_lanes: u32,
 }
 
@@ -114,6 +116,7 @@ impl MemorySystem {
             l1_line_bytes: l1g.line_bytes,
             l1_transaction_bytes: cfg.l1.transaction_bytes,
             l2_sector_bytes: l2g.sector_bytes,
+            l2_fill_bytes: cfg.l2.fill_bytes,
             broadcast_lanes: cfg.constant.broadcast_lanes,
         }
     }
@@ -171,7 +174,10 @@ impl MemorySystem {
             for l2s in l2_sectors_of(s, self.l1_sector_bytes, self.l2_sector_bytes) {
                 o.l2_sectors += 1;
                 let r = self.l2.access(l2s, true, true);
-                o.l2_hits += u32::from(r.hit);
+                // A write allocates its sector without a fetch (byte masks), so its lookup counts
+                // as a hit: measured on an H200, every lts__t_sectors_srcunit_tex_op_write is a
+                // lookup hit, even the first write of a cold line.
+                o.l2_hits += 1;
                 o.dram_write_bytes +=
                     u64::from(r.writeback_sectors) * u64::from(self.l2_sector_bytes);
             }
@@ -237,7 +243,17 @@ impl MemorySystem {
             if r.hit {
                 *hits += 1;
             } else {
-                *dram_read += u64::from(self.l2_sector_bytes);
+                // The miss fetches the aligned `fill_bytes` block: the other sectors come along.
+                let fill = u64::from(self.l2_fill_bytes);
+                let block = s & !(fill - 1);
+                for n in (block..block + fill)
+                    .step_by(self.l2_sector_bytes as usize)
+                    .filter(|&n| n != s)
+                {
+                    let f = self.l2.access(n, false, true);
+                    *dram_write += u64::from(f.writeback_sectors) * u64::from(self.l2_sector_bytes);
+                }
+                *dram_read += fill;
                 level = Level::Dram;
             }
         }
