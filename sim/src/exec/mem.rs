@@ -329,6 +329,7 @@ impl Ctx<'_> {
                 if fixed {
                     // A constant at a fixed address is an operand of the instruction (IMC).
                     c.imc_requests += 1;
+                    c.const_imm_loads += 1;
                     return self.costs.imc;
                 }
                 let access = WarpAccess {

@@ -81,6 +81,9 @@ pub struct Counters {
     /// `smsp__imc_requests.sum`: warp-uniform constant operands (kernel parameters, constant
     /// variables at a fixed address).
     pub imc_requests: u64,
+    /// Constant loads at a fixed address (`ld.const [symbol+offset]`): warp-uniform operands
+    /// served by the immediate constant cache, counted in `imc_requests` too.
+    pub const_imm_loads: u64,
     /// `smsp__sass_thread_inst_executed_op_fadd_pred_on.sum`: f32 add/sub, per thread.
     pub fadd_threads: u64,
     /// `smsp__sass_thread_inst_executed_op_fmul_pred_on.sum`: f32 multiplies, per thread.
@@ -104,7 +107,7 @@ impl Counters {
         add!(inst_executed global_ld_inst global_st_inst global_ld_requests global_ld_sectors global_st_requests global_ld_bytes
             global_st_sectors l1_ld_hits l1_ld_misses local_ld_requests local_ld_sectors local_st_requests local_st_sectors
             shared_ld_inst shared_st_inst shared_ld_wavefronts shared_st_wavefronts shared_ld_conflicts shared_st_conflicts l2_read_sectors l2_read_hits l2_write_sectors l2_write_hits dram_read_bytes
-            dram_write_bytes ldc_inst ldc_requests idc_requests idc_hits idc_misses gcc_requests imc_requests
+            dram_write_bytes ldc_inst ldc_requests idc_requests idc_hits idc_misses gcc_requests imc_requests const_imm_loads
             fadd_threads fmul_threads ffma_threads dadd_threads dmul_threads dfma_threads);
     }
 

@@ -88,7 +88,9 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
-/// Arithmetic intensity: floating-point operations per DRAM byte (`-` without float work).
+/// Arithmetic intensity against DRAM: floating-point operations per DRAM byte (`-` without float
+/// work). The table's `FLOP/load B` is the textbook's intensity against the bytes global loads ask
+/// for (PMPP ch. 7: 0.25 OP/B for conv2d with the filter in global memory, 0.5 in constant memory).
 fn intensity(c: &crate::metrics::Counters) -> String {
     let dram = c.dram_read_bytes + c.dram_write_bytes;
     if c.flops() == 0 {
@@ -111,6 +113,12 @@ pub fn explain(l: &LaunchResult) -> String {
         } else {
             format!("constant loads serialize: {per:.1} distinct addresses per warp, each a separate request")
         });
+    }
+    if c.const_imm_loads > 0 {
+        parts.push(format!(
+            "{} constant loads at fixed addresses are instruction operands (immediate constant cache): broadcasts with no memory request",
+            c.const_imm_loads
+        ));
     }
     if c.global_ld_requests > 0 {
         let per = c.global_ld_sectors as f64 / c.global_ld_requests as f64;
@@ -189,6 +197,7 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
         "DRAM",
         "shared wf/inst",
         "bank conflicts",
+        "FLOP/load B",
         "FLOP/DRAM B",
     ])];
     for l in &run.launches {
@@ -210,6 +219,11 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
                 "-".into()
             } else {
                 (c.shared_ld_conflicts + c.shared_st_conflicts).to_string()
+            },
+            if c.flops() == 0 || c.global_ld_bytes == 0 {
+                "-".into()
+            } else {
+                format!("{:.2}", c.flops() as f64 / c.global_ld_bytes as f64)
             },
             intensity(c),
         ]);
