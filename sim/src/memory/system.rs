@@ -133,6 +133,7 @@ impl MemorySystem {
             ..Default::default()
         };
         let mut level = Level::Cache(0);
+        let mut t = L2Traffic::default();
         for &s in &sectors {
             if let LoadPath::L1 { evict_first } = path {
                 if self.l1[sm].access_as(s, false, true, evict_first).hit {
@@ -141,14 +142,14 @@ impl MemorySystem {
                 }
             }
             o.l1_misses += 1;
-            level = level.max(self.l2_read(
-                s,
-                &mut o.l2_sectors,
-                &mut o.l2_hits,
-                &mut o.dram_read_bytes,
-                &mut o.dram_write_bytes,
-            ));
+            level = level.max(self.l2_read(s, &mut t));
         }
+        (
+            o.l2_sectors,
+            o.l2_hits,
+            o.dram_read_bytes,
+            o.dram_write_bytes,
+        ) = (t.sectors, t.hits, t.dram_read, t.dram_write);
         o.level = Some(level);
         o
     }
@@ -194,6 +195,7 @@ impl MemorySystem {
             served: Vec::with_capacity(reqs.len()),
             ..Default::default()
         };
+        let mut t = L2Traffic::default();
         for &a in &reqs {
             let mut served = None;
             for (k, cache) in self.constant[sm].iter_mut().enumerate() {
@@ -205,16 +207,7 @@ impl MemorySystem {
             }
             let level = match served {
                 Some(l) => l,
-                None => {
-                    let mut wb = 0;
-                    self.l2_read(
-                        a,
-                        &mut o.l2_sectors,
-                        &mut o.l2_hits,
-                        &mut o.dram_read_bytes,
-                        &mut wb,
-                    )
-                }
+                None => self.l2_read(a, &mut t),
             };
             if level == Level::Cache(0) {
                 o.hits += 1;
@@ -223,42 +216,53 @@ impl MemorySystem {
             }
             o.served.push(level);
         }
+        (o.l2_sectors, o.l2_hits, o.dram_read_bytes) = (t.sectors, t.hits, t.dram_read);
         o
     }
 
-    /// Reads the L2 sector(s) holding `addr`; returns where the data came from.
-    fn l2_read(
-        &mut self,
-        addr: u64,
-        sectors: &mut u32,
-        hits: &mut u32,
-        dram_read: &mut u64,
-        dram_write: &mut u64,
-    ) -> Level {
+    /// Reads the L2 sector(s) holding `addr` for one request; returns where the data came from.
+    /// A miss fetches the aligned `fill_bytes` block from DRAM once per request: sectors of a
+    /// block this request already fetched count as misses served by that fetch.
+    fn l2_read(&mut self, addr: u64, t: &mut L2Traffic) -> Level {
         let mut level = Level::L2;
+        let fill = u64::from(self.l2_fill_bytes);
         for s in l2_sectors_of(addr, self.l1_sector_bytes.min(32), self.l2_sector_bytes) {
-            *sectors += 1;
-            let r = self.l2.access(s, false, true);
-            *dram_write += u64::from(r.writeback_sectors) * u64::from(self.l2_sector_bytes);
-            if r.hit {
-                *hits += 1;
-            } else {
-                // The miss fetches the aligned `fill_bytes` block: the other sectors come along.
-                let fill = u64::from(self.l2_fill_bytes);
-                let block = s & !(fill - 1);
-                for n in (block..block + fill)
-                    .step_by(self.l2_sector_bytes as usize)
-                    .filter(|&n| n != s)
-                {
-                    let f = self.l2.access(n, false, true);
-                    *dram_write += u64::from(f.writeback_sectors) * u64::from(self.l2_sector_bytes);
-                }
-                *dram_read += fill;
+            t.sectors += 1;
+            let block = s & !(fill - 1);
+            if t.fetched.contains(&block) {
                 level = Level::Dram;
+                continue;
             }
+            let r = self.l2.access(s, false, true);
+            t.dram_write += u64::from(r.writeback_sectors) * u64::from(self.l2_sector_bytes);
+            if r.hit {
+                t.hits += 1;
+                continue;
+            }
+            for n in (block..block + fill)
+                .step_by(self.l2_sector_bytes as usize)
+                .filter(|&n| n != s)
+            {
+                let f = self.l2.access(n, false, true);
+                t.dram_write += u64::from(f.writeback_sectors) * u64::from(self.l2_sector_bytes);
+            }
+            t.fetched.push(block);
+            t.dram_read += fill;
+            level = Level::Dram;
         }
         level
     }
+}
+
+/// The L2 traffic of one request.
+#[derive(Debug, Default)]
+struct L2Traffic {
+    sectors: u32,
+    hits: u32,
+    dram_read: u64,
+    dram_write: u64,
+    /// `fill_bytes` blocks this request fetched from DRAM.
+    fetched: Vec<u64>,
 }
 
 /// Per line, the sectors of the smallest aligned block of 1, 2, 4, ... sectors covering the
