@@ -439,3 +439,16 @@ fn path(cached: bool) -> LoadPath {
         LoadPath::L2Only
     }
 }
+
+proptest! {
+    /// The Best Practices Guide's two textbook cases at any 128-byte-aligned base: 32 consecutive
+    /// aligned 4-byte words take exactly 4 sectors, and the same warp misaligned by one word 5.
+    #[test]
+    fn consecutive_words_take_four_sectors_and_five_when_misaligned(line in 0u64..1 << 30) {
+        let base = line * 128;
+        let aligned = WarpAccess::from_fn(4, |l| base + 4 * l);
+        let shifted = WarpAccess::from_fn(4, |l| base + 4 + 4 * l);
+        prop_assert_eq!(sim::memory::coalesce::sectors(&aligned, 32).len(), 4);
+        prop_assert_eq!(sim::memory::coalesce::sectors(&shifted, 32).len(), 5);
+    }
+}
