@@ -8,7 +8,25 @@ use sim::metrics::Counters;
 use sim::run::{run_workload, Options, WorkloadRun};
 use sim::workload::Workload;
 
-const CONFIGS: [&str; 4] = ["rtx3090.toml", "h200.toml", "k40.toml", "c2050.toml"];
+/// Every shipped config except the compute 1.3 C1060, whose 512-thread block limit rejects the
+/// 32x32 blocks of smem_square (tested on its own below).
+const CONFIGS: [&str; 7] = [
+    "rtx3090.toml",
+    "h200.toml",
+    "a100.toml",
+    "v100.toml",
+    "t4.toml",
+    "k40.toml",
+    "c2050.toml",
+];
+/// Workloads whose blocks fit compute 1.x (at most 512 threads).
+const FIT_1X: [&str; 5] = [
+    "smem_rectangle",
+    "smem_stride",
+    "smem_stride_8byte",
+    "transpose_smem",
+    "reduce",
+];
 
 fn config(name: &str) -> GpuConfig {
     let path = format!("{}/../configs/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -219,4 +237,39 @@ fn kepler_column_access_is_32_way_with_4_byte_banks_and_16_way_with_8_byte_banks
         assert_eq!(counters(&four, label).shared_ld_conflicts, 0, "{label}");
         assert_eq!(counters(&four, label).shared_st_conflicts, 0, "{label}");
     }
+}
+
+#[test]
+fn compute_1x_runs_what_fits_and_rejects_1024_thread_blocks_clearly() {
+    let c1060 = config("c1060.toml");
+    for w in FIT_1X {
+        let sets: &[(&str, i64)] = if w == "transpose_smem" {
+            &[("n", 64)]
+        } else if w == "reduce" {
+            &[("n", 1024)]
+        } else {
+            &[]
+        };
+        let r = run(&c1060, w, sets);
+        assert!(!r.launches.is_empty(), "{w} on c1060");
+    }
+    // 16 banks: a half-warp at a time. The 32x16 tile's column read is 16-way per half-warp.
+    let rect = run(&c1060, "smem_rectangle", &[]);
+    assert_eq!(
+        output(&rect, "row_col"),
+        (0..512)
+            .map(|i| (i % 16) * 32 + i / 16)
+            .collect::<Vec<i32>>()
+    );
+    let e = run_workload(
+        &c1060,
+        &Workload::resolve("smem_square").unwrap(),
+        &Options::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("1024 threads per block exceed the GPU's limit of 512"),
+        "{e}"
+    );
 }

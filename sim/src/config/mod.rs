@@ -28,7 +28,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-pub use schema::{CacheGeometry, Constant, ConstantCache, Dram, Gpu, Shared, Sm, L1, L2};
+pub use schema::{
+    CacheGeometry, Constant, ConstantCache, Dram, Gpu, Shared, Sm, StorePolicy, L1, L2,
+};
 
 /// A validated GPU description: the TOML file's tables plus the file it came from.
 #[derive(Debug, Clone, Serialize, Deserialize)]

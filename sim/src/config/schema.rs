@@ -131,6 +131,18 @@ pub struct L1 {
     pub sectors_per_cycle: f64,
     /// Tag lookups per cycle per SM (> 0, <= 64).
     pub tag_lookups_per_cycle: f64,
+    /// What a global store does to L1 (the data always goes on to L2).
+    pub store_policy: StorePolicy,
+}
+
+/// How L1 treats global stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StorePolicy {
+    /// Update the sectors L1 holds, allocate nothing (Volta and later as Accel-Sim models them).
+    WriteThrough,
+    /// Invalidate the line in L1 (Fermi and Kepler: "L1 is not used for stores").
+    WriteEvict,
 }
 
 /// `[l2]`: the L2 cache shared by all SMs.

@@ -215,6 +215,42 @@ impl SectorCache {
         }
     }
 
+    /// Drops the line holding byte `addr`, if present (write-evict stores); returns whether it was.
+    pub fn invalidate(&mut self, addr: u64) -> bool {
+        let line = addr >> self.line_shift;
+        let ways = u64::from(self.geom.associativity.max(1));
+        let set = if self.sets.is_power_of_two() {
+            line & (self.sets - 1)
+        } else {
+            line % self.sets
+        } as usize;
+        let base = set * ways as usize;
+        let found = match &mut self.index {
+            Some(index) => index.remove(&line),
+            None => self.slots[base..base + ways as usize]
+                .iter()
+                .position(|s| s.line == line)
+                .map(|i| (base + i) as u32),
+        };
+        let Some(i) = found else { return false };
+        let s = &mut self.slots[i as usize];
+        (s.line, s.valid, s.dirty) = (EMPTY, 0, 0);
+        // The empty way becomes the next victim: move it to the tail of the recency list.
+        let tail = self.tail[set];
+        if tail != i {
+            self.touch(set, i);
+            // After touch `i` is the head; rotate it to the tail by unlinking and appending.
+            let next = self.slots[i as usize].next;
+            self.head[set] = next;
+            self.slots[next as usize].prev = NIL;
+            self.slots[i as usize].next = NIL;
+            self.slots[i as usize].prev = tail;
+            self.slots[tail as usize].next = i;
+            self.tail[set] = i;
+        }
+        true
+    }
+
     /// Empties the cache, returning the number of dirty sectors it held.
     pub fn flush(&mut self) -> u64 {
         let dirty = self
@@ -268,6 +304,18 @@ mod tests {
         c.access(8 * 128, false, true); // evicts the streamed line, not line 0
         assert!(c.access(0, false, true).hit);
         assert!(!c.access(4 * 128, false, true).hit);
+    }
+
+    #[test]
+    fn invalidated_lines_miss_and_are_reused_first() {
+        let mut c = l1(); // 4 sets x 2 ways
+        c.access(0, false, true);
+        c.access(4 * 128, false, true);
+        assert!(c.invalidate(0));
+        assert!(!c.invalidate(0));
+        c.access(8 * 128, false, true); // takes the invalidated way, keeps line 4
+        assert!(c.access(4 * 128, false, true).hit);
+        assert!(!c.access(0, false, false).hit);
     }
 
     #[test]

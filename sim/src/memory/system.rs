@@ -4,7 +4,7 @@
 
 use super::cache::{Geometry, SectorCache};
 use super::{coalesce, constant, Level, WarpAccess};
-use crate::config::GpuConfig;
+use crate::config::{GpuConfig, StorePolicy};
 
 /// How a global or local load uses L1 (PTX cache operators and the `dlcm` default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +74,8 @@ pub struct MemorySystem {
     /// Fermi and Kepler ("L1-cached loads move 128-byte lines", CUDA C Programming Guide 4.2 F.4.2).
     l1_transaction_bytes: u32,
     l2_sector_bytes: u32,
+    /// What a store does to L1.
+    store_policy: StorePolicy,
     /// Bytes an L2 read miss fetches from DRAM (`l2.fill_bytes`).
     l2_fill_bytes: u32,
     broadcast_lanes: u32,
@@ -117,6 +119,7 @@ impl MemorySystem {
             l1_transaction_bytes: cfg.l1.transaction_bytes,
             l2_sector_bytes: l2g.sector_bytes,
             l2_fill_bytes: cfg.l2.fill_bytes,
+            store_policy: cfg.l1.store_policy,
             broadcast_lanes: cfg.constant.broadcast_lanes,
         }
     }
@@ -154,8 +157,8 @@ impl MemorySystem {
         o
     }
 
-    /// A global or local store by SM `sm`: written through L1 (updated where present, never
-    /// allocated) to L2 (write-back, allocate without fetch).
+    /// A global or local store by SM `sm`: through L1 as the config's store policy says (update
+    /// what it holds, or evict the line), to L2 (write-back, allocate without fetch).
     pub fn store(&mut self, sm: usize, access: &WarpAccess) -> GlobalOutcome {
         let sectors = coalesce::sectors(access, self.l1_sector_bytes);
         let mut o = GlobalOutcome {
@@ -171,7 +174,14 @@ impl MemorySystem {
             sectors
         };
         for &s in &written {
-            self.l1[sm].access(s, false, false);
+            match self.store_policy {
+                StorePolicy::WriteThrough => {
+                    self.l1[sm].access(s, false, false);
+                }
+                StorePolicy::WriteEvict => {
+                    self.l1[sm].invalidate(s);
+                }
+            }
             for l2s in l2_sectors_of(s, self.l1_sector_bytes, self.l2_sector_bytes) {
                 o.l2_sectors += 1;
                 let r = self.l2.access(l2s, true, true);
