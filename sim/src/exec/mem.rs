@@ -434,12 +434,11 @@ impl Ctx<'_> {
                 work.l1_sectors += u64::from(o.sectors);
                 work.l1_tags += u64::from(o.lines);
                 work.dram_bytes += o.dram_read_bytes + o.dram_write_bytes;
+                let queued = work.queue_dram(self.wave, o.dram_read_bytes + o.dram_write_bytes);
                 match o.level {
                     // Stores are acknowledged by L2.
                     None => self.costs.l2,
-                    Some(Level::Dram) => self
-                        .costs
-                        .dram_loaded(work.dram_bytes, work.elapsed_before(self.wave)),
+                    Some(Level::Dram) => self.costs.dram_queued(queued),
                     Some(l) => self.costs.global(l),
                 }
             }

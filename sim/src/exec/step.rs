@@ -72,7 +72,12 @@ impl Ctx<'_> {
         match inst.op {
             Op::Bra => {}
             Op::Exit | Op::Ret => w.live &= !exec,
-            Op::BarSync => w.at_barrier = true,
+            Op::BarSync => {
+                // The barrier waits for the warp's outstanding results, then for the other warps.
+                w.at_barrier = true;
+                w.clock = issue.max(w.results_ready());
+                return Ok(());
+            }
             Op::Ld(m) => {
                 let lat = self.load(w, inst, pc, m, exec)?;
                 for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
@@ -103,7 +108,10 @@ impl Ctx<'_> {
                 }
             }
         }
-        w.clock = issue;
+        // Dataflow issue: the next instruction may issue one cycle later unless its own sources
+        // are not ready; an independent load does not wait behind a stalled store. This stands
+        // for the instruction scheduling ptxas does (SASS hoists loads above dependent uses).
+        w.clock += 1;
         Ok(())
     }
 

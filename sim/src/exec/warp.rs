@@ -18,7 +18,8 @@ pub struct Warp {
     pub live: u32,
     /// Waiting at `bar.sync`.
     pub at_barrier: bool,
-    /// Issue cycle of the last instruction.
+    /// Issue floor: the earliest cycle the next instruction could issue, one cycle after the
+    /// previous one (or the barrier's release).
     pub clock: u32,
     /// Warp index within the block.
     pub index: u32,
@@ -132,6 +133,11 @@ impl Warp {
             m &= m - 1;
             self.pc[l] = if taken >> l & 1 == 1 { target } else { pc + 1 };
         }
+    }
+
+    /// Cycle at which every register written so far is ready.
+    pub fn results_ready(&self) -> u32 {
+        self.ready.iter().copied().max().unwrap_or(0)
     }
 
     /// Cycle at which the warp's last result is ready.

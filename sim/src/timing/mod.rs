@@ -3,9 +3,10 @@
 //! Two bounds per SM, the larger wins:
 //! - **latency**: each warp runs a scoreboard timeline (an instruction issues when its source
 //!   registers are ready; its result is ready after the latency of the level that served it; a
-//!   warp retires when its stores are acknowledged by L2). DRAM latency grows with the SM's DRAM
-//!   utilisation ([`Costs::dram_loaded`]), which is how bandwidth pressure reaches latency-bound
-//!   kernels.
+//!   warp retires when its stores are acknowledged by L2). A DRAM access waits behind the DRAM
+//!   traffic its wave has already queued, served at the SM's share of the bandwidth
+//!   ([`Costs::dram_queued`]): latency plus transfer time, which is how bandwidth reaches
+//!   latency-bound kernels.
 //!   Warps of co-resident blocks overlap; blocks beyond the occupancy limit run in later waves,
 //!   so an SM's latency time is the sum over its waves of the slowest warp of the wave.
 //! - **throughput**: the busiest shared unit of the SM: warp-instruction issue (one per scheduler
@@ -94,17 +95,12 @@ impl Costs {
             .sum()
     }
 
-    /// DRAM latency under load: the idle latency inflated by queueing, `L / (1 - ρ)` (an M/M/1
-    /// queue), where ρ is the SM's DRAM utilisation so far (its bytes over its elapsed cycles times
-    /// its share of the bandwidth), capped at 0.9.
-    pub fn dram_loaded(&self, sm_dram_bytes: u64, sm_elapsed_cycles: u64) -> u32 {
-        let rho = if sm_elapsed_cycles == 0 {
-            0.0
-        } else {
-            (sm_dram_bytes as f64 / (sm_elapsed_cycles as f64 * self.dram_bytes_per_cycle_per_sm))
-                .min(0.9)
-        };
-        (f64::from(self.dram) / (1.0 - rho)).round() as u32
+    /// DRAM latency of a request behind `queued_bytes` of DRAM traffic of its wave: the idle
+    /// latency plus the time the SM's share of the bandwidth takes to move what is queued
+    /// (requests of co-resident blocks are served in issue order, first come first served).
+    pub fn dram_queued(&self, queued_bytes: u64) -> u32 {
+        (f64::from(self.dram) + queued_bytes as f64 / self.dram_bytes_per_cycle_per_sm).round()
+            as u32
     }
 
     /// Load-to-use latency of a global/local load served at `level`.
@@ -147,14 +143,24 @@ pub struct SmWork {
     pub dram_bytes: u64,
     /// Shared-memory wavefronts.
     pub shared_wavefronts: u64,
+    /// The wave whose DRAM traffic `queue_bytes` counts.
+    pub queue_wave: usize,
+    /// DRAM bytes the current wave of this SM has queued so far.
+    pub queue_bytes: u64,
     /// Latency-bound cycles per wave (the slowest warp of each wave of co-resident blocks).
     pub waves: Vec<u64>,
 }
 
 impl SmWork {
-    /// Cycles of the waves before `wave` (the SM's elapsed time when `wave` starts).
-    pub fn elapsed_before(&self, wave: usize) -> u64 {
-        self.waves.iter().take(wave).sum()
+    /// Adds `bytes` of DRAM traffic to the queue of `wave` (a new wave starts an empty queue);
+    /// returns the bytes queued including them.
+    pub fn queue_dram(&mut self, wave: usize, bytes: u64) -> u64 {
+        if wave != self.queue_wave {
+            self.queue_wave = wave;
+            self.queue_bytes = 0;
+        }
+        self.queue_bytes += bytes;
+        self.queue_bytes
     }
 
     /// Records that a block of this SM in wave `wave` finished after `cycles`.
@@ -169,7 +175,7 @@ impl SmWork {
 /// The predicted time of a launch and what bounds it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Timing {
-    /// Kernel cycles at the SM clock (`gpc__cycles_elapsed.max`), without launch overhead.
+    /// Kernel cycles at the SM clock (`gpc__cycles_elapsed.max`), launch overhead included.
     pub cycles: f64,
     /// Kernel duration in ns (`gpu__time_duration.sum`), launch overhead included.
     pub time_ns: f64,
@@ -215,7 +221,9 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], l2_sectors: u64, dram_bytes: u6
             .iter()
             .copied()
             .fold(("latency", 0.0), |a, b| if b.1 > a.1 { b } else { a });
-    let time_ns = cycles / cfg.clock_hz() * 1e9 + cfg.gpu.launch_overhead_ns;
+    // The launch overhead is part of what Nsight Compute measures, in time and in cycles.
+    let cycles = cycles + cfg.gpu.launch_overhead_ns * 1e-9 * cfg.clock_hz();
+    let time_ns = cycles / cfg.clock_hz() * 1e9;
     Timing {
         cycles,
         time_ns,
