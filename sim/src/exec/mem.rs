@@ -327,7 +327,9 @@ impl Ctx<'_> {
             StateSpace::Const => {
                 let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)));
                 if fixed {
-                    // A constant at a fixed address is an operand of the instruction (IMC).
+                    // A constant at a fixed address is an operand of the instruction (IMC,
+                    // DESIGN.md). ptxas sometimes loads such values with LDC instead: on an H200
+                    // conv2d's filter taps count as IDC requests while stencil_1d's count as IMC.
                     c.imc_requests += 1;
                     c.const_imm_loads += 1;
                     return self.costs.imc;

@@ -116,7 +116,7 @@ pub fn explain(l: &LaunchResult) -> String {
     }
     if c.const_imm_loads > 0 {
         parts.push(format!(
-            "{} constant loads at fixed addresses are instruction operands (immediate constant cache): broadcasts with no memory request",
+            "{} constant loads at fixed addresses are instruction operands: one broadcast each, no address computation",
             c.const_imm_loads
         ));
     }
