@@ -25,6 +25,8 @@ validate device                                       what GPU is this?\n  \
 validate compare pseudo_random --set n=128000         one workload, smaller\n  \
 validate compare --out validate/measurements/h200/report.json   every bundled workload\n  \
 validate report validate/measurements/h200/report.json --config configs/h200.toml\n  \
+validate report validate/measurements/h200/report.json --plot h200.svg   predicted vs measured\n  \
+validate device --write-config configs/b200.toml      a config from the GPU's attributes\n  \
 validate ptx --check                                  are the committed PTX files up to date?"
 )]
 pub struct Cli {
@@ -73,13 +75,20 @@ At the end, a summary over all launches: mean absolute percentage error of time,
 launch, Spearman's rank correlation, and the same per counter. --out writes it all as JSON \
 (`validate report` re-renders it, and CI checks the simulator against it).\n\n\
 --config auto (the default) picks configs/<name>.toml whose gpu.name is the device's name, looking \
-in configs/ of the current directory, its parents and the source tree.\n\n\
+in configs/ of the current directory, its parents and the source tree. When none matches, it builds \
+a config in memory from the device's attributes, as `validate device --write-config` writes it \
+(every value the attributes do not give is taken from the nearest shipped config of the same \
+compute capability major), says so in one line listing those assumed keys, and records \
+`generated from device attributes (base: configs/<x>.toml)` as the report's config.\n\n\
+--plot FILE.svg draws predicted against measured: one panel per quantity (time, and each counter \
+with a non-zero measurement), one point per launch, the y = x diagonal, the MAPE in each title; \
+log-log axes where the values span more than 2 decades (launches with a zero are then left out).\n\n\
 Exit code: 0 when every output matched, 1 when some differ, 2 on errors (a workload that fails is \
 reported, the others still run).",
         after_help = "Examples:\n  \
 validate compare pseudo_random --set n=128000 --repeat 20     quick\n  \
 validate compare                                              every bundled workload\n  \
-validate compare --out validate/measurements/h200/report.json\n  \
+validate compare --out validate/measurements/h200/report.json --plot h200.svg\n  \
 validate compare reduce smem_square --config configs/h200.toml --no-ncu"
     )]
     Compare(CompareArgs),
@@ -90,8 +99,20 @@ validate compare reduce smem_square --config configs/h200.toml --no-ncu"
 compute capability, SM count, clocks, memory size and bus, L2 size, shared and constant memory, \
 occupancy limits, and the driver's CUDA version. The name is what `compare --config auto` matches \
 against the gpu.name of configs/*.toml.\n\n\
---write-config (a config TOML from these attributes) is not implemented yet.",
-        after_help = "Examples:\n  validate device\n  validate device --device 1"
+--write-config PATH writes a config skeleton in the TOML format of configs/*.toml from these \
+attributes: name, compute capability, SM count and clock, threads, warps and blocks per SM, \
+threads per block, registers, shared memory per SM and per block, constant memory, L2 size, and \
+the DRAM bandwidth [derived] from the memory clock and bus width (2 x clock x bus bits / 8: the \
+pin rate, which kernels do not reach). Every other value (latencies, cache geometries, bank \
+width, constant caches, L1, throughputs, launch overhead) is taken from the nearest shipped config \
+of the same compute capability major (else the latest one) and marked \
+`# assumed: taken from configs/<x>.toml`; the command lists them. An existing file is never \
+overwritten unless --force is given.",
+        after_help = "Examples:\n  \
+validate device\n  \
+validate device --device 1\n  \
+validate device --write-config configs/b200.toml\n  \
+validate device --write-config configs/b200.toml --force      replace it"
     )]
     Device(DeviceArgs),
 
@@ -101,10 +122,15 @@ against the gpu.name of configs/*.toml.\n\n\
 tables and the accuracy summary. No GPU needed.\n\n\
 With --config, the simulator runs again for every workload of the report (same parameters) and \
 its current predictions replace the saved ones, so that a change to the simulator or a config is \
-checked against real measurements on a machine without a GPU.",
+checked against real measurements on a machine without a GPU.\n\n\
+--plot FILE.svg draws predicted against measured (after --config's re-prediction): one panel per \
+quantity (time, and each counter with a non-zero measurement), one point per launch, the y = x \
+diagonal, the MAPE in each title; log-log axes where the values span more than 2 decades \
+(launches with a zero are then left out). One report at a time.",
         after_help = "Examples:\n  \
 validate report validate/measurements/h200/report.json\n  \
-validate report validate/measurements/h200/report.json --config configs/h200.toml"
+validate report validate/measurements/h200/report.json --config configs/h200.toml\n  \
+validate report validate/measurements/h200/report.json --config configs/h200.toml --plot h200.svg"
     )]
     Report(ReportArgs),
 
@@ -146,7 +172,8 @@ pub struct PtxArgs {
 pub struct CompareArgs {
     /// Bundled workload names or workload files [default: every bundled workload]
     pub workloads: Vec<String>,
-    /// GPU config: `auto` (the configs/*.toml whose gpu.name is the device's) or a path
+    /// GPU config: `auto` (the configs/*.toml whose gpu.name is the device's, else one generated
+    /// from its attributes) or a path
     #[arg(long, value_name = "auto|PATH", default_value = "auto")]
     pub config: String,
     /// Override a workload parameter, for every workload that has it: --set n=128000
@@ -155,6 +182,9 @@ pub struct CompareArgs {
     /// Write the JSON report here
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
     /// Untimed launches before the timed ones, per launch
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub warmup: u32,
@@ -178,9 +208,12 @@ pub struct DeviceArgs {
     /// CUDA device ordinal
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub device: usize,
-    /// Write a config TOML from the device's attributes (not implemented yet)
+    /// Write a config skeleton (TOML) from the device's attributes; the rest from a shipped config
     #[arg(long, value_name = "PATH")]
     pub write_config: Option<PathBuf>,
+    /// Overwrite the --write-config file if it exists
+    #[arg(long, requires = "write_config")]
+    pub force: bool,
 }
 
 /// Arguments of `validate report`.
@@ -192,6 +225,9 @@ pub struct ReportArgs {
     /// Re-run the simulator with this config and compare its predictions with the measurements
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Arguments of the hidden `validate profile-once`.
@@ -279,5 +315,34 @@ mod tests {
         assert!(!help.contains("profile-once"), "{help}");
         assert!(Cli::try_parse_from(["validate", "profile-once", "w", "--config", "c"]).is_ok());
         assert!(Cli::try_parse_from(["validate", "report"]).is_err());
+    }
+
+    #[test]
+    fn plot_write_config_and_force() {
+        let c = Cli::try_parse_from(["validate", "report", "r.json", "--plot", "p.svg"]).unwrap();
+        let Cmd::Report(a) = c.command else { panic!() };
+        assert_eq!(a.plot.unwrap(), PathBuf::from("p.svg"));
+        let c = Cli::try_parse_from(["validate", "compare", "--plot", "p.svg"]).unwrap();
+        let Cmd::Compare(a) = c.command else { panic!() };
+        assert_eq!(a.plot.unwrap(), PathBuf::from("p.svg"));
+        let c = Cli::try_parse_from(["validate", "device", "--write-config", "x.toml", "--force"])
+            .unwrap();
+        let Cmd::Device(a) = c.command else { panic!() };
+        assert!(a.force && a.write_config.is_some());
+        assert!(Cli::try_parse_from(["validate", "device", "--force"]).is_err());
+        for sub in ["compare", "report", "device"] {
+            let mut cmd = Cli::command();
+            let help = cmd
+                .find_subcommand_mut(sub)
+                .unwrap()
+                .render_long_help()
+                .to_string();
+            let flag = if sub == "device" {
+                "--write-config"
+            } else {
+                "--plot"
+            };
+            assert!(help.matches(flag).count() >= 3, "{sub}: {help}");
+        }
     }
 }

@@ -11,7 +11,8 @@
 //! | module | what | GPU? |
 //! |---|---|---|
 //! | [`cli`] | the command line (clap) | no |
-//! | [`configs`] | `--config auto`: the config whose `gpu.name` is the device's | no |
+//! | [`configs`] | `--config auto`: the config whose `gpu.name` is the device's, else one generated from its attributes | no |
+//! | [`skeleton`] | a config skeleton from the device's attributes (`device --write-config`) | no |
 //! | [`backend`] | the [`backend::Backend`] trait; the simulator as a backend | no |
 //! | [`gpu`] | the device, a plan loaded onto it ([`gpu::Program`]), the GPU backend and its event timings (cudarc) | yes |
 //! | [`ncu`] | Nsight Compute: running it on `validate profile-once`, parsing its CSV ([`ncu::csv`]) | runs ncu |
@@ -20,6 +21,7 @@
 //! | [`compare`] | accuracy summaries of a report | no |
 //! | [`report`] | the JSON report (serde) | no |
 //! | [`table`] | tables for people (tabled) | no |
+//! | [`plot`] | `--plot`: predicted against measured, one SVG scatter panel per quantity (plotters) | no |
 //! | [`cmd`] | the subcommands | |
 //! | [`ptxgen`] | `validate ptx`: the bundled kernels' PTX from NVRTC or clang | NVRTC |
 //!
@@ -34,8 +36,10 @@ pub mod configs;
 pub mod gpu;
 pub mod ncu;
 pub mod outputs;
+pub mod plot;
 pub mod ptxgen;
 pub mod report;
+pub mod skeleton;
 pub mod stats;
 pub mod table;
 

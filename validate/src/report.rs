@@ -44,6 +44,9 @@ pub struct DeviceInfo {
     pub l2_bytes: Option<u64>,
     /// Shared memory per SM in bytes.
     pub shared_per_sm_bytes: Option<u64>,
+    /// Shared memory a block may use without opting in (static and default dynamic), in bytes.
+    #[serde(default)]
+    pub shared_per_block_bytes: Option<u64>,
     /// Shared memory a block may opt in to, in bytes.
     pub shared_per_block_optin_bytes: Option<u64>,
     /// Constant memory in bytes.
@@ -52,6 +55,9 @@ pub struct DeviceInfo {
     pub max_threads_per_sm: Option<u32>,
     /// Blocks per SM.
     pub max_blocks_per_sm: Option<u32>,
+    /// Threads per block.
+    #[serde(default)]
+    pub max_threads_per_block: Option<u32>,
     /// 32-bit registers per SM.
     pub registers_per_sm: Option<u32>,
     /// Threads per warp.
@@ -70,7 +76,9 @@ pub struct Report {
     /// Nsight Compute's version line, when counters were measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ncu: Option<String>,
-    /// The simulator config whose predictions are in `predicted`.
+    /// The simulator config whose predictions are in `predicted`: its path, or, when
+    /// `--config auto` found none for the device, `generated from device attributes (base:
+    /// configs/h200.toml)`.
     pub config: String,
     /// When the measurement was made, UTC (`2026-11-21T10:00:00Z`).
     pub timestamp: String,

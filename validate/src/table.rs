@@ -219,6 +219,7 @@ pub fn device(d: &DeviceInfo, driver: &str) -> String {
         header(&["device memory (bytes)", &number(d.memory_bytes as f64)]),
         header(&["L2 (bytes)", &opt(d.l2_bytes)]),
         header(&["shared per SM (bytes)", &opt(d.shared_per_sm_bytes)]),
+        header(&["shared per block (bytes)", &opt(d.shared_per_block_bytes)]),
         header(&[
             "shared per block, opt-in (bytes)",
             &opt(d.shared_per_block_optin_bytes),
@@ -226,6 +227,10 @@ pub fn device(d: &DeviceInfo, driver: &str) -> String {
         header(&["constant memory (bytes)", &opt(d.constant_bytes)]),
         header(&["threads per SM", &opt(d.max_threads_per_sm.map(u64::from))]),
         header(&["blocks per SM", &opt(d.max_blocks_per_sm.map(u64::from))]),
+        header(&[
+            "threads per block",
+            &opt(d.max_threads_per_block.map(u64::from)),
+        ]),
         header(&["registers per SM", &opt(d.registers_per_sm.map(u64::from))]),
         header(&["warp size", &opt(d.warp_size.map(u64::from))]),
     ];

@@ -8,7 +8,7 @@ use crate::gpu::{Gpu, GpuBackend, CUDA_API};
 use crate::ncu::{self, Ncu, Profiled};
 use crate::outputs::{self, Tolerance};
 use crate::report::{self, LaunchReport, Report, WorkloadReport};
-use crate::{configs, table};
+use crate::{configs, plot, table};
 use anyhow::{bail, Context, Result};
 use sim::config::GpuConfig;
 use sim::workload::Workload;
@@ -50,15 +50,20 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
     let gpu = Gpu::open(args.device)?;
     let device = gpu.info()?;
     let driver = gpu.driver_version()?;
-    let cfg_path = configs::resolve(&args.config, &device.name)?;
-    let cfg = GpuConfig::load(&cfg_path)?;
+    // A generated config is written to a temporary file for `profile-once` under ncu, removed
+    // when `compare` ends.
+    let (cfg, cfg_path, cfg_label, _generated_file) = match configs::choose(&args.config, &device)?
+    {
+        configs::Choice::File(p) => (GpuConfig::load(&p)?, p.clone(), shown(&p), None),
+        configs::Choice::Generated(g) => {
+            println!("{}", generated_line(&device.name, &g));
+            let file = TempFile::write(&g.skeleton.text)?;
+            (g.cfg.clone(), file.0.clone(), g.description(), Some(file))
+        }
+    };
     println!(
-        "device {}: {} (compute capability {}, {} SMs), driver CUDA {driver}; config {}",
-        args.device,
-        device.name,
-        device.compute_capability,
-        device.sm_count,
-        shown(&cfg_path)
+        "device {}: {} (compute capability {}, {} SMs), driver CUDA {driver}; config {cfg_label}",
+        args.device, device.name, device.compute_capability, device.sm_count,
     );
     let ncu = if args.no_ncu {
         println!("ncu disabled (--no-ncu): timing only");
@@ -95,7 +100,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
         driver,
         cuda: CUDA_API.into(),
         ncu: setup.ncu.as_ref().map(|n| n.version.clone()),
-        config: shown(&cfg_path),
+        config: cfg_label,
         timestamp: report::now_utc(),
         warmup: args.warmup,
         repeat: args.repeat,
@@ -122,6 +127,10 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
     if let Some(out) = &args.out {
         println!("wrote {}", shown(out));
     }
+    if let Some(svg) = &args.plot {
+        plot::write(&report, svg)?;
+        println!("wrote {}", shown(svg));
+    }
     let failed = report.workloads.iter().any(|w| w.error.is_some());
     let (matching, all) = crate::compare::outputs_matching(&report);
     Ok(if failed {
@@ -131,6 +140,36 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The line `compare` prints when `--config auto` generated the config.
+pub fn generated_line(device_name: &str, g: &configs::Generated) -> String {
+    format!(
+        "--config auto: no config has gpu.name = \"{device_name}\": using one generated from the \
+device's attributes (`validate device --write-config PATH` writes it); assumed, taken from {}: {}",
+        g.base,
+        g.skeleton.assumed_summary()
+    )
+}
+
+/// A file in the temporary directory, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn write(text: &str) -> Result<TempFile> {
+        let path = std::env::temp_dir().join(format!(
+            "validate-generated-config-{}.toml",
+            std::process::id()
+        ));
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(TempFile(path))
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 fn params_after(w: &Workload, sets: &[(String, i64)]) -> BTreeMap<String, i64> {
@@ -287,6 +326,33 @@ mod tests {
             c.join(" "),
             "/bin/validate profile-once --config /r/configs/h200.toml --device 1 --set n=128000 pseudo_random"
         );
+    }
+
+    #[test]
+    fn a_generated_config_is_announced_with_its_assumed_keys() {
+        let dirs = [PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../configs"
+        ))];
+        let g = configs::generate_in(&dirs, &crate::skeleton::tests::b200()).unwrap();
+        let line = generated_line("NVIDIA B200", &g);
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.contains("no config has gpu.name = \"NVIDIA B200\""),
+            "{line}"
+        );
+        assert!(
+            line.contains("configs/h200.toml: gpu.launch_overhead_ns, sm.schedulers"),
+            "{line}"
+        );
+        assert!(line.contains("l1.*"), "{line}");
+        // profile-once under ncu reads it back from the temporary file.
+        let file = TempFile::write(&g.skeleton.text).unwrap();
+        let back = GpuConfig::load(&file.0).unwrap();
+        assert_eq!(back.gpu.name, "NVIDIA B200");
+        let path = file.0.clone();
+        drop(file);
+        assert!(!path.exists());
     }
 
     #[test]

@@ -5,8 +5,8 @@ use crate::backend::{self, Backend, Simulator};
 use crate::cli::ReportArgs;
 use crate::cmd::shown;
 use crate::report::Report;
-use crate::table;
-use anyhow::{Context, Result};
+use crate::{plot, table};
+use anyhow::{bail, Context, Result};
 use sim::config::GpuConfig;
 use sim::workload::Workload;
 use std::path::Path;
@@ -14,6 +14,12 @@ use std::process::ExitCode;
 
 /// Runs `validate report`.
 pub fn report(args: &ReportArgs) -> Result<ExitCode> {
+    if args.plot.is_some() && args.reports.len() > 1 {
+        bail!(
+            "--plot draws one report, {} were given: run `validate report` once per report",
+            args.reports.len()
+        );
+    }
     for path in &args.reports {
         let mut r = Report::load(path)?;
         if let Some(cfg) = &args.config {
@@ -34,6 +40,10 @@ predictions from {}",
             print!("{}", table::workload(w));
         }
         print!("{}", table::summary(&r));
+        if let Some(svg) = &args.plot {
+            plot::write(&r, svg)?;
+            println!("wrote {}", shown(svg));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

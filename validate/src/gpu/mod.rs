@@ -106,6 +106,8 @@ predictions without a GPU",
                     A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
                 )
                 .map(|v| v as u64),
+                shared_per_block_bytes: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
+                    .map(|v| v as u64),
                 shared_per_block_optin_bytes: attr(
                     A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                 )
@@ -115,6 +117,8 @@ predictions without a GPU",
                 max_threads_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
                     .map(|v| v as u32),
                 max_blocks_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)
+                    .map(|v| v as u32),
+                max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
                     .map(|v| v as u32),
                 registers_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)
                     .map(|v| v as u32),
