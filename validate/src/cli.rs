@@ -228,6 +228,11 @@ pub struct ReportArgs {
     /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Print the accuracy document (Markdown) instead of the tables, e.g. to regenerate
+    /// docs/accuracy.md: validate report validate/measurements/h200/report.json --config
+    /// configs/h200.toml --markdown > docs/accuracy.md
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 /// Arguments of the hidden `validate profile-once`.

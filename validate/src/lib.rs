@@ -34,6 +34,7 @@ pub mod cmd;
 pub mod compare;
 pub mod configs;
 pub mod gpu;
+pub mod markdown;
 pub mod ncu;
 pub mod outputs;
 pub mod plot;

@@ -5,7 +5,7 @@ use crate::backend::{self, Backend, Simulator};
 use crate::cli::ReportArgs;
 use crate::cmd::shown;
 use crate::report::Report;
-use crate::{plot, table};
+use crate::{markdown, plot, table};
 use anyhow::{bail, Context, Result};
 use sim::config::GpuConfig;
 use sim::workload::Workload;
@@ -24,6 +24,18 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode> {
         let mut r = Report::load(path)?;
         if let Some(cfg) = &args.config {
             repredict(&mut r, cfg)?;
+        }
+        if args.markdown {
+            let command = format!(
+                "validate report {}{} --markdown",
+                shown(path),
+                args.config
+                    .as_ref()
+                    .map(|c| format!(" --config {}", shown(c)))
+                    .unwrap_or_default()
+            );
+            print!("{}", markdown::accuracy(&r, &command));
+            continue;
         }
         println!(
             "report {}: {} (compute capability {}), driver CUDA {}, ncu {}, measured {}; \
