@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use sim::config::GpuConfig;
 use sim::metrics::report;
 use sim::run::{run_workload, Options};
-use sim::workload::Workload;
+use sim::workload::{parse_set, Workload};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -72,17 +72,6 @@ coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds 
 enum Format {
     Table,
     Json,
-}
-
-fn parse_set(s: &str) -> Result<(String, i64), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("`{s}`: expected NAME=VALUE"))?;
-    let v: i64 = v
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}`: the value must be an integer"))?;
-    Ok((k.trim().to_string(), v))
 }
 
 fn main() -> ExitCode {

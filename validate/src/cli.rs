@@ -251,20 +251,7 @@ pub struct ProfileOnceArgs {
     pub device: usize,
 }
 
-/// Parses `NAME=VALUE` with an integer value.
-pub fn parse_set(s: &str) -> Result<(String, i64), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("`{s}`: expected NAME=VALUE"))?;
-    let v: i64 = v
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}`: the value must be an integer"))?;
-    if k.trim().is_empty() {
-        return Err(format!("`{s}`: the name is empty"));
-    }
-    Ok((k.trim().to_string(), v))
-}
+pub use sim::workload::parse_set;
 
 #[cfg(test)]
 mod tests {

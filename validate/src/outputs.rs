@@ -7,62 +7,15 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Element types of workload buffers (the `type` of a `[[buffer]]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Elem {
-    /// Signed integers of 1, 2, 4, 8 bytes.
-    I8,
-    /// 16-bit signed.
-    I16,
-    /// 32-bit signed.
-    I32,
-    /// 64-bit signed.
-    I64,
-    /// Unsigned integers.
-    U8,
-    /// 16-bit unsigned.
-    U16,
-    /// 32-bit unsigned.
-    U32,
-    /// 64-bit unsigned.
-    U64,
-    /// IEEE single.
-    F32,
-    /// IEEE double.
-    F64,
+pub use sim::workload::init::Elem;
+
+/// How elements of each type are printed and compared.
+trait Element {
+    fn show(self, b: &[u8]) -> String;
+    fn agree(self, e: &[u8], a: &[u8], tol: Tolerance) -> bool;
 }
 
-impl Elem {
-    /// Parses a workload type name (`i32`).
-    pub fn parse(s: &str) -> Option<Elem> {
-        use Elem::*;
-        Some(match s {
-            "i8" => I8,
-            "i16" => I16,
-            "i32" => I32,
-            "i64" => I64,
-            "u8" => U8,
-            "u16" => U16,
-            "u32" => U32,
-            "u64" => U64,
-            "f32" => F32,
-            "f64" => F64,
-            _ => return None,
-        })
-    }
-
-    /// Size in bytes.
-    pub fn bytes(self) -> usize {
-        use Elem::*;
-        match self {
-            I8 | U8 => 1,
-            I16 | U16 => 2,
-            I32 | U32 | F32 => 4,
-            I64 | U64 | F64 => 8,
-        }
-    }
-
-    /// Decodes one little-endian element as text; floats are also given as hex bits.
+impl Element for Elem {
     fn show(self, b: &[u8]) -> String {
         use Elem::*;
         let mut w = [0u8; 8];

@@ -13,6 +13,21 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Parses a `--set NAME=VALUE` override (integer value, non-empty name; spaces trimmed).
+pub fn parse_set(s: &str) -> Result<(String, i64), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected NAME=VALUE"))?;
+    let v: i64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: the value must be an integer"))?;
+    if k.trim().is_empty() {
+        return Err(format!("`{s}`: the name is empty"));
+    }
+    Ok((k.trim().to_string(), v))
+}
+
 /// An integer literal or an expression over the params (`"ceil_div(n, 1024)"`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(untagged)]
