@@ -31,12 +31,12 @@ fn reference(mask: u32, addrs: &[u64; 32], bytes: u32, b: Banks) -> u32 {
     for start in (0..32).step_by(phase) {
         let mut per_bank: HashMap<u64, HashSet<u64>> = HashMap::new();
         let mut any = false;
-        for lane in start..start + phase {
+        for (lane, &addr) in addrs.iter().enumerate().skip(start).take(phase) {
             if mask >> lane & 1 == 0 {
                 continue;
             }
             any = true;
-            for byte in addrs[lane]..addrs[lane] + u64::from(bytes) {
+            for byte in addr..addr + u64::from(bytes) {
                 let word = byte / u64::from(b.width);
                 per_bank
                     .entry(word % u64::from(b.banks))

@@ -349,7 +349,11 @@ fn l2(l: &L2) -> Check {
     let bw = l.bandwidth_bytes_per_cycle;
     float_range("l2.bandwidth_bytes_per_cycle", bw, 0.0, true, 1e6)?;
     let f = l.fill_bytes;
-    if f < l.sector_bytes || f > l.line_bytes || f % l.sector_bytes != 0 || !f.is_power_of_two() {
+    if f < l.sector_bytes
+        || f > l.line_bytes
+        || !f.is_multiple_of(l.sector_bytes)
+        || !f.is_power_of_two()
+    {
         return Err(invalid(
             "l2.fill_bytes",
             format!(

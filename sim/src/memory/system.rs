@@ -343,7 +343,7 @@ mod tests {
             vec![seg(0), seg(1), seg(2), seg(3)]
         );
         assert_eq!(
-            covering_segments(&[seg(3), seg(4 + 0)], 128, 32),
+            covering_segments(&[seg(3), seg(4)], 128, 32),
             vec![seg(3), seg(4)]
         );
     }

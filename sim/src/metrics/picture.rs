@@ -39,9 +39,10 @@ pub fn banks(s: &SharedSample) -> String {
     let phase = shared::lanes_per_phase(s.bytes, b) as usize;
     let width = u64::from(s.width);
     // Per phase: per bank, the distinct words and the lanes touching them.
-    let mut best: Option<(usize, Vec<(Vec<u64>, Vec<usize>)>)> = None;
+    type Banked = Vec<(Vec<u64>, Vec<usize>)>;
+    let mut best: Option<(usize, Banked)> = None;
     for start in (0..32).step_by(phase) {
-        let mut per_bank: Vec<(Vec<u64>, Vec<usize>)> = vec![(vec![], vec![]); s.banks as usize];
+        let mut per_bank: Banked = vec![(vec![], vec![]); s.banks as usize];
         for (lane, a) in access
             .lanes()
             .filter(|(l, _)| *l >= start && *l < start + phase)
