@@ -2,10 +2,52 @@
 //! accesses cost on a GPU described by a TOML config.
 //!
 //! The modules follow the data flow of one `sim run`:
-//! `config` (GPU description) → `workload` (what to launch) → `ptx` (parse the module) →
-//! `exec` (SIMT execution; each memory instruction becomes a warp-level access) → `memory`
-//! (coalescer, caches, constant cache) → `timing` (cycles) → `metrics` (Nsight Compute-named
-//! counters and reports).
+//! [`config`] (GPU description) → [`workload`] (what to launch) → [`ptx`] (parse the module) →
+//! [`exec`] (SIMT execution; each memory instruction becomes a warp-level access) → [`memory`]
+//! (coalescer, caches, shared banks, constant cache) → [`timing`] (cycles) → [`metrics`] (Nsight
+//! Compute-named counters and reports); [`run`] is where they meet.
+//!
+//! From a workload to its counters, the way `sim run configs/h200.toml pseudo_random --set
+//! n=4096` does it:
+//!
+//! ```
+//! use sim::{config::GpuConfig, run::{run_workload, Options}, workload::Workload};
+//!
+//! let cfg = GpuConfig::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/h200.toml")))?;
+//! let w = Workload::resolve("pseudo_random")?; // bundled: kernels/pseudo_random.toml
+//! let run = run_workload(&cfg, &w, &Options { sets: vec![("n".into(), 4096)], ..Default::default() })?;
+//! let constant = &run.launches[0];
+//! // 4096 threads = 128 warps, each reading 32 distinct constant addresses: serialized.
+//! assert_eq!(constant.counters.ldc_inst, 128);
+//! assert_eq!(constant.counters.ldc_requests, 128 * 32);
+//! // The global variant coalesces its `inputs` load into 4 sectors per request.
+//! let global = &run.launches[1];
+//! assert_eq!(global.counters.global_ld_requests, 2 * 128);
+//! assert!(constant.timing.time_ns > global.timing.time_ns);
+//! # Ok::<(), sim::Error>(())
+//! ```
+//!
+//! The pure models can be used on their own:
+//!
+//! ```
+//! use sim::memory::{coalesce, constant, shared, WarpAccess};
+//!
+//! let column = WarpAccess::from_fn(4, |lane| 4 * (lane * 32)); // column of a 32x32 int tile
+//! assert_eq!(shared::wavefronts(&column, shared::Banks { banks: 32, width: 4 }).wavefronts, 32);
+//! let row = WarpAccess::from_fn(4, |lane| 0x1000 + 4 * lane);  // 32 consecutive ints
+//! assert_eq!(coalesce::sectors(&row, 32).len(), 4);
+//! assert_eq!(constant::requests(&row, 32).len(), 32);           // 32 distinct addresses
+//! ```
+//!
+//! | CUDA / PTX / Nsight Compute | here |
+//! |---|---|
+//! | PTX module, `.entry`, instruction | [`ptx::Module`], [`ptx::Function`], [`ptx::Instruction`] ([`ptx::inst::Op`]) |
+//! | warp of 32 threads, active mask | `exec` warps; [`memory::WarpAccess`] (`mask`, per-lane `addrs`) |
+//! | 32-byte sector, 128-byte line | [`memory::coalesce::sectors`], [`memory::cache::SectorCache`] |
+//! | shared-memory bank, wavefront, bank conflict | [`memory::shared::wavefronts`] |
+//! | constant cache request (IDC), broadcast | [`memory::constant::requests`] |
+//! | `l1tex__t_sectors_...`, `idc__requests.sum`, ... | [`metrics::Counters`] (each field names its metric) |
+//! | `gpu__time_duration.sum` | [`timing::Timing`] |
 
 #![deny(missing_docs)]
 
