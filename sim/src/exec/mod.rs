@@ -8,8 +8,8 @@
 //! that branched apart rejoin as soon as their PCs meet again, which for the structured code
 //! compilers emit is the immediate post-dominator that a reconvergence stack would pick.
 //!
-//! Each memory instruction becomes one [`WarpAccess`] for the `memory` models; their outcomes are
-//! counted in [`Counters`] and priced by [`timing::Costs`] on the warp's scoreboard timeline.
+//! Each memory instruction becomes one [`WarpAccess`](crate::memory::WarpAccess) for the `memory` models; their outcomes are
+//! counted in [`Counters`] and priced by [`Costs`](crate::timing::Costs) on the warp's scoreboard timeline.
 
 pub mod alu;
 pub mod decode;

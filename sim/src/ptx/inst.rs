@@ -199,7 +199,7 @@ pub enum Op {
         ty: Type,
         /// `.lo/.hi/.wide` for integer multiplies.
         mode: MulMode,
-        /// `.sat` (clamp: s32 add/sub, float to [0,1]).
+        /// `.sat` (clamp: s32 add/sub, float to 0..=1).
         sat: bool,
     },
     /// `setp.cmp[.bop].type p[|q], a, b[, c]`.
