@@ -9,7 +9,7 @@
 //! compilers emit is the immediate post-dominator that a reconvergence stack would pick.
 //!
 //! Each memory instruction becomes one [`WarpAccess`](crate::memory::WarpAccess) for the `memory` models; their outcomes are
-//! counted in [`Counters`] and priced by [`Costs`](crate::timing::Costs) on the warp's scoreboard timeline.
+//! counted in [`Counters`] and priced by [`Costs`] on the warp's scoreboard timeline.
 
 pub mod alu;
 pub mod decode;
