@@ -153,6 +153,7 @@ impl<'s> Parser<'s> {
         } else {
             line_text.to_string()
         };
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         Error::Ptx {
             loc: SourceLoc {
                 file: self.file.to_string(),
