@@ -352,9 +352,8 @@ impl Ctx<'_> {
                 ps.misses += u64::from(o.misses);
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-cache time only.
-                work.const_requests += u64::from(o.requests);
                 work.const_cycles += self.costs.constant_occupancy(&o.served);
-                work.dram_bytes += o.dram_read_bytes;
+                work.queue_dram(self.wave, o.dram_read_bytes);
                 self.costs.constant_load(&o.served)
             }
             StateSpace::Global | StateSpace::Local => {
@@ -435,7 +434,6 @@ impl Ctx<'_> {
                 work.mem_insts += 1;
                 work.l1_sectors += u64::from(o.sectors);
                 work.l1_tags += u64::from(o.lines);
-                work.dram_bytes += o.dram_read_bytes + o.dram_write_bytes;
                 let queued = work.queue_dram(self.wave, o.dram_read_bytes + o.dram_write_bytes);
                 match o.level {
                     // Stores are acknowledged by L2.

@@ -135,12 +135,8 @@ pub struct SmWork {
     pub l1_sectors: u64,
     /// L1 tag lookups (distinct 128-byte lines per request).
     pub l1_tags: u64,
-    /// Indexed constant requests (distinct addresses).
-    pub const_requests: u64,
     /// Cycles the constant pipeline was busy ([`Costs::constant_occupancy`]).
     pub const_cycles: f64,
-    /// DRAM bytes read and written because of this SM's accesses.
-    pub dram_bytes: u64,
     /// Shared-memory wavefronts.
     pub shared_wavefronts: u64,
     /// The wave whose DRAM traffic `queue_bytes` counts.
