@@ -74,6 +74,37 @@ enum Format {
     Json,
 }
 
+/// A progress bar on stderr for runs longer than a second (hidden when stderr is not a terminal,
+/// so pipes and tests see nothing). The simulation itself never depends on it.
+fn progress_bar() -> sim::run::Progress {
+    let start = std::time::Instant::now();
+    let bar: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+    std::sync::Arc::new(move |label: &str, done: u64, total: u64| {
+        let Ok(mut bar) = bar.lock() else { return };
+        if bar.is_none() && start.elapsed().as_secs_f64() > 1.0 && done < total {
+            let b = indicatif::ProgressBar::with_draw_target(
+                Some(total),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{msg:>10} [{bar:40}] {pos}/{len} blocks, {eta} left",
+            ) {
+                b.set_style(style.progress_chars("=> "));
+            }
+            *bar = Some(b);
+        }
+        if let Some(b) = bar.as_ref() {
+            b.set_message(label.to_string());
+            b.set_length(total);
+            b.set_position(done);
+            if done == total {
+                b.finish_and_clear();
+                *bar = None;
+            }
+        }
+    })
+}
+
 fn main() -> ExitCode {
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
@@ -117,6 +148,7 @@ fn real_main() -> Result<()> {
         } => {
             let cfg = GpuConfig::load(&config)?;
             let opts = Options {
+                progress: Some(progress_bar()),
                 sets,
                 warm,
                 keep_outputs: false,

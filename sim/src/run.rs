@@ -14,8 +14,11 @@ use crate::workload::init::{self, Elem};
 use crate::workload::{Arg, Workload};
 use std::collections::{BTreeMap, HashMap};
 
+/// Called as blocks finish: (launch label, blocks done, blocks in the launch).
+pub type Progress = std::sync::Arc<dyn Fn(&str, u64, u64) + Send + Sync>;
+
 /// How to run a workload.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Options {
     /// `--set NAME=VALUE` parameter overrides.
     pub sets: Vec<(String, i64)>,
@@ -27,6 +30,21 @@ pub struct Options {
     pub max_warp_instructions: u64,
     /// Only the launches with these labels (all when empty).
     pub only: Vec<String>,
+    /// Progress reports for long runs (the `sim` binary draws a bar); `None`: silent.
+    pub progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("sets", &self.sets)
+            .field("warm", &self.warm)
+            .field("keep_outputs", &self.keep_outputs)
+            .field("max_warp_instructions", &self.max_warp_instructions)
+            .field("only", &self.only)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 impl Default for Options {
@@ -37,6 +55,7 @@ impl Default for Options {
             keep_outputs: false,
             max_warp_instructions: 1 << 34,
             only: vec![],
+            progress: None,
         }
     }
 }
@@ -324,6 +343,7 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
             cache_global_loads: p.cache_global_loads,
             bank_width: p.bank_width,
             max_warp_instructions: opts.max_warp_instructions,
+            progress: opts.progress.as_deref(),
         };
         let mut mem = MemorySystem::new(cfg);
         if opts.warm {

@@ -49,7 +49,7 @@ impl Dims {
 }
 
 /// Everything a launch needs besides the memory state.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Launch<'a> {
     /// Label for messages (`constant`).
     pub label: &'a str,
@@ -69,6 +69,8 @@ pub struct Launch<'a> {
     pub bank_width: u32,
     /// Budget of warp instructions before the launch is stopped as runaway.
     pub max_warp_instructions: u64,
+    /// Told (label, blocks done, blocks) every few blocks; it cannot change the result.
+    pub progress: Option<&'a (dyn Fn(&str, u64, u64) + Send + Sync)>,
 }
 
 /// What a launch produced: counters, per-instruction statistics and per-SM work.
@@ -177,6 +179,11 @@ pub fn run(
         run_block(&mut ctx, &mut warps)?;
         let done = warps.iter().map(Warp::finish_time).max().unwrap_or(0);
         stats.sms[sm].block_done(wave, done);
+        if let Some(p) = launch.progress {
+            if (b + 1) % 256 == 0 || b + 1 == dims.blocks() {
+                p(launch.label, b + 1, dims.blocks());
+            }
+        }
     }
     Ok(stats)
 }
