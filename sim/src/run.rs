@@ -15,7 +15,7 @@ use crate::workload::{Arg, Workload};
 use std::collections::{BTreeMap, HashMap};
 
 /// Called as blocks finish: (launch label, blocks done, blocks in the launch).
-pub type Progress = std::sync::Arc<dyn Fn(&str, u64, u64) + Send + Sync>;
+pub type Progress = std::sync::Arc<exec::ProgressFn>;
 
 /// How to run a workload.
 #[derive(Clone)]

@@ -48,6 +48,9 @@ impl Dims {
     }
 }
 
+/// A progress callback: (launch label, blocks done, blocks in the launch).
+pub type ProgressFn = dyn Fn(&str, u64, u64) + Send + Sync;
+
 /// Everything a launch needs besides the memory state.
 #[derive(Clone)]
 pub struct Launch<'a> {
@@ -70,7 +73,7 @@ pub struct Launch<'a> {
     /// Budget of warp instructions before the launch is stopped as runaway.
     pub max_warp_instructions: u64,
     /// Told (label, blocks done, blocks) every few blocks; it cannot change the result.
-    pub progress: Option<&'a (dyn Fn(&str, u64, u64) + Send + Sync)>,
+    pub progress: Option<&'a ProgressFn>,
 }
 
 /// What a launch produced: counters, per-instruction statistics and per-SM work.
