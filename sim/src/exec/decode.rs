@@ -3,7 +3,7 @@
 //! labels instruction indices, symbols addresses in their state space, immediates inline bits.
 
 use crate::error::{Error, SourceLoc};
-use crate::ptx::ast::{Function, Instruction, Operand, Special, StateSpace, Statement, Type};
+use crate::ptx::ast::{Function, Instruction, Operand, Special, Statement, Type};
 use crate::ptx::inst::{AluOp, Op};
 use std::collections::HashMap;
 
@@ -461,16 +461,5 @@ impl Ctx<'_> {
             }
         }
         Ok(d)
-    }
-}
-
-/// The state space a `.const`/`.shared`/... symbol lives in, for callers laying out memory.
-pub fn space_of(addr: SymbolAddr) -> StateSpace {
-    match addr {
-        SymbolAddr::Param(_) => StateSpace::Param,
-        SymbolAddr::Const(_) => StateSpace::Const,
-        SymbolAddr::Global(_) => StateSpace::Global,
-        SymbolAddr::Shared(_) => StateSpace::Shared,
-        SymbolAddr::Local(_) => StateSpace::Local,
     }
 }

@@ -250,17 +250,6 @@ impl SectorCache {
         }
         true
     }
-
-    /// Empties the cache, returning the number of dirty sectors it held.
-    pub fn flush(&mut self) -> u64 {
-        let dirty = self
-            .slots
-            .iter()
-            .map(|s| u64::from(s.dirty.count_ones()))
-            .sum();
-        self.reset();
-        dirty
-    }
 }
 
 #[cfg(test)]
