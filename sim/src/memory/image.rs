@@ -118,10 +118,21 @@ impl MemoryImage {
 /// Reads `n` (1..=8) little-endian bytes of `buf` at `off`; `None` when out of range.
 #[inline]
 pub fn read_le(buf: &[u8], off: usize, n: usize) -> Option<u64> {
-    let b = buf.get(off..off.checked_add(n)?)?;
-    let mut v = [0u8; 8];
-    v[..n].copy_from_slice(b);
-    Some(u64::from_le_bytes(v))
+    // Fixed-size reads compile to one load; a variable-length copy would call memcpy and stall
+    // on store forwarding (the interpreter's hottest line before this).
+    let end = off.checked_add(n)?;
+    let b = buf.get(off..end)?;
+    Some(match n {
+        1 => u64::from(b[0]),
+        2 => u64::from(u16::from_le_bytes([b[0], b[1]])),
+        4 => u64::from(u32::from_le_bytes(b.try_into().ok()?)),
+        8 => u64::from_le_bytes(b.try_into().ok()?),
+        _ => {
+            let mut v = [0u8; 8];
+            v[..n].copy_from_slice(b);
+            u64::from_le_bytes(v)
+        }
+    })
 }
 
 /// Writes the low `n` (1..=8) bytes of `v` into `buf` at `off`; `false` when out of range.
@@ -129,7 +140,13 @@ pub fn read_le(buf: &[u8], off: usize, n: usize) -> Option<u64> {
 pub fn write_le(buf: &mut [u8], off: usize, n: usize, v: u64) -> bool {
     match off.checked_add(n).and_then(|end| buf.get_mut(off..end)) {
         Some(b) => {
-            b.copy_from_slice(&v.to_le_bytes()[..n]);
+            match n {
+                1 => b[0] = v as u8,
+                2 => b.copy_from_slice(&(v as u16).to_le_bytes()),
+                4 => b.copy_from_slice(&(v as u32).to_le_bytes()),
+                8 => b.copy_from_slice(&v.to_le_bytes()),
+                _ => b.copy_from_slice(&v.to_le_bytes()[..n]),
+            }
             true
         }
         None => false,
