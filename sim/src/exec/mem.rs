@@ -9,6 +9,7 @@ use crate::memory::image::{
     read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES,
 };
 use crate::memory::shared::{self, Banks};
+use super::trace::L2Kind;
 use crate::memory::system::LoadPath;
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
@@ -61,7 +62,7 @@ impl Ctx<'_> {
         let tid = (linear % b[0], linear / b[0] % b[1], linear / (b[0] * b[1]));
         let c = self.ctaid;
         let where_ = match space {
-            StateSpace::Global => self.image.nearest(addr),
+            StateSpace::Global => self.global.nearest(addr),
             StateSpace::Shared => format!(
                 "outside the block's {} bytes of shared memory",
                 self.shared.len()
@@ -72,7 +73,7 @@ impl Ctx<'_> {
             ),
             StateSpace::Const => format!(
                 "outside the {} bytes of constant memory",
-                self.image.constant.len()
+                self.constant.len()
             ),
             _ => format!(
                 "outside the {} bytes of kernel parameters",
@@ -111,19 +112,26 @@ impl Ctx<'_> {
             StateSpace::Global => {
                 // Most accesses of a warp hit the allocation the previous one did.
                 let i = match self.last_alloc {
-                    Some(i)
-                        if self.image.allocs[i].base <= addr
-                            && addr + n as u64 <= self.image.allocs[i].end() =>
+                    Some(i) if {
+                        let (lo, hi) = self.global.bounds(i);
+                        lo <= addr && addr + n as u64 <= hi
+                    } =>
                     {
                         i
                     }
-                    _ => self.image.find(addr, n as u64)?,
+                    _ => self.global.find(addr, n as u64)?,
                 };
                 self.last_alloc = Some(i);
-                let a = &mut self.image.allocs[i];
-                (&mut a.data[..], addr - a.base)
+                let off = usize::try_from(addr - self.global.bounds(i).0).ok()?;
+                return match value {
+                    None => self.global.read(i, off, n),
+                    Some(v) => self.global.write(i, off, n, v).then_some(0),
+                };
             }
-            StateSpace::Const => (&mut self.image.constant[..], addr),
+            StateSpace::Const => {
+                return read_le(self.constant, usize::try_from(addr).ok()?, n)
+                    .filter(|_| value.is_none());
+            }
             StateSpace::Shared => (&mut self.shared[..], addr),
             StateSpace::Local => {
                 let lb = w.local_bytes;
@@ -192,20 +200,20 @@ impl Ctx<'_> {
         {
             return false;
         }
-        let Some(i) = self.image.find(lo, 1) else {
+        let Some(i) = self.global.find(lo, 1) else {
             return false;
         };
-        let a = &self.image.allocs[i];
-        if hi.checked_add(span).is_none_or(|end| end > a.end()) {
+        let (base, end) = self.global.bounds(i);
+        if hi.checked_add(span).is_none_or(|e| e > end) {
             return false;
         }
         self.last_alloc = Some(i);
-        let (base, data) = (a.base, &a.data);
+        let g = self.global;
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
         for l in lanes(exec) {
             for k in 0..u64::from(m.vec) {
                 let off = (addrs[l] - base + k * esize) as usize;
-                let v = read_le(data, off, esize as usize).expect("bounds checked above");
+                let v = g.read(i, off, esize as usize).expect("bounds checked above");
                 let d = inst.dst[k as usize];
                 if d != NO_REG {
                     w.regs[d as usize * 32 + l] = if signed {
@@ -307,9 +315,9 @@ impl Ctx<'_> {
         store: bool,
     ) -> u32 {
         let sm = self.sm;
-        let c = &mut self.stats.counters;
-        let ps = &mut self.stats.per_pc[pc as usize];
-        let work = &mut self.stats.sms[sm];
+        let c = &mut *self.counters;
+        let ps = &mut self.per_pc[pc as usize];
+        let work = &mut *self.work;
         let bytes = m.bytes_per_thread();
         match space {
             StateSpace::Param => {
@@ -339,22 +347,25 @@ impl Ctx<'_> {
                     addrs: resolved(m.space, addrs),
                     bytes,
                 };
-                let o = self.mem.constant_load(sm, &access);
+                let o = self.caches.constant_load(self.params, &access);
                 c.ldc_inst += 1;
                 c.ldc_requests += u64::from(o.requests);
                 c.idc_requests += u64::from(o.requests);
                 c.idc_hits += u64::from(o.hits);
                 c.idc_misses += u64::from(o.misses);
                 c.gcc_requests += u64::from(o.level_misses[0]);
-                c.dram_read_bytes += o.dram_read_bytes;
                 ps.requests += u64::from(o.requests);
                 ps.hits += u64::from(o.hits);
                 ps.misses += u64::from(o.misses);
+                if !o.to_l2.is_empty() {
+                    // Priced by the L2 pass, which knows where the misses were served.
+                    return self.log.request(L2Kind::Const(o.served), o.to_l2);
+                }
+                let served: Vec<Level> = o.served.iter().flatten().copied().collect();
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-cache time only.
-                work.const_cycles += self.costs.constant_occupancy(&o.served);
-                work.queue_dram(self.wave, o.dram_read_bytes);
-                self.costs.constant_load(&o.served)
+                work.const_cycles += self.costs.constant_occupancy(&served);
+                self.costs.constant_load(&served)
             }
             StateSpace::Global | StateSpace::Local => {
                 let local = space == StateSpace::Local;
@@ -391,9 +402,9 @@ impl Ctx<'_> {
                     _ => LoadPath::L2Only,
                 };
                 let o = if store {
-                    self.mem.store(sm, &access)
+                    self.caches.store(self.params, &access)
                 } else {
-                    self.mem.load(sm, &access, path)
+                    self.caches.load(self.params, &access, path)
                 };
                 match (local, store) {
                     (false, false) => {
@@ -418,15 +429,6 @@ impl Ctx<'_> {
                         c.local_st_sectors += u64::from(o.sectors);
                     }
                 }
-                if store {
-                    c.l2_write_sectors += u64::from(o.l2_sectors);
-                    c.l2_write_hits += u64::from(o.l2_hits);
-                } else {
-                    c.l2_read_sectors += u64::from(o.l2_sectors);
-                    c.l2_read_hits += u64::from(o.l2_hits);
-                }
-                c.dram_read_bytes += o.dram_read_bytes;
-                c.dram_write_bytes += o.dram_write_bytes;
                 ps.requests += 1;
                 ps.sectors += u64::from(o.sectors);
                 ps.hits += u64::from(o.l1_hits);
@@ -434,12 +436,17 @@ impl Ctx<'_> {
                 work.mem_insts += 1;
                 work.l1_sectors += u64::from(o.sectors);
                 work.l1_tags += u64::from(o.lines);
-                let queued = work.queue_dram(self.wave, o.dram_read_bytes + o.dram_write_bytes);
-                match o.level {
-                    // Stores are acknowledged by L2.
-                    None => self.costs.l2,
-                    Some(Level::Dram) => self.costs.dram_queued(queued),
-                    Some(l) => self.costs.global(l),
+                match (store, o.to_l2.is_empty()) {
+                    // Every sector hit L1.
+                    (false, true) => self.costs.global(Level::Cache(0)),
+                    (false, false) => self.log.request(L2Kind::Load, o.to_l2),
+                    // Stores are acknowledged by L2; the L2 pass still runs their writes.
+                    (true, _) => {
+                        if !o.to_l2.is_empty() {
+                            self.log.request(L2Kind::Store, o.to_l2);
+                        }
+                        self.costs.l2
+                    }
                 }
             }
             StateSpace::Shared => {

@@ -15,16 +15,21 @@ pub mod alu;
 pub mod decode;
 mod mem;
 mod step;
+pub mod trace;
 mod warp;
 
 pub use decode::{decode, DInst, Program, Src, SymbolAddr, NO_REG};
 
 use crate::config::GpuConfig;
 use crate::error::{Error, Result};
-use crate::memory::system::MemorySystem;
-use crate::memory::MemoryImage;
+use crate::memory::image::GlobalView;
+use crate::memory::system::{L2Model, L2Outcome, MemorySystem, Params, SmCaches};
+use crate::memory::{Level, MemoryImage};
 use crate::metrics::{Counters, PcStats};
+use crate::timing::replay::Replay;
 use crate::timing::{Costs, SmWork};
+use rayon::prelude::*;
+use trace::{BlockLog, L2Kind};
 use warp::Warp;
 
 /// Grid and block shape of a launch, in threads.
@@ -125,7 +130,35 @@ pub fn occupancy(
     Ok(n.max(1))
 }
 
+/// One SM's state while a launch runs: its warps, shared memory and statistics, and the logs
+/// of the blocks it ran in the current wave.
+#[derive(Default)]
+struct SmRun {
+    warps: Vec<Warp>,
+    shared: Vec<u8>,
+    counters: Counters,
+    per_pc: Vec<PcStats>,
+    work: SmWork,
+    logs: Vec<BlockLog>,
+    /// Logs in use this wave.
+    used: usize,
+    /// Warp instructions this wave.
+    executed: u64,
+    /// The first fault of this wave: (block, error).
+    error: Option<(u64, Error)>,
+}
+
 /// Runs `launch` to completion over `image`, through the hierarchy `mem`.
+///
+/// Blocks run a wave at a time (the blocks co-resident on the SMs). Three passes per wave:
+/// 1. functional, in parallel over SMs (rayon): each SM runs its blocks in order through its own
+///    L1 and constant caches, logging what goes to L2;
+/// 2. L2, serial, in block order: the logged requests run through the shared L2 and DRAM, which
+///    prices the accesses that reached them;
+/// 3. timing: each block's instruction streams are replayed on warp scoreboards.
+///
+/// Results do not depend on the number of threads: SMs share nothing in pass 1 but global
+/// memory, and the order of pass 2 is fixed.
 pub fn run(
     cfg: &GpuConfig,
     launch: &Launch,
@@ -138,59 +171,206 @@ pub fn run(
         message: m,
     })?;
     let sm_count = cfg.sm.count as u64;
+    let costs = Costs::new(cfg);
+    let nwarps = dims.block_threads().div_ceil(32) as usize;
+    let plen = launch.program.insts.len();
+    let mut sms: Vec<SmRun> = (0..sm_count)
+        .map(|_| SmRun {
+            per_pc: vec![PcStats::default(); plen],
+            ..Default::default()
+        })
+        .collect();
+    let mut counters = Counters::default();
+    let mut replay = Replay::default();
+    let mut budget = launch.max_warp_instructions;
+    let (global, constant) = image.view();
+    let MemorySystem { sms: caches, l2, params } = mem;
+    let per_wave = sm_count * u64::from(occ);
+    let blocks = dims.blocks();
+    for first in (0..blocks).step_by(per_wave as usize) {
+        let wave = (first / per_wave) as usize;
+        let last = (first + per_wave).min(blocks);
+        let run_sm = |(s, (st, cache)): (usize, (&mut SmRun, &mut SmCaches))| {
+            run_wave_on_sm(
+                cfg, launch, &costs, &global, constant, params, cache, st, s, wave, first, last,
+                budget, nwarps,
+            )
+        };
+        // Blocks of one SM run in order on one thread; SMs in parallel.
+        sms.par_iter_mut()
+            .zip(caches.par_iter_mut())
+            .enumerate()
+            .for_each(run_sm);
+        // The earliest block that faulted, whatever thread ran it.
+        if let Some((_, e)) = sms
+            .iter_mut()
+            .filter_map(|s| s.error.take())
+            .min_by_key(|(b, _)| *b)
+        {
+            return Err(e);
+        }
+        let executed: u64 = sms.iter().map(|s| s.executed).sum();
+        budget = budget.checked_sub(executed).ok_or_else(|| Error::Budget {
+            launch: launch.label.into(),
+            budget: launch.max_warp_instructions,
+        })?;
+        // L2 and timing, in block order.
+        for b in first..last {
+            let s = (b % sm_count) as usize;
+            let k = ((b - first) / sm_count) as usize;
+            let st = &mut sms[s];
+            let log = &mut st.logs[k];
+            resolve_l2(l2, &costs, &mut counters, &mut st.work, log);
+            let done = replay.block(launch.program, &costs, cfg.shared.latency_cycles, log);
+            st.work.block_done(wave, done);
+        }
+        if let Some(p) = launch.progress {
+            p(launch.label, last, blocks);
+        }
+    }
     let mut stats = LaunchStats {
-        per_pc: vec![PcStats::default(); launch.program.insts.len()],
-        sms: vec![SmWork::default(); sm_count as usize],
+        per_pc: vec![PcStats::default(); plen],
         occupancy_blocks: occ,
         ..Default::default()
     };
-    let costs = Costs::new(cfg);
-    let threads = dims.block_threads();
-    let nwarps = threads.div_ceil(32) as usize;
-    let mut warps: Vec<Warp> = (0..nwarps)
-        .map(|_| Warp::new(launch.program.num_regs, launch.local_bytes))
-        .collect();
-    let mut shared = vec![0u8; launch.shared_bytes as usize];
-    let mut budget = launch.max_warp_instructions;
+    for st in sms {
+        counters.add(&st.counters);
+        for (a, b) in stats.per_pc.iter_mut().zip(st.per_pc) {
+            a.merge(b);
+        }
+        stats.sms.push(st.work);
+    }
+    stats.counters = counters;
+    Ok(stats)
+}
+
+/// Pass 1 for SM `s`: runs its blocks among `first..last` (block `b` runs on SM `b % count`).
+#[allow(clippy::too_many_arguments)] // the pass's inputs, each read-only or owned by this SM
+fn run_wave_on_sm(
+    cfg: &GpuConfig,
+    launch: &Launch,
+    costs: &Costs,
+    global: &GlobalView,
+    constant: &[u8],
+    params: &Params,
+    caches: &mut SmCaches,
+    st: &mut SmRun,
+    s: usize,
+    wave: usize,
+    first: u64,
+    last: u64,
+    budget: u64,
+    nwarps: usize,
+) {
+    let sm_count = u64::from(cfg.sm.count);
+    let dims = launch.dims;
     let [gx, gy, _] = dims.grid;
-    for b in 0..dims.blocks() {
+    st.used = 0;
+    st.executed = 0;
+    if st.warps.len() != nwarps {
+        st.warps = (0..nwarps)
+            .map(|_| Warp::new(launch.program.num_regs, launch.local_bytes))
+            .collect();
+        st.shared = vec![0u8; launch.shared_bytes as usize];
+    }
+    let mut left = budget;
+    let mut b = first + (s as u64 + sm_count - first % sm_count) % sm_count;
+    while b < last {
         let ctaid = [
             (b % u64::from(gx)) as u32,
             (b / u64::from(gx) % u64::from(gy)) as u32,
             (b / (u64::from(gx) * u64::from(gy))) as u32,
         ];
-        let sm = (b % sm_count) as usize;
-        let wave = (b / sm_count / u64::from(occ)) as usize;
-        shared.fill(0);
-        for (w, warp) in warps.iter_mut().enumerate() {
+        st.shared.fill(0);
+        for (w, warp) in st.warps.iter_mut().enumerate() {
             warp.reset(w as u32, dims.block);
         }
+        if st.logs.len() <= st.used {
+            st.logs.push(BlockLog::default());
+        }
+        let log = &mut st.logs[st.used];
+        st.used += 1;
+        log.reset(b, wave, nwarps);
         let mut ctx = step::Ctx {
             cfg,
             launch,
-            image: &mut *image,
-            mem: &mut *mem,
-            shared: &mut shared,
-            stats: &mut stats,
-            costs: &costs,
-            sm,
+            global,
+            constant,
+            caches: &mut *caches,
+            params,
+            shared: &mut st.shared,
+            counters: &mut st.counters,
+            per_pc: &mut st.per_pc,
+            work: &mut st.work,
+            costs,
+            sm: s,
             ctaid,
-            budget: &mut budget,
+            budget: &mut left,
             last_alloc: None,
-            wave,
+            log,
         };
-        run_block(&mut ctx, &mut warps)?;
-        let done = warps.iter().map(Warp::finish_time).max().unwrap_or(0);
-        stats.sms[sm].block_done(wave, done);
-        if let Some(p) = launch.progress {
-            if (b + 1) % 256 == 0 || b + 1 == dims.blocks() {
-                p(launch.label, b + 1, dims.blocks());
-            }
+        if let Err(e) = run_block(&mut ctx, &mut st.warps) {
+            st.error = Some((b, e));
+            return;
         }
+        b += sm_count;
     }
-    Ok(stats)
+    st.executed = budget - left;
 }
 
+/// Pass 2 for one block: runs its L2 requests in order through `l2`, counts their traffic,
+/// queues their DRAM bytes on the SM, and fills in their latencies.
+fn resolve_l2(
+    l2: &mut L2Model,
+    costs: &Costs,
+    c: &mut Counters,
+    work: &mut SmWork,
+    log: &mut BlockLog,
+) {
+    for req in &log.reqs {
+        let mut t = L2Outcome::default();
+        let lat = match &req.kind {
+            L2Kind::Load => {
+                let level = req
+                    .addrs
+                    .iter()
+                    .map(|&a| l2.read(a, &mut t))
+                    .max()
+                    .unwrap_or(Level::L2);
+                c.l2_read_sectors += u64::from(t.sectors);
+                c.l2_read_hits += u64::from(t.hits);
+                let queued = work.queue_dram(log.wave, t.dram_read + t.dram_write);
+                match level {
+                    Level::Dram => costs.dram_queued(queued),
+                    l => costs.global(l),
+                }
+            }
+            L2Kind::Store => {
+                l2.write(&req.addrs, &mut t);
+                c.l2_write_sectors += u64::from(t.sectors);
+                c.l2_write_hits += u64::from(t.hits);
+                work.queue_dram(log.wave, t.dram_read + t.dram_write);
+                costs.l2
+            }
+            L2Kind::Const(served) => {
+                let mut far = req.addrs.iter();
+                let served: Vec<Level> = served
+                    .iter()
+                    .map(|s| match s {
+                        Some(l) => *l,
+                        None => l2.read(*far.next().expect("one address per miss"), &mut t),
+                    })
+                    .collect();
+                work.const_cycles += costs.constant_occupancy(&served);
+                work.queue_dram(log.wave, t.dram_read);
+                costs.constant_load(&served)
+            }
+        };
+        c.dram_read_bytes += t.dram_read;
+        c.dram_write_bytes += t.dram_write;
+        log.lat.push(lat);
+    }
+}
 /// Runs one block's warps, releasing `bar.sync` when every running warp has arrived.
 fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
     loop {
@@ -203,11 +383,9 @@ fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
         if running.is_empty() {
             return Ok(());
         }
-        // Everyone still running waits at the barrier: release it at the latest arrival.
-        let t = running.iter().map(|w| w.clock).max().unwrap_or(0);
+        // Everyone still running waits at the barrier (its timing is the replay's).
         for w in running {
             w.at_barrier = false;
-            w.clock = t;
         }
     }
 }

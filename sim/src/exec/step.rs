@@ -7,38 +7,48 @@ use super::warp::Warp;
 use super::Launch;
 use crate::config::GpuConfig;
 use crate::error::{Error, Result};
-use crate::memory::system::MemorySystem;
-use crate::memory::MemoryImage;
+use super::trace::{BlockLog, Entry};
+use crate::memory::image::GlobalView;
+use crate::memory::system::{Params, SmCaches};
+use crate::metrics::{Counters, PcStats};
 use crate::ptx::ast::{Special, Type};
 use crate::ptx::inst::{AluOp, Op, ShflMode, VoteMode};
-use crate::timing::Costs;
+use crate::timing::{Costs, SmWork};
 
-/// What one block's warps share while they run.
+/// What one block's warps share while they run on their SM's thread.
 pub struct Ctx<'a> {
     /// The GPU.
     pub cfg: &'a GpuConfig,
     /// The launch being run.
     pub launch: &'a Launch<'a>,
-    /// Device memory contents.
-    pub image: &'a mut MemoryImage,
-    /// Cache tag state.
-    pub mem: &'a mut MemorySystem,
+    /// Global memory, shared with the other SMs' threads.
+    pub global: &'a GlobalView<'a>,
+    /// The constant bank.
+    pub constant: &'a [u8],
+    /// The SM's L1 and constant caches.
+    pub caches: &'a mut SmCaches,
+    /// Cache geometry.
+    pub params: &'a Params,
     /// The block's shared memory.
     pub shared: &'a mut Vec<u8>,
-    /// Counters being filled.
-    pub stats: &'a mut super::LaunchStats,
+    /// The SM's counters.
+    pub counters: &'a mut Counters,
+    /// The SM's per-instruction statistics.
+    pub per_pc: &'a mut [PcStats],
+    /// The SM's work for the throughput bounds.
+    pub work: &'a mut SmWork,
     /// Latencies.
     pub costs: &'a Costs,
     /// The SM the block runs on.
     pub sm: usize,
     /// `%ctaid` of the block.
     pub ctaid: [u32; 3],
-    /// Warp instructions left before the launch is stopped.
+    /// Warp instructions this SM may still execute before the launch is stopped.
     pub budget: &'a mut u64,
     /// The allocation the last global access fell in (a lookup cache).
     pub last_alloc: Option<usize>,
-    /// The wave of co-resident blocks this block belongs to on its SM.
-    pub wave: usize,
+    /// What the block leaves for the L2 and timing passes.
+    pub log: &'a mut BlockLog,
 }
 
 impl Ctx<'_> {
@@ -59,42 +69,31 @@ impl Ctx<'_> {
         }
         *self.budget -= 1;
         let exec = mask & guard_mask(w, inst);
-        self.stats.counters.inst_executed += 1;
-        let ps = &mut self.stats.per_pc[pc as usize];
+        self.counters.inst_executed += 1;
+        let ps = &mut self.per_pc[pc as usize];
         ps.executed += 1;
         ps.threads += u64::from(exec.count_ones());
-        self.stats.sms[self.sm].warp_insts += 1;
+        self.work.warp_insts += 1;
+        // `%clock` reads the warp's issue count: cycles are only known after the timing pass.
+        w.clock += 1;
 
-        // Scoreboard: issue when the sources are ready.
-        let issue = self.issue_time(w, inst);
         let taken = if inst.op == Op::Bra { exec } else { 0 };
         w.advance(pc, mask, taken, inst.target);
-        match inst.op {
-            Op::Bra => {}
-            Op::Exit | Op::Ret => w.live &= !exec,
+        let lat = match inst.op {
+            Op::Bra | Op::WarpSync => 0,
+            Op::Exit | Op::Ret => {
+                w.live &= !exec;
+                0
+            }
             Op::BarSync => {
-                // The barrier waits for the warp's outstanding results, then for the other warps.
                 w.at_barrier = true;
-                w.clock = issue.max(w.results_ready());
-                return Ok(());
+                0
             }
-            Op::Ld(m) => {
-                let lat = self.load(w, inst, pc, m, exec)?;
-                for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
-                    w.ready[d as usize] = issue + lat;
-                }
-            }
-            Op::St(m) => {
-                let ack = self.store(w, inst, pc, m, exec)?;
-                w.drain = w.drain.max(issue + ack);
-            }
-            Op::WarpSync => {}
+            Op::Ld(m) => self.load(w, inst, pc, m, exec)?,
+            Op::St(m) => self.store(w, inst, pc, m, exec)?,
             Op::Shfl(mode) => {
                 self.shfl(w, inst, mode, exec);
-                let lat = self.cfg.shared.latency_cycles;
-                for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
-                    w.ready[d as usize] = issue + lat;
-                }
+                0
             }
             _ => {
                 if let Op::Alu { op, ty, .. } = inst.op {
@@ -103,35 +102,11 @@ impl Ctx<'_> {
                     }
                 }
                 self.alu(w, inst, exec);
-                for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
-                    w.ready[d as usize] = issue + self.costs.alu;
-                }
-            }
-        }
-        // Dataflow issue: the next instruction may issue one cycle later unless its own sources
-        // are not ready; an independent load does not wait behind a stalled store. This stands
-        // for the instruction scheduling ptxas does (SASS hoists loads above dependent uses).
-        w.clock += 1;
-        Ok(())
-    }
-
-    fn issue_time(&self, w: &Warp, inst: &DInst) -> u32 {
-        let mut t = w.clock + 1;
-        let mut need = |s: &Src| {
-            if let Src::Reg(r) | Src::NotPred(r) = s {
-                t = t.max(w.ready[*r as usize]);
+                0
             }
         };
-        inst.src[..usize::from(inst.nsrc)]
-            .iter()
-            .for_each(&mut need);
-        if let Some(a) = &inst.addr {
-            need(&a.base);
-        }
-        if inst.guard != NO_REG {
-            need(&Src::Reg(inst.guard));
-        }
-        t
+        self.log.warps[w.index as usize].push(Entry { pc, lat });
+        Ok(())
     }
 
     /// Reads a source operand for `lane`.
@@ -148,7 +123,7 @@ impl Ctx<'_> {
     /// Counts a float instruction per active thread under the SASS operation it becomes.
     fn count_flops(&mut self, op: AluOp, ty: Type, exec: u32) {
         let n = u64::from(exec.count_ones());
-        let c = &mut self.stats.counters;
+        let c = &mut *self.counters;
         let double = ty == Type::F64;
         let slot = match op {
             AluOp::Add | AluOp::Sub => {
@@ -259,7 +234,7 @@ impl Ctx<'_> {
             Op::Mov(ty) => {
                 if let Src::Special(Special::Ntid(_) | Special::Nctaid(_)) = s0 {
                     // %ntid and %nctaid live in constant bank 0: a warp-uniform constant operand.
-                    self.stats.counters.imc_requests += 1;
+                    self.counters.imc_requests += 1;
                 }
                 let a = self.gather(w, s0, exec);
                 let bits = ty.bits().max(8);

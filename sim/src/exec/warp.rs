@@ -1,13 +1,11 @@
 //! One warp's architectural state: registers per lane, per-lane program counters, the live mask,
-//! and its scoreboard timeline for the timing model.
+//! and its issue count.
 
 /// A warp of up to 32 threads.
 #[derive(Debug, Clone)]
 pub struct Warp {
     /// Register file, `[reg * 32 + lane]`, each value in the low bits of a u64.
     pub regs: Vec<u64>,
-    /// Cycle at which each register's value is ready (scoreboard).
-    pub ready: Vec<u32>,
     /// Per-lane program counter (meaningful while diverged).
     pub pc: [u32; 32],
     /// All live lanes are at `common_pc` (the fast path: no per-lane PC scan).
@@ -18,8 +16,8 @@ pub struct Warp {
     pub live: u32,
     /// Waiting at `bar.sync`.
     pub at_barrier: bool,
-    /// Issue floor: the earliest cycle the next instruction could issue, one cycle after the
-    /// previous one (or the barrier's release).
+    /// Warp instructions issued since the block started (what `%clock` reads: cycles are only
+    /// known after the timing pass).
     pub clock: u32,
     /// Warp index within the block.
     pub index: u32,
@@ -27,8 +25,6 @@ pub struct Warp {
     pub local: Vec<u8>,
     /// Local bytes per lane.
     pub local_bytes: usize,
-    /// Cycle by which every store of the warp has been acknowledged.
-    pub drain: u32,
     /// The memory descriptor of global accesses has been loaded (sm_80+ SASS loads it once
     /// through the uniform datapath, one IDC request).
     pub desc_loaded: bool,
@@ -41,7 +37,6 @@ impl Warp {
     pub fn new(num_regs: usize, local_bytes: u64) -> Self {
         Warp {
             regs: vec![0; num_regs * 32],
-            ready: vec![0; num_regs],
             pc: [0; 32],
             converged: true,
             common_pc: 0,
@@ -51,7 +46,6 @@ impl Warp {
             index: 0,
             local: vec![0; local_bytes as usize * 32],
             local_bytes: local_bytes as usize,
-            drain: 0,
             desc_loaded: false,
             tid: [[0; 3]; 32],
         }
@@ -76,11 +70,9 @@ impl Warp {
         self.common_pc = 0;
         self.at_barrier = false;
         self.clock = 0;
-        self.drain = 0;
         self.desc_loaded = false;
         self.index = index;
         self.regs.fill(0);
-        self.ready.fill(0);
         self.local.fill(0);
     }
 
@@ -133,19 +125,5 @@ impl Warp {
             m &= m - 1;
             self.pc[l] = if taken >> l & 1 == 1 { target } else { pc + 1 };
         }
-    }
-
-    /// Cycle at which every register written so far is ready.
-    pub fn results_ready(&self) -> u32 {
-        self.ready.iter().copied().max().unwrap_or(0)
-    }
-
-    /// Cycle at which the warp's last result is ready.
-    pub fn finish_time(&self) -> u64 {
-        u64::from(
-            self.clock
-                .max(self.drain)
-                .max(self.ready.iter().copied().max().unwrap_or(0)),
-        )
     }
 }

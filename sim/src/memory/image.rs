@@ -8,6 +8,9 @@
 //! checker reports it. Generic addresses inside [`SHARED_WINDOW`] or [`LOCAL_WINDOW`] refer to the
 //! block's shared memory or the thread's local memory, like the hardware's generic windows.
 
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+
 /// First global address handed out.
 pub const GLOBAL_BASE: u64 = 0x7f00_0000_0000;
 /// Generic-address window of shared memory (`cvta.shared` adds it).
@@ -89,30 +92,156 @@ impl MemoryImage {
 
     /// Describes where `addr` lies relative to the nearest allocation, for fault reports.
     pub fn nearest(&self, addr: u64) -> String {
-        let Some(a) = self.allocs.iter().min_by_key(|a| {
-            if addr < a.base {
-                a.base - addr
-            } else {
-                addr.saturating_sub(a.end() - 1)
-            }
-        }) else {
-            return "no buffers are allocated".into();
-        };
-        let rel = if addr < a.base {
-            format!("{} bytes before", a.base - addr)
-        } else if addr >= a.end() {
-            format!("{} bytes after the end of", addr - a.end())
-        } else {
-            format!("{} bytes into", addr - a.base)
-        };
-        format!(
-            "{rel} buffer `{}` [{:#x}, {:#x}) of {} bytes",
-            a.name,
-            a.base,
-            a.end(),
-            a.data.len()
+        nearest(
+            self.allocs
+                .iter()
+                .map(|a| (a.name.as_str(), a.base, a.data.len() as u64)),
+            addr,
         )
     }
+
+    /// A view of global memory that threads executing blocks on different SMs share, and the
+    /// (read-only) constant bank. Bytes are accessed through relaxed atomics, which compile to
+    /// plain loads and stores: a kernel whose blocks race on a word (undefined in CUDA without
+    /// atomics) then reads one of the values written, never undefined behaviour of the simulator.
+    pub fn view(&mut self) -> (GlobalView<'_>, &[u8]) {
+        let allocs = self
+            .allocs
+            .iter_mut()
+            .map(|a| AllocView {
+                name: a.name.as_str(),
+                base: a.base,
+                // SAFETY: `AtomicU8` has the size, alignment and bit validity of `u8`, and the
+                // unique borrow of the bytes is given up for the view's lifetime (what
+                // `AtomicU8::from_mut_slice` does, which is not yet stable).
+                data: unsafe { &*(a.data.as_mut_slice() as *mut [u8] as *const [AtomicU8]) },
+            })
+            .collect();
+        (GlobalView { allocs }, &self.constant)
+    }
+}
+
+/// Where `addr` lies relative to the nearest of `allocs` (name, base, bytes).
+fn nearest<'a>(allocs: impl Iterator<Item = (&'a str, u64, u64)>, addr: u64) -> String {
+    let Some((name, base, len)) = allocs.min_by_key(|&(_, base, len)| {
+        if addr < base {
+            base - addr
+        } else {
+            addr.saturating_sub(base + len - 1)
+        }
+    }) else {
+        return "no buffers are allocated".into();
+    };
+    let end = base + len;
+    let rel = if addr < base {
+        format!("{} bytes before", base - addr)
+    } else if addr >= end {
+        format!("{} bytes after the end of", addr - end)
+    } else {
+        format!("{} bytes into", addr - base)
+    };
+    format!("{rel} buffer `{name}` [{base:#x}, {end:#x}) of {len} bytes")
+}
+
+#[derive(Debug)]
+struct AllocView<'a> {
+    name: &'a str,
+    base: u64,
+    data: &'a [AtomicU8],
+}
+
+/// Global memory shared by the threads that execute a launch ([`MemoryImage::view`]).
+#[derive(Debug)]
+pub struct GlobalView<'a> {
+    allocs: Vec<AllocView<'a>>,
+}
+
+impl GlobalView<'_> {
+    /// Index of the allocation holding `[addr, addr+len)` entirely.
+    #[inline]
+    pub fn find(&self, addr: u64, len: u64) -> Option<usize> {
+        let i = self
+            .allocs
+            .partition_point(|a| a.base <= addr)
+            .checked_sub(1)?;
+        let a = &self.allocs[i];
+        (addr.checked_add(len)? <= a.base + a.data.len() as u64).then_some(i)
+    }
+
+    /// First and one-past-last address of allocation `i`.
+    #[inline]
+    pub fn bounds(&self, i: usize) -> (u64, u64) {
+        let a = &self.allocs[i];
+        (a.base, a.base + a.data.len() as u64)
+    }
+
+    /// Reads `n` (1..=8) little-endian bytes at byte `off` of allocation `i`.
+    #[inline]
+    pub fn read(&self, i: usize, off: usize, n: usize) -> Option<u64> {
+        let b = self.allocs[i].data.get(off..off.checked_add(n)?)?;
+        let p = b.as_ptr();
+        // Naturally aligned accesses (all PTX allows) are one relaxed load.
+        Some(if p as usize % n == 0 {
+            // SAFETY: `p` points at `n` live, aligned bytes of the view (checked above); the
+            // atomic types have the layout of the integers.
+            unsafe {
+                match n {
+                    1 => u64::from(b[0].load(Relaxed)),
+                    2 => u64::from(AtomicU16::from_ptr(p as *mut u16).load(Relaxed)),
+                    4 => u64::from(AtomicU32::from_ptr(p as *mut u32).load(Relaxed)),
+                    8 => AtomicU64::from_ptr(p as *mut u64).load(Relaxed),
+                    _ => bytes_le(b),
+                }
+            }
+        } else {
+            bytes_le(b)
+        })
+    }
+
+    /// Writes the low `n` (1..=8) bytes of `v` at byte `off` of allocation `i`; `false` when
+    /// out of range.
+    #[inline]
+    pub fn write(&self, i: usize, off: usize, n: usize, v: u64) -> bool {
+        let Some(b) = off
+            .checked_add(n)
+            .and_then(|end| self.allocs[i].data.get(off..end))
+        else {
+            return false;
+        };
+        let p = b.as_ptr();
+        if p as usize % n == 0 && matches!(n, 1 | 2 | 4 | 8) {
+            // SAFETY: as in `read`.
+            unsafe {
+                match n {
+                    1 => b[0].store(v as u8, Relaxed),
+                    2 => AtomicU16::from_ptr(p as *mut u16).store(v as u16, Relaxed),
+                    4 => AtomicU32::from_ptr(p as *mut u32).store(v as u32, Relaxed),
+                    _ => AtomicU64::from_ptr(p as *mut u64).store(v, Relaxed),
+                }
+            }
+        } else {
+            for (k, byte) in b.iter().enumerate() {
+                byte.store((v >> (8 * k)) as u8, Relaxed);
+            }
+        }
+        true
+    }
+
+    /// Describes where `addr` lies relative to the nearest allocation, for fault reports.
+    pub fn nearest(&self, addr: u64) -> String {
+        nearest(
+            self.allocs
+                .iter()
+                .map(|a| (a.name, a.base, a.data.len() as u64)),
+            addr,
+        )
+    }
+}
+
+fn bytes_le(b: &[AtomicU8]) -> u64 {
+    b.iter()
+        .enumerate()
+        .fold(0, |v, (k, x)| v | u64::from(x.load(Relaxed)) << (8 * k))
 }
 
 /// Reads `n` (1..=8) little-endian bytes of `buf` at `off`; `None` when out of range.

@@ -62,12 +62,9 @@ pub struct ConstOutcome {
     pub served: Vec<Level>,
 }
 
-/// Tag state of the whole hierarchy.
-#[derive(Debug, Clone)]
-pub struct MemorySystem {
-    l1: Vec<SectorCache>,
-    constant: Vec<Vec<SectorCache>>,
-    l2: SectorCache,
+/// Cache parameters both halves of the hierarchy need, read once from the config.
+#[derive(Debug, Clone, Copy)]
+pub struct Params {
     l1_sector_bytes: u32,
     l1_line_bytes: u32,
     /// Bytes an L1-cached load fetches per line: the sector, or the whole 128-byte line on
@@ -79,6 +76,218 @@ pub struct MemorySystem {
     /// Bytes an L2 read miss fetches from DRAM (`l2.fill_bytes`).
     l2_fill_bytes: u32,
     broadcast_lanes: u32,
+}
+
+/// The caches private to one SM: L1 and the constant cache levels. The executor drives each SM's
+/// caches on its own thread; what misses them goes to the shared [`L2Model`] in a second,
+/// serial step, in a fixed order, so results do not depend on the thread count.
+#[derive(Debug, Clone)]
+pub struct SmCaches {
+    l1: SectorCache,
+    constant: Vec<SectorCache>,
+}
+
+/// What a global or local access did in the SM's L1; the sectors that go on to L2.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct L1Outcome {
+    /// Distinct sectors the request touched (L1 lookups).
+    pub sectors: u32,
+    /// Distinct 128-byte lines the request touched (tag lookups).
+    pub lines: u32,
+    /// Sectors found in L1.
+    pub l1_hits: u32,
+    /// Sectors that missed L1 (or bypassed it).
+    pub l1_misses: u32,
+    /// L1-sector addresses sent to L2 (read misses, or the sectors a store writes), ascending.
+    pub to_l2: Vec<u64>,
+}
+
+/// What an indexed constant load did in the SM's constant caches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConstLevelsOutcome {
+    /// Requests: distinct addresses per broadcast group (`idc__requests.sum`).
+    pub requests: u32,
+    /// Requests that hit the nearest constant cache.
+    pub hits: u32,
+    /// Requests that missed the nearest constant cache.
+    pub misses: u32,
+    /// Requests that missed each constant cache level (index = level).
+    pub level_misses: [u32; 3],
+    /// Where each request was served from, in service order; `None`: it missed every level and
+    /// goes to L2 (the addresses are in `to_l2`, in the same order).
+    pub served: Vec<Option<Level>>,
+    /// Addresses of the requests that missed every constant level.
+    pub to_l2: Vec<u64>,
+}
+
+impl SmCaches {
+    /// L1 part of a global or local load along `path`.
+    pub fn load(&mut self, p: &Params, access: &WarpAccess, path: LoadPath) -> L1Outcome {
+        let mut sectors = coalesce::sectors(access, p.l1_sector_bytes);
+        if matches!(path, LoadPath::L1 { .. }) && p.l1_transaction_bytes > p.l1_sector_bytes {
+            sectors = whole_lines(&sectors, p.l1_line_bytes, p.l1_sector_bytes);
+        }
+        let mut o = L1Outcome {
+            sectors: sectors.len() as u32,
+            lines: coalesce::lines(&sectors, p.l1_line_bytes) as u32,
+            ..Default::default()
+        };
+        for &s in &sectors {
+            if let LoadPath::L1 { evict_first } = path {
+                if self.l1.access_as(s, false, true, evict_first).hit {
+                    o.l1_hits += 1;
+                    continue;
+                }
+            }
+            o.l1_misses += 1;
+            o.to_l2.push(s);
+        }
+        o
+    }
+
+    /// L1 part of a global or local store: update what L1 holds, or evict the line, as the
+    /// config's store policy says; every written sector goes on to L2.
+    pub fn store(&mut self, p: &Params, access: &WarpAccess) -> L1Outcome {
+        let sectors = coalesce::sectors(access, p.l1_sector_bytes);
+        let mut o = L1Outcome {
+            sectors: sectors.len() as u32,
+            lines: coalesce::lines(&sectors, p.l1_line_bytes) as u32,
+            ..Default::default()
+        };
+        // Fermi and Kepler write a line's sectors as one transaction of 1, 2 or 4 aligned
+        // segments covering them all (ProfCUDA ch. 4, gpu-parameters.md "Global stores").
+        let written = if p.l1_transaction_bytes > p.l1_sector_bytes {
+            covering_segments(&sectors, p.l1_line_bytes, p.l1_sector_bytes)
+        } else {
+            sectors
+        };
+        for &s in &written {
+            match p.store_policy {
+                StorePolicy::WriteThrough => {
+                    self.l1.access(s, false, false);
+                }
+                StorePolicy::WriteEvict => {
+                    self.l1.invalidate(s);
+                }
+            }
+        }
+        o.to_l2 = written;
+        o
+    }
+
+    /// Constant-cache part of an indexed constant load (LDC): one request per distinct address,
+    /// each looked up level by level, filling the levels it missed.
+    pub fn constant_load(&mut self, p: &Params, access: &WarpAccess) -> ConstLevelsOutcome {
+        let reqs = constant::requests(access, p.broadcast_lanes);
+        let mut o = ConstLevelsOutcome {
+            requests: reqs.len() as u32,
+            served: Vec::with_capacity(reqs.len()),
+            ..Default::default()
+        };
+        for &a in &reqs {
+            let mut served = None;
+            for (k, cache) in self.constant.iter_mut().enumerate() {
+                if cache.access(a, false, true).hit {
+                    served = Some(Level::Cache(k as u8));
+                    break;
+                }
+                o.level_misses[k.min(2)] += 1;
+            }
+            if served == Some(Level::Cache(0)) {
+                o.hits += 1;
+            } else {
+                o.misses += 1;
+            }
+            if served.is_none() {
+                o.to_l2.push(a);
+            }
+            o.served.push(served);
+        }
+        o
+    }
+}
+
+/// The L2 traffic of one warp-level request, as [`L2Model`] reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct L2Outcome {
+    /// L2 sectors looked up.
+    pub sectors: u32,
+    /// Of those, hits.
+    pub hits: u32,
+    /// Bytes read from DRAM.
+    pub dram_read: u64,
+    /// Bytes written to DRAM (dirty evictions).
+    pub dram_write: u64,
+    /// `fill_bytes` blocks this request fetched from DRAM.
+    fetched: Vec<u64>,
+}
+
+/// The L2 shared by every SM, and DRAM behind it.
+#[derive(Debug, Clone)]
+pub struct L2Model {
+    l2: SectorCache,
+    p: Params,
+}
+
+impl L2Model {
+    /// Reads the L2 sector(s) holding `addr` (an L1 sector or a constant address) for the request
+    /// whose traffic `t` accumulates; returns where the data came from. A miss fetches the aligned
+    /// `fill_bytes` block from DRAM once per request: sectors of a block this request already
+    /// fetched count as misses served by that fetch.
+    pub fn read(&mut self, addr: u64, t: &mut L2Outcome) -> Level {
+        let mut level = Level::L2;
+        let fill = u64::from(self.p.l2_fill_bytes);
+        let sb = u64::from(self.p.l2_sector_bytes);
+        for s in l2_sectors_of(addr, self.p.l1_sector_bytes.min(32), self.p.l2_sector_bytes) {
+            t.sectors += 1;
+            let block = s & !(fill - 1);
+            if t.fetched.contains(&block) {
+                level = Level::Dram;
+                continue;
+            }
+            let r = self.l2.access(s, false, true);
+            t.dram_write += u64::from(r.writeback_sectors) * sb;
+            if r.hit {
+                t.hits += 1;
+                continue;
+            }
+            for n in (block..block + fill).step_by(sb as usize).filter(|&n| n != s) {
+                let f = self.l2.access(n, false, true);
+                t.dram_write += u64::from(f.writeback_sectors) * sb;
+            }
+            t.fetched.push(block);
+            t.dram_read += fill;
+            level = Level::Dram;
+        }
+        level
+    }
+
+    /// Writes the L1 sectors `written` into L2 (write-back, allocate without fetch).
+    pub fn write(&mut self, written: &[u64], t: &mut L2Outcome) {
+        let sb = u64::from(self.p.l2_sector_bytes);
+        for &s in written {
+            for l2s in l2_sectors_of(s, self.p.l1_sector_bytes, self.p.l2_sector_bytes) {
+                t.sectors += 1;
+                let r = self.l2.access(l2s, true, true);
+                // A write allocates its sector without a fetch (byte masks), so its lookup counts
+                // as a hit: measured on an H200, every lts__t_sectors_srcunit_tex_op_write is a
+                // lookup hit, even the first write of a cold line.
+                t.hits += 1;
+                t.dram_write += u64::from(r.writeback_sectors) * sb;
+            }
+        }
+    }
+}
+
+/// Tag state of the whole hierarchy: each SM's private caches and the shared L2.
+#[derive(Debug, Clone)]
+pub struct MemorySystem {
+    /// Per SM.
+    pub sms: Vec<SmCaches>,
+    /// Shared by all SMs.
+    pub l2: L2Model,
+    /// Geometry both halves use.
+    pub params: Params,
 }
 
 impl MemorySystem {
@@ -107,13 +316,7 @@ impl MemorySystem {
                 associativity: c.associativity,
             })
             .collect();
-        let sms = cfg.sm.count as usize;
-        MemorySystem {
-            l1: (0..sms).map(|_| SectorCache::new(l1g)).collect(),
-            constant: (0..sms)
-                .map(|_| const_levels.iter().map(|g| SectorCache::new(*g)).collect())
-                .collect(),
-            l2: SectorCache::new(l2g),
+        let params = Params {
             l1_sector_bytes: l1g.sector_bytes,
             l1_line_bytes: l1g.line_bytes,
             l1_transaction_bytes: cfg.l1.transaction_bytes,
@@ -121,158 +324,83 @@ impl MemorySystem {
             l2_fill_bytes: cfg.l2.fill_bytes,
             store_policy: cfg.l1.store_policy,
             broadcast_lanes: cfg.constant.broadcast_lanes,
+        };
+        MemorySystem {
+            sms: (0..cfg.sm.count as usize)
+                .map(|_| SmCaches {
+                    l1: SectorCache::new(l1g),
+                    constant: const_levels.iter().map(|g| SectorCache::new(*g)).collect(),
+                })
+                .collect(),
+            l2: L2Model {
+                l2: SectorCache::new(l2g),
+                p: params,
+            },
+            params,
         }
     }
 
-    /// A global or local load by SM `sm` along `path`.
+    /// A global or local load by SM `sm` along `path`, through L1 and L2.
     pub fn load(&mut self, sm: usize, access: &WarpAccess, path: LoadPath) -> GlobalOutcome {
-        let mut sectors = coalesce::sectors(access, self.l1_sector_bytes);
-        if matches!(path, LoadPath::L1 { .. }) && self.l1_transaction_bytes > self.l1_sector_bytes {
-            sectors = whole_lines(&sectors, self.l1_line_bytes, self.l1_sector_bytes);
-        }
-        let mut o = GlobalOutcome {
-            sectors: sectors.len() as u32,
-            lines: coalesce::lines(&sectors, self.l1_line_bytes) as u32,
-            ..Default::default()
-        };
+        let l1 = self.sms[sm].load(&self.params, access, path);
+        let mut t = L2Outcome::default();
         let mut level = Level::Cache(0);
-        let mut t = L2Traffic::default();
-        for &s in &sectors {
-            if let LoadPath::L1 { evict_first } = path {
-                if self.l1[sm].access_as(s, false, true, evict_first).hit {
-                    o.l1_hits += 1;
-                    continue;
-                }
-            }
-            o.l1_misses += 1;
-            level = level.max(self.l2_read(s, &mut t));
+        for &s in &l1.to_l2 {
+            level = level.max(self.l2.read(s, &mut t));
         }
-        (
-            o.l2_sectors,
-            o.l2_hits,
-            o.dram_read_bytes,
-            o.dram_write_bytes,
-        ) = (t.sectors, t.hits, t.dram_read, t.dram_write);
-        o.level = Some(level);
-        o
+        GlobalOutcome::new(&l1, &t, Some(level))
     }
 
-    /// A global or local store by SM `sm`: through L1 as the config's store policy says (update
-    /// what it holds, or evict the line), to L2 (write-back, allocate without fetch).
+    /// A global or local store by SM `sm`: through L1 as the config's store policy says, to L2.
     pub fn store(&mut self, sm: usize, access: &WarpAccess) -> GlobalOutcome {
-        let sectors = coalesce::sectors(access, self.l1_sector_bytes);
-        let mut o = GlobalOutcome {
-            sectors: sectors.len() as u32,
-            lines: coalesce::lines(&sectors, self.l1_line_bytes) as u32,
-            ..Default::default()
-        };
-        // Fermi and Kepler write a line's sectors as one transaction of 1, 2 or 4 aligned
-        // segments covering them all (ProfCUDA ch. 4, gpu-parameters.md "Global stores").
-        let written = if self.l1_transaction_bytes > self.l1_sector_bytes {
-            covering_segments(&sectors, self.l1_line_bytes, self.l1_sector_bytes)
-        } else {
-            sectors
-        };
-        for &s in &written {
-            match self.store_policy {
-                StorePolicy::WriteThrough => {
-                    self.l1[sm].access(s, false, false);
-                }
-                StorePolicy::WriteEvict => {
-                    self.l1[sm].invalidate(s);
-                }
-            }
-            for l2s in l2_sectors_of(s, self.l1_sector_bytes, self.l2_sector_bytes) {
-                o.l2_sectors += 1;
-                let r = self.l2.access(l2s, true, true);
-                // A write allocates its sector without a fetch (byte masks), so its lookup counts
-                // as a hit: measured on an H200, every lts__t_sectors_srcunit_tex_op_write is a
-                // lookup hit, even the first write of a cold line.
-                o.l2_hits += 1;
-                o.dram_write_bytes +=
-                    u64::from(r.writeback_sectors) * u64::from(self.l2_sector_bytes);
-            }
-        }
-        o
+        let l1 = self.sms[sm].store(&self.params, access);
+        let mut t = L2Outcome::default();
+        self.l2.write(&l1.to_l2, &mut t);
+        GlobalOutcome::new(&l1, &t, None)
     }
 
     /// An indexed constant load (LDC) by SM `sm`: one request per distinct address, each looked
-    /// up level by level, filling the levels it missed.
+    /// up level by level, filling the levels it missed, and L2 behind them.
     pub fn constant_load(&mut self, sm: usize, access: &WarpAccess) -> ConstOutcome {
-        let reqs = constant::requests(access, self.broadcast_lanes);
-        let mut o = ConstOutcome {
-            requests: reqs.len() as u32,
-            served: Vec::with_capacity(reqs.len()),
-            ..Default::default()
-        };
-        let mut t = L2Traffic::default();
-        for &a in &reqs {
-            let mut served = None;
-            for (k, cache) in self.constant[sm].iter_mut().enumerate() {
-                if cache.access(a, false, true).hit {
-                    served = Some(Level::Cache(k as u8));
-                    break;
-                }
-                o.level_misses[k.min(2)] += 1;
-            }
-            let level = match served {
-                Some(l) => l,
-                None => self.l2_read(a, &mut t),
-            };
-            if level == Level::Cache(0) {
-                o.hits += 1;
-            } else {
-                o.misses += 1;
-            }
-            o.served.push(level);
+        let c = self.sms[sm].constant_load(&self.params, access);
+        let mut t = L2Outcome::default();
+        let mut far = c.to_l2.iter();
+        let served = c
+            .served
+            .iter()
+            .map(|s| match s {
+                Some(l) => *l,
+                None => self.l2.read(*far.next().expect("one address per miss"), &mut t),
+            })
+            .collect();
+        ConstOutcome {
+            requests: c.requests,
+            hits: c.hits,
+            misses: c.misses,
+            level_misses: c.level_misses,
+            l2_sectors: t.sectors,
+            l2_hits: t.hits,
+            dram_read_bytes: t.dram_read,
+            served,
         }
-        (o.l2_sectors, o.l2_hits, o.dram_read_bytes) = (t.sectors, t.hits, t.dram_read);
-        o
-    }
-
-    /// Reads the L2 sector(s) holding `addr` for one request; returns where the data came from.
-    /// A miss fetches the aligned `fill_bytes` block from DRAM once per request: sectors of a
-    /// block this request already fetched count as misses served by that fetch.
-    fn l2_read(&mut self, addr: u64, t: &mut L2Traffic) -> Level {
-        let mut level = Level::L2;
-        let fill = u64::from(self.l2_fill_bytes);
-        for s in l2_sectors_of(addr, self.l1_sector_bytes.min(32), self.l2_sector_bytes) {
-            t.sectors += 1;
-            let block = s & !(fill - 1);
-            if t.fetched.contains(&block) {
-                level = Level::Dram;
-                continue;
-            }
-            let r = self.l2.access(s, false, true);
-            t.dram_write += u64::from(r.writeback_sectors) * u64::from(self.l2_sector_bytes);
-            if r.hit {
-                t.hits += 1;
-                continue;
-            }
-            for n in (block..block + fill)
-                .step_by(self.l2_sector_bytes as usize)
-                .filter(|&n| n != s)
-            {
-                let f = self.l2.access(n, false, true);
-                t.dram_write += u64::from(f.writeback_sectors) * u64::from(self.l2_sector_bytes);
-            }
-            t.fetched.push(block);
-            t.dram_read += fill;
-            level = Level::Dram;
-        }
-        level
     }
 }
 
-/// The L2 traffic of one request.
-#[derive(Debug, Default)]
-struct L2Traffic {
-    sectors: u32,
-    hits: u32,
-    dram_read: u64,
-    dram_write: u64,
-    /// `fill_bytes` blocks this request fetched from DRAM.
-    fetched: Vec<u64>,
+impl GlobalOutcome {
+    /// Joins the L1 and L2 halves of one access.
+    pub fn new(l1: &L1Outcome, l2: &L2Outcome, level: Option<Level>) -> Self {
+        GlobalOutcome {
+            sectors: l1.sectors,
+            lines: l1.lines,
+            l1_hits: l1.l1_hits,
+            l1_misses: l1.l1_misses,
+            l2_sectors: l2.sectors,
+            l2_hits: l2.hits,
+            dram_read_bytes: l2.dram_read,
+            dram_write_bytes: l2.dram_write,
+            level,
+        }
+    }
 }
 
 /// Per line, the sectors of the smallest aligned block of 1, 2, 4, ... sectors covering the

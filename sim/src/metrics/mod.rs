@@ -277,6 +277,26 @@ pub struct PcStats {
     pub worst: Option<SharedSample>,
 }
 
+impl PcStats {
+    /// Adds `o`'s counts (another SM's) and keeps the sample with more wavefronts (`self`'s
+    /// on a tie, so merging SMs in order gives the same result on any number of threads).
+    pub fn merge(&mut self, o: PcStats) {
+        self.executed += o.executed;
+        self.threads += o.threads;
+        self.requests += o.requests;
+        self.sectors += o.sectors;
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.wavefronts += o.wavefronts;
+        self.conflicts += o.conflicts;
+        if let Some(s) = o.worst {
+            if self.worst.as_ref().is_none_or(|w| w.wavefronts < s.wavefronts) {
+                self.worst = Some(s);
+            }
+        }
+    }
+}
+
 /// One warp-level shared access, kept for the bank picture of `--per-instruction`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SharedSample {

@@ -19,6 +19,8 @@
 //! the launch overhead. What it leaves out (a later model refines it): contention inside a wave,
 //! the tail effect of uneven waves beyond the per-SM sum, L2 slice conflicts, DRAM page effects.
 
+pub mod replay;
+
 use crate::config::GpuConfig;
 use crate::memory::Level;
 use serde::Serialize;

@@ -1,0 +1,87 @@
+//! What the functional pass of a block leaves for the two passes after it: the L2 requests its
+//! warps made, in issue order, and each warp's instruction stream with the latencies known so far.
+//!
+//! The functional pass runs the blocks of different SMs on different threads; an access that
+//! misses the SM's own caches cannot be priced there, because the L2 it reaches is shared. It
+//! leaves a ticket instead ([`TICKET`] | request index), which the L2 pass replaces with the
+//! latency once it has run the block's requests in order, before the timing pass replays the
+//! streams.
+
+use crate::memory::Level;
+
+/// Marks [`Entry::lat`] as a ticket: the low bits index [`BlockLog::reqs`].
+pub const TICKET: u32 = 1 << 31;
+
+/// One warp instruction as executed: its PC and, for loads and stores, the latency in cycles or
+/// a ticket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Instruction index in the program.
+    pub pc: u32,
+    /// Load-to-use or store-acknowledge latency in SM cycles, or [`TICKET`] | request.
+    pub lat: u32,
+}
+
+/// What an L2 request is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum L2Kind {
+    /// A global or local load's L1 misses; its latency is the farthest level's.
+    Load,
+    /// A global or local store's written sectors (acknowledged by L2, latency known).
+    Store,
+    /// An indexed constant load: where each request was served, `None` for those that missed
+    /// every constant level (their addresses are the request's, in order).
+    Const(Vec<Option<Level>>),
+}
+
+/// One warp instruction's traffic to L2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct L2Req {
+    /// What it is.
+    pub kind: L2Kind,
+    /// L1-sector addresses (loads, stores) or constant addresses.
+    pub addrs: Vec<u64>,
+}
+
+/// The log of one block's functional pass.
+#[derive(Debug, Clone, Default)]
+pub struct BlockLog {
+    /// Linear block index in the grid.
+    pub block: u64,
+    /// Its wave on its SM.
+    pub wave: usize,
+    /// Per warp of the block, the instructions it executed in order.
+    pub warps: Vec<Vec<Entry>>,
+    /// L2 requests in the order the block issued them.
+    pub reqs: Vec<L2Req>,
+    /// Latency of each request, filled by the L2 pass (cycles).
+    pub lat: Vec<u32>,
+}
+
+impl BlockLog {
+    /// Empties the log for block `block` of `warps` warps, keeping its allocations.
+    pub fn reset(&mut self, block: u64, wave: usize, warps: usize) {
+        self.block = block;
+        self.wave = wave;
+        self.warps.resize_with(warps, Vec::new);
+        self.warps.iter_mut().for_each(Vec::clear);
+        self.reqs.clear();
+        self.lat.clear();
+    }
+
+    /// Adds a request; returns the ticket its latency will be found under.
+    pub fn request(&mut self, kind: L2Kind, addrs: Vec<u64>) -> u32 {
+        self.reqs.push(L2Req { kind, addrs });
+        TICKET | (self.reqs.len() - 1) as u32
+    }
+
+    /// The latency of `e`: its own, or its ticket's once resolved.
+    #[inline]
+    pub fn latency(&self, e: Entry) -> u32 {
+        if e.lat & TICKET != 0 {
+            self.lat[(e.lat & !TICKET) as usize]
+        } else {
+            e.lat
+        }
+    }
+}
