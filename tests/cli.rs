@@ -924,3 +924,40 @@ fn a_closed_stdout_is_not_a_panic() {
         "exit code on a closed stdout; stderr:\n{stderr}"
     );
 }
+
+/// The simulation runs SMs on several threads; counters, per-instruction statistics and cycles
+/// must not depend on how many (issue 7: "results identical to a single-threaded run").
+#[test]
+fn results_are_identical_on_one_and_on_several_threads() {
+    for (config, workload, set) in [
+        ("configs/h200.toml", "transpose_smem", None),
+        ("configs/rtx3090.toml", "conv2d", None),
+        ("configs/k40.toml", "reduce", None),
+        ("configs/rtx3090.toml", "pseudo_random", Some("n=64000")),
+    ] {
+        let run = |threads: &str| {
+            let mut args = vec![
+                "run",
+                config,
+                workload,
+                "--format",
+                "json",
+                "--per-instruction",
+                "--threads",
+                threads,
+            ];
+            if let Some(s) = set {
+                args.extend(["--set", s]);
+            }
+            sim(&args).success().stdout
+        };
+        let one = run("1");
+        assert!(one.contains("gpu__time_duration.sum"), "{one}");
+        for n in ["2", "3"] {
+            assert!(
+                run(n) == one,
+                "{workload} on {config}: --threads {n} differs from --threads 1"
+            );
+        }
+    }
+}

@@ -62,6 +62,10 @@ coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds 
         /// Stop a launch after this many warp instructions (runaway kernels)
         #[arg(long, default_value_t = 1 << 34, value_name = "N")]
         max_warp_instructions: u64,
+        /// Threads simulating SMs in parallel (default: one per core). Results are identical
+        /// for any number
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
     },
     /// List the bundled workloads, one line each
     #[command(after_help = "Example:\n  sim list")]
@@ -145,7 +149,14 @@ fn real_main() -> Result<()> {
             per_instruction,
             launches,
             max_warp_instructions,
+            threads,
         } => {
+            if let Some(n) = threads {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n.max(1))
+                    .build_global()
+                    .context("starting the simulation threads")?;
+            }
             let cfg = GpuConfig::load(&config)?;
             let opts = Options {
                 progress: Some(progress_bar()),

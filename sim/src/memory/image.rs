@@ -181,7 +181,7 @@ impl GlobalView<'_> {
         let b = self.allocs[i].data.get(off..off.checked_add(n)?)?;
         let p = b.as_ptr();
         // Naturally aligned accesses (all PTX allows) are one relaxed load.
-        Some(if p as usize % n == 0 {
+        Some(if (p as usize).is_multiple_of(n) {
             // SAFETY: `p` points at `n` live, aligned bytes of the view (checked above); the
             // atomic types have the layout of the integers.
             unsafe {
@@ -209,7 +209,7 @@ impl GlobalView<'_> {
             return false;
         };
         let p = b.as_ptr();
-        if p as usize % n == 0 && matches!(n, 1 | 2 | 4 | 8) {
+        if (p as usize).is_multiple_of(n) && matches!(n, 1 | 2 | 4 | 8) {
             // SAFETY: as in `read`.
             unsafe {
                 match n {
