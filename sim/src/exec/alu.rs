@@ -77,6 +77,22 @@ pub fn alu_warp(
         }};
     }
     let bits = ty.bits();
+    // The common float operations get loops of their own, so the compiler sees the operation
+    // instead of a match per lane.
+    match (op, ty, sat) {
+        (AluOp::Add, Type::F32, false) => return each!(|x, y, _| from_f32(f32_of(x) + f32_of(y))),
+        (AluOp::Sub, Type::F32, false) => return each!(|x, y, _| from_f32(f32_of(x) - f32_of(y))),
+        (AluOp::Mul, Type::F32, false) => return each!(|x, y, _| from_f32(f32_of(x) * f32_of(y))),
+        (AluOp::Mad | AluOp::Fma, Type::F32, false) => {
+            return each!(|x, y, z| from_f32(f32_of(x).mul_add(f32_of(y), f32_of(z))))
+        }
+        (AluOp::Add, Type::F64, false) => return each!(|x, y, _| (f64_of(x) + f64_of(y)).to_bits()),
+        (AluOp::Mul, Type::F64, false) => return each!(|x, y, _| (f64_of(x) * f64_of(y)).to_bits()),
+        (AluOp::Mad | AluOp::Fma, Type::F64, false) => {
+            return each!(|x, y, z| f64_of(x).mul_add(f64_of(y), f64_of(z)).to_bits())
+        }
+        _ => {}
+    }
     if ty.is_float() || sat {
         return each!(|x, y, z| alu(op, ty, mode, sat, x, y, z));
     }

@@ -162,7 +162,9 @@ impl Ctx<'_> {
         } else {
             resolve(m.space, addrs[first]).0
         };
-        if !self.load_from_one_allocation(w, inst, m, exec, &addrs, space) {
+        if !self.load_from_one_allocation(w, inst, m, exec, &addrs, space)
+            && !self.load_from_shared_or_constant(w, inst, m, exec, &addrs)
+        {
             self.load_per_lane(w, inst, pc, m, exec, &addrs)?;
         }
         if exec == 0 {
@@ -222,6 +224,47 @@ impl Ctx<'_> {
                         v
                     };
                 }
+            }
+        }
+        true
+    }
+
+    /// The common case of a shared or constant load (named space, every lane in range): reads
+    /// straight from the block's shared memory or the constant bank; `false` (having done
+    /// nothing) when the case does not apply.
+    fn load_from_shared_or_constant(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        m: MemOp,
+        exec: u32,
+        addrs: &[u64; WARP],
+    ) -> bool {
+        let buf: &[u8] = match m.space {
+            StateSpace::Shared => self.shared,
+            StateSpace::Const => self.constant,
+            _ => return false,
+        };
+        let esize = m.ty.bytes() as usize;
+        let span = (esize * usize::from(m.vec)) as u64;
+        let hi = lanes(exec).map(|l| addrs[l]).max().unwrap_or(0);
+        if exec == 0 || hi.checked_add(span).is_none_or(|e| e > buf.len() as u64) {
+            return false;
+        }
+        let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
+        for k in 0..usize::from(m.vec) {
+            let d = inst.dst[k];
+            if d == NO_REG {
+                continue;
+            }
+            let out = &mut w.regs[d as usize * 32..][..32];
+            for l in lanes(exec) {
+                let v = read_le(buf, addrs[l] as usize + k * esize, esize).expect("in range");
+                out[l] = if signed {
+                    crate::exec::alu::sext(v, bits) as u64
+                } else {
+                    v
+                };
             }
         }
         true
@@ -359,7 +402,7 @@ impl Ctx<'_> {
                 ps.misses += u64::from(o.misses);
                 if !o.to_l2.is_empty() {
                     // Priced by the L2 pass, which knows where the misses were served.
-                    return self.log.request(L2Kind::Const(o.served), o.to_l2);
+                    return self.log.request(L2Kind::Const(o.served), &o.to_l2);
                 }
                 let served: Vec<Level> = o.served.iter().flatten().copied().collect();
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
@@ -439,11 +482,11 @@ impl Ctx<'_> {
                 match (store, o.to_l2.is_empty()) {
                     // Every sector hit L1.
                     (false, true) => self.costs.global(Level::Cache(0)),
-                    (false, false) => self.log.request(L2Kind::Load, o.to_l2),
+                    (false, false) => self.log.request(L2Kind::Load, &o.to_l2),
                     // Stores are acknowledged by L2; the L2 pass still runs their writes.
                     (true, _) => {
                         if !o.to_l2.is_empty() {
-                            self.log.request(L2Kind::Store, o.to_l2);
+                            self.log.request(L2Kind::Store, &o.to_l2);
                         }
                         self.costs.l2
                     }

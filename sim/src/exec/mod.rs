@@ -328,11 +328,11 @@ fn resolve_l2(
     log: &mut BlockLog,
 ) {
     for req in &log.reqs {
+        let addrs = &log.addrs[req.start as usize..req.end as usize];
         let mut t = L2Outcome::default();
         let lat = match &req.kind {
             L2Kind::Load => {
-                let level = req
-                    .addrs
+                let level = addrs
                     .iter()
                     .map(|&a| l2.read(a, &mut t))
                     .max()
@@ -346,14 +346,14 @@ fn resolve_l2(
                 }
             }
             L2Kind::Store => {
-                l2.write(&req.addrs, &mut t);
+                l2.write(addrs, &mut t);
                 c.l2_write_sectors += u64::from(t.sectors);
                 c.l2_write_hits += u64::from(t.hits);
                 work.queue_dram(log.wave, t.dram_read + t.dram_write);
                 costs.l2
             }
             L2Kind::Const(served) => {
-                let mut far = req.addrs.iter();
+                let mut far = addrs.iter();
                 let served: Vec<Level> = served
                     .iter()
                     .map(|s| match s {

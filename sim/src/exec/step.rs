@@ -193,13 +193,33 @@ impl Ctx<'_> {
             Src::Reg(r) => w.regs[r as usize * 32..][..32]
                 .try_into()
                 .expect("32 lanes"),
-            Src::Special(_) | Src::NotPred(_) => {
+            Src::Special(sp) => self.special_warp(w, sp),
+            Src::NotPred(_) => {
                 let mut out = [0u64; 32];
                 for l in lanes(exec) {
                     out[l] = self.read(w, s, l);
                 }
                 out
             }
+        }
+    }
+
+    /// A special register for all 32 lanes: one match, then a plain loop.
+    fn special_warp(&self, w: &Warp, s: Special) -> [u64; 32] {
+        match s {
+            Special::Tid(c) => std::array::from_fn(|l| u64::from(w.tid[l][c as usize])),
+            Special::LaneId => std::array::from_fn(|l| l as u64),
+            Special::Ntid(_)
+            | Special::Ctaid(_)
+            | Special::Nctaid(_)
+            | Special::WarpId
+            | Special::NWarpId
+            | Special::SmId
+            | Special::NSmId
+            | Special::Clock
+            | Special::Clock64
+            | Special::GlobalTimer => [self.special(w, s, 0); 32],
+            _ => std::array::from_fn(|l| self.special(w, s, l)),
         }
     }
 

@@ -39,8 +39,10 @@ pub enum L2Kind {
 pub struct L2Req {
     /// What it is.
     pub kind: L2Kind,
-    /// L1-sector addresses (loads, stores) or constant addresses.
-    pub addrs: Vec<u64>,
+    /// Its L1-sector addresses (loads, stores) or constant addresses: `BlockLog::addrs[start..end]`.
+    pub start: u32,
+    /// End of its addresses in `BlockLog::addrs`.
+    pub end: u32,
 }
 
 /// The log of one block's functional pass.
@@ -54,6 +56,8 @@ pub struct BlockLog {
     pub warps: Vec<Vec<Entry>>,
     /// L2 requests in the order the block issued them.
     pub reqs: Vec<L2Req>,
+    /// The addresses of all requests, one after another (one allocation for the block).
+    pub addrs: Vec<u64>,
     /// Latency of each request, filled by the L2 pass (cycles).
     pub lat: Vec<u32>,
 }
@@ -66,12 +70,19 @@ impl BlockLog {
         self.warps.resize_with(warps, Vec::new);
         self.warps.iter_mut().for_each(Vec::clear);
         self.reqs.clear();
+        self.addrs.clear();
         self.lat.clear();
     }
 
     /// Adds a request; returns the ticket its latency will be found under.
-    pub fn request(&mut self, kind: L2Kind, addrs: Vec<u64>) -> u32 {
-        self.reqs.push(L2Req { kind, addrs });
+    pub fn request(&mut self, kind: L2Kind, addrs: &[u64]) -> u32 {
+        let start = self.addrs.len() as u32;
+        self.addrs.extend_from_slice(addrs);
+        self.reqs.push(L2Req {
+            kind,
+            start,
+            end: self.addrs.len() as u32,
+        });
         TICKET | (self.reqs.len() - 1) as u32
     }
 

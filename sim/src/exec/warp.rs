@@ -72,7 +72,9 @@ impl Warp {
         self.clock = 0;
         self.desc_loaded = false;
         self.index = index;
-        self.regs.fill(0);
+        // Registers are not cleared: PTX leaves them undefined until written, and clearing them
+        // for every block cost more than any instruction. A read before a write sees what the
+        // SM's previous block left, the same on any number of threads.
         self.local.fill(0);
     }
 

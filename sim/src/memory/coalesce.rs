@@ -7,11 +7,15 @@
 
 use super::WarpAccess;
 
+/// Sector addresses of one warp access: at most 64 (32 lanes, each straddling two sectors) for
+/// accesses of up to 32 bytes a lane, kept inline so the hot path does not allocate.
+pub type Sectors = smallvec::SmallVec<[u64; 64]>;
+
 /// The distinct `sector_bytes`-aligned sectors the access touches, ascending. A lane whose bytes
 /// straddle a sector boundary touches both. `sector_bytes` must be a power of two.
-pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Vec<u64> {
+pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Sectors {
     let mask = !(u64::from(sector_bytes) - 1);
-    let mut out: Vec<u64> = Vec::with_capacity(8);
+    let mut out = Sectors::new();
     for (_, a) in access.lanes() {
         let first = a & mask;
         let last = (a + u64::from(access.bytes.max(1)) - 1) & mask;

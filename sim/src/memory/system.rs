@@ -99,7 +99,7 @@ pub struct L1Outcome {
     /// Sectors that missed L1 (or bypassed it).
     pub l1_misses: u32,
     /// L1-sector addresses sent to L2 (read misses, or the sectors a store writes), ascending.
-    pub to_l2: Vec<u64>,
+    pub to_l2: coalesce::Sectors,
 }
 
 /// What an indexed constant load did in the SM's constant caches.
@@ -125,7 +125,7 @@ impl SmCaches {
     pub fn load(&mut self, p: &Params, access: &WarpAccess, path: LoadPath) -> L1Outcome {
         let mut sectors = coalesce::sectors(access, p.l1_sector_bytes);
         if matches!(path, LoadPath::L1 { .. }) && p.l1_transaction_bytes > p.l1_sector_bytes {
-            sectors = whole_lines(&sectors, p.l1_line_bytes, p.l1_sector_bytes);
+            sectors = whole_lines(&sectors, p.l1_line_bytes, p.l1_sector_bytes).into();
         }
         let mut o = L1Outcome {
             sectors: sectors.len() as u32,
@@ -157,7 +157,7 @@ impl SmCaches {
         // Fermi and Kepler write a line's sectors as one transaction of 1, 2 or 4 aligned
         // segments covering them all (ProfCUDA ch. 4, gpu-parameters.md "Global stores").
         let written = if p.l1_transaction_bytes > p.l1_sector_bytes {
-            covering_segments(&sectors, p.l1_line_bytes, p.l1_sector_bytes)
+            covering_segments(&sectors, p.l1_line_bytes, p.l1_sector_bytes).into()
         } else {
             sectors
         };
@@ -219,7 +219,7 @@ pub struct L2Outcome {
     /// Bytes written to DRAM (dirty evictions).
     pub dram_write: u64,
     /// `fill_bytes` blocks this request fetched from DRAM.
-    fetched: Vec<u64>,
+    fetched: smallvec::SmallVec<[u64; 8]>,
 }
 
 /// The L2 shared by every SM, and DRAM behind it.
