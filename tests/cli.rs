@@ -961,3 +961,76 @@ fn results_are_identical_on_one_and_on_several_threads() {
         }
     }
 }
+
+/// `--sample N` simulates some waves and extrapolates: counts that are the same in every wave
+/// (instructions, requests, sectors) come out exact, the launch says it was sampled and gives an
+/// error estimate, and a bad value is a one-line error.
+#[test]
+fn sampled_launches_extrapolate_exact_per_wave_counts_and_say_so() {
+    let full = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "pseudo_random",
+        "--set",
+        "n=2560000",
+        "--format",
+        "json",
+        "--sample",
+        "full",
+    ])
+    .success()
+    .json();
+    let sampled = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "pseudo_random",
+        "--set",
+        "n=2560000",
+        "--format",
+        "json",
+        "--sample",
+        "4",
+    ])
+    .success()
+    .json();
+    for (f, s) in full["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(sampled["launches"].as_array().unwrap())
+    {
+        assert!(f["sampling"].is_null());
+        assert_eq!(s["sampling"]["waves"], 31, "{s}");
+        assert_eq!(
+            s["sampling"]["simulated"], 9,
+            "waves 0, 4, ..., 28 and 30: {s}"
+        );
+        assert!(s["sampling"]["error"].as_f64().unwrap() >= 0.0);
+        for m in [
+            "smsp__inst_executed.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "idc__requests.sum",
+        ] {
+            assert_eq!(metric(f, m), metric(s, m), "{m}");
+        }
+        assert!(
+            s["notes"]
+                .to_string()
+                .contains("sampled: simulated 9 of 31 waves"),
+            "{s}"
+        );
+    }
+    let bad = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "pseudo_random",
+        "--sample",
+        "0",
+    ]);
+    assert_eq!(bad.code, Some(2), "{bad}");
+    assert!(
+        bad.stderr.contains("not auto, full or a positive number"),
+        "{bad}"
+    );
+}

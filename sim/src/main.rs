@@ -62,6 +62,11 @@ coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds 
         /// Stop a launch after this many warp instructions (runaway kernels)
         #[arg(long, default_value_t = 1 << 34, value_name = "N")]
         max_warp_instructions: u64,
+        /// Which waves to simulate: `full`, `auto` (full unless a launch has more than 512 waves of
+        /// blocks; then about 256 waves spread evenly, extrapolated, with the estimated error
+        /// printed), or N (wave 0, every N-th wave and the last)
+        #[arg(long, default_value = "auto", value_parser = parse_sampling, value_name = "auto|full|N")]
+        sample: sim::exec::Sampling,
         /// Threads simulating SMs in parallel (default: one per core). Results are identical
         /// for any number
         #[arg(long, value_name = "N")]
@@ -150,6 +155,7 @@ fn real_main() -> Result<()> {
             launches,
             max_warp_instructions,
             threads,
+            sample,
         } => {
             if let Some(n) = threads {
                 rayon::ThreadPoolBuilder::new()
@@ -165,6 +171,7 @@ fn real_main() -> Result<()> {
                 keep_outputs: false,
                 max_warp_instructions,
                 only: launches,
+                sampling: sample,
             };
             let mut docs = vec![];
             for name in &workloads {
@@ -197,5 +204,21 @@ fn real_main() -> Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+/// `--sample auto|full|N`.
+fn parse_sampling(s: &str) -> std::result::Result<sim::exec::Sampling, String> {
+    use sim::exec::Sampling;
+    match s {
+        "auto" => Ok(Sampling::Auto),
+        "full" => Ok(Sampling::Full),
+        n => match n.parse::<u64>() {
+            Ok(0) | Err(_) => Err(format!(
+                "`{n}` is not auto, full or a positive number of waves"
+            )),
+            Ok(1) => Ok(Sampling::Full),
+            Ok(k) => Ok(Sampling::Every(k)),
+        },
     }
 }

@@ -32,6 +32,8 @@ pub struct Options {
     pub only: Vec<String>,
     /// Progress reports for long runs (the `sim` binary draws a bar); `None`: silent.
     pub progress: Option<Progress>,
+    /// Which waves of each launch to simulate (default: all, unless the grid is very large).
+    pub sampling: exec::Sampling,
 }
 
 impl std::fmt::Debug for Options {
@@ -43,6 +45,7 @@ impl std::fmt::Debug for Options {
             .field("max_warp_instructions", &self.max_warp_instructions)
             .field("only", &self.only)
             .field("progress", &self.progress.is_some())
+            .field("sampling", &self.sampling)
             .finish()
     }
 }
@@ -56,6 +59,7 @@ impl Default for Options {
             max_warp_instructions: 1 << 34,
             only: vec![],
             progress: None,
+            sampling: exec::Sampling::Auto,
         }
     }
 }
@@ -83,6 +87,21 @@ pub struct LaunchResult {
     pub outputs: Vec<(String, Vec<u8>)>,
     /// Things the user should know about how the launch was interpreted.
     pub notes: Vec<String>,
+    /// Set when only some waves were simulated.
+    pub sampled: Option<exec::SampleInfo>,
+}
+
+/// The note a sampled launch carries.
+fn sample_note(s: &exec::SampleInfo) -> String {
+    format!(
+        "sampled: simulated {} of {} waves (wave 0, every {}th, and the last), counters and time \
+extrapolated; estimated error of the time +-{:.1}% (95%); blocks of the other waves computed no \
+outputs (--sample full simulates every block)",
+        s.simulated,
+        s.waves,
+        s.every,
+        100.0 * s.error
+    )
 }
 
 /// The result of a workload.
@@ -344,6 +363,7 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
             bank_width: p.bank_width,
             max_warp_instructions: opts.max_warp_instructions,
             progress: opts.progress.as_deref(),
+            sampling: opts.sampling,
         };
         let mut mem = MemorySystem::new(cfg);
         if opts.warm {
@@ -386,7 +406,13 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
             occupancy_blocks: stats.occupancy_blocks,
             per_pc,
             outputs,
-            notes: p.notes.clone(),
+            notes: p
+                .notes
+                .iter()
+                .cloned()
+                .chain(stats.sampled.as_ref().map(sample_note))
+                .collect(),
+            sampled: stats.sampled,
         });
     }
     Ok(WorkloadRun {

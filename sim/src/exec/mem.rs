@@ -3,13 +3,13 @@
 
 use super::decode::{DInst, Src, NO_REG};
 use super::step::{lanes, Ctx};
+use super::trace::L2Kind;
 use super::warp::Warp;
 use crate::error::{Error, Result};
 use crate::memory::image::{
     read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES,
 };
 use crate::memory::shared::{self, Banks};
-use super::trace::L2Kind;
 use crate::memory::system::LoadPath;
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
@@ -112,10 +112,11 @@ impl Ctx<'_> {
             StateSpace::Global => {
                 // Most accesses of a warp hit the allocation the previous one did.
                 let i = match self.last_alloc {
-                    Some(i) if {
-                        let (lo, hi) = self.global.bounds(i);
-                        lo <= addr && addr + n as u64 <= hi
-                    } =>
+                    Some(i)
+                        if {
+                            let (lo, hi) = self.global.bounds(i);
+                            lo <= addr && addr + n as u64 <= hi
+                        } =>
                     {
                         i
                     }
@@ -215,7 +216,9 @@ impl Ctx<'_> {
         for l in lanes(exec) {
             for k in 0..u64::from(m.vec) {
                 let off = (addrs[l] - base + k * esize) as usize;
-                let v = g.read(i, off, esize as usize).expect("bounds checked above");
+                let v = g
+                    .read(i, off, esize as usize)
+                    .expect("bounds checked above");
                 let d = inst.dst[k as usize];
                 if d != NO_REG {
                     w.regs[d as usize * 32 + l] = if signed {

@@ -79,6 +79,46 @@ pub struct Launch<'a> {
     pub max_warp_instructions: u64,
     /// Told (label, blocks done, blocks) every few blocks; it cannot change the result.
     pub progress: Option<&'a ProgressFn>,
+    /// Which waves to simulate.
+    pub sampling: Sampling,
+}
+
+/// Which waves of a launch are simulated.
+///
+/// A sampled launch simulates wave 0, every `n`-th wave after it, and the last wave (which may be
+/// partial: the tail), on caches that only the simulated waves warmed. The counters and work of
+/// the simulated full waves stand for all the full waves (scaled by their count over the simulated
+/// ones); the last wave counts as itself. The error is estimated from the spread of the
+/// simulated waves' latency ([`SampleInfo`]). Blocks of waves not simulated compute nothing: their
+/// outputs stay as they were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sampling {
+    /// Every wave.
+    Full,
+    /// Wave 0, every `n`-th wave and the last.
+    Every(u64),
+    /// Full up to [`AUTO_SAMPLE_WAVES`] waves; beyond, about [`AUTO_SAMPLE_WAVES`] / 2 waves
+    /// evenly spread.
+    #[default]
+    Auto,
+}
+
+/// Launches with more waves than this are sampled under [`Sampling::Auto`]. (The main job, 12.8
+/// million threads on an RTX 3090, has 153 waves and runs in full.)
+pub const AUTO_SAMPLE_WAVES: u64 = 512;
+
+/// How a sampled launch was simulated.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SampleInfo {
+    /// Waves in the launch.
+    pub waves: u64,
+    /// Waves simulated.
+    pub simulated: u64,
+    /// Every `every`-th wave was simulated.
+    pub every: u64,
+    /// Estimated relative error of the extrapolated latency-bound time, 95% confidence
+    /// (1.96 standard errors of the mean wave latency, finite-population corrected; 0.15 = 15%).
+    pub error: f64,
 }
 
 /// What a launch produced: counters, per-instruction statistics and per-SM work.
@@ -92,6 +132,8 @@ pub struct LaunchStats {
     pub sms: Vec<SmWork>,
     /// Blocks resident per SM at a time.
     pub occupancy_blocks: u32,
+    /// Set when only some waves were simulated.
+    pub sampled: Option<SampleInfo>,
 }
 
 /// Blocks of `dims` resident per SM at once: the tightest of the thread, warp, block and shared
@@ -184,12 +226,37 @@ pub fn run(
     let mut replay = Replay::default();
     let mut budget = launch.max_warp_instructions;
     let (global, constant) = image.view();
-    let MemorySystem { sms: caches, l2, params } = mem;
+    let MemorySystem {
+        sms: caches,
+        l2,
+        params,
+    } = mem;
     let per_wave = sm_count * u64::from(occ);
     let blocks = dims.blocks();
+    let waves = blocks.div_ceil(per_wave);
+    let every = match launch.sampling {
+        Sampling::Full => 1,
+        Sampling::Every(n) => n.max(1),
+        Sampling::Auto if waves > AUTO_SAMPLE_WAVES => waves.div_ceil(AUTO_SAMPLE_WAVES / 2),
+        Sampling::Auto => 1,
+    };
+    let mut simulated = vec![false; waves as usize];
+    let mut wave_latency: Vec<f64> = vec![];
+    // Statistics after wave 0 and before the last wave, when sampling.
+    let mut after_first: Option<(Counters, Vec<SmRun>)> = None;
+    let mut snap: Option<(Counters, Vec<SmRun>)> = None;
     for first in (0..blocks).step_by(per_wave as usize) {
         let wave = (first / per_wave) as usize;
         let last = (first + per_wave).min(blocks);
+        let is_last = wave as u64 + 1 == waves;
+        if wave as u64 % every != 0 && !is_last {
+            continue;
+        }
+        simulated[wave] = true;
+        if is_last && every > 1 {
+            // What the sampled full waves gathered; the last wave counts once on top of it.
+            snap = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
+        }
         let run_sm = |(s, (st, cache)): (usize, (&mut SmRun, &mut SmCaches))| {
             run_wave_on_sm(
                 cfg, launch, &costs, &global, constant, params, cache, st, s, wave, first, last,
@@ -224,13 +291,44 @@ pub fn run(
             let done = replay.block(launch.program, &costs, cfg.shared.latency_cycles, log);
             st.work.block_done(wave, done);
         }
+        if every > 1 && wave == 0 {
+            after_first = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
+        }
+        if every > 1 && wave > 0 && !is_last {
+            let slowest = sms.iter().filter_map(|s| s.work.waves.get(wave)).max();
+            wave_latency.push(slowest.copied().unwrap_or(0) as f64);
+        }
         if let Some(p) = launch.progress {
             p(launch.label, last, blocks);
         }
     }
+    // Wave 0 (cold caches) and the last wave count once; the simulated waves between them
+    // stand for all the waves between them.
+    let sampled = match (after_first, snap) {
+        (Some((c0, s0)), Some((c, snaps))) if waves > 2 => {
+            let k = simulated.iter().filter(|&&s| s).count() as u64;
+            let factor = (waves - 2) as f64 / (k - 2).max(1) as f64;
+            counters.extrapolate(&c0, &c, factor);
+            for ((st, sn), s0) in sms.iter_mut().zip(&snaps).zip(&s0) {
+                st.counters.extrapolate(&s0.counters, &sn.counters, factor);
+                for ((a, b), z) in st.per_pc.iter_mut().zip(&sn.per_pc).zip(&s0.per_pc) {
+                    a.extrapolate(z, b, factor);
+                }
+                st.work.extrapolate(&s0.work, &sn.work, factor, &simulated);
+            }
+            Some(SampleInfo {
+                waves,
+                simulated: k,
+                every,
+                error: sampling_error(&wave_latency, waves - 2),
+            })
+        }
+        _ => None,
+    };
     let mut stats = LaunchStats {
         per_pc: vec![PcStats::default(); plen],
         occupancy_blocks: occ,
+        sampled,
         ..Default::default()
     };
     for st in sms {
@@ -242,6 +340,35 @@ pub fn run(
     }
     stats.counters = counters;
     Ok(stats)
+}
+
+impl SmRun {
+    /// The statistics gathered so far (not the scratch state).
+    fn snapshot(&self) -> SmRun {
+        SmRun {
+            counters: self.counters.clone(),
+            per_pc: self.per_pc.clone(),
+            work: self.work.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+/// Relative error (95%) of `population` times the mean of `samples` as an estimate of their
+/// total: 1.96 standard errors of the mean, finite-population corrected, over the mean.
+fn sampling_error(samples: &[f64], population: u64) -> f64 {
+    let k = samples.len() as f64;
+    if k < 2.0 {
+        return 0.0;
+    }
+    let mean = samples.iter().sum::<f64>() / k;
+    let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0);
+    let fpc = (1.0 - k / population as f64).max(0.0).sqrt();
+    if mean > 0.0 {
+        1.96 * (var / k).sqrt() * fpc / mean
+    } else {
+        0.0
+    }
 }
 
 /// Pass 1 for SM `s`: runs its blocks among `first..last` (block `b` runs on SM `b % count`).

@@ -3,11 +3,11 @@
 
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
+use super::trace::{BlockLog, Entry};
 use super::warp::Warp;
 use super::Launch;
 use crate::config::GpuConfig;
 use crate::error::{Error, Result};
-use super::trace::{BlockLog, Entry};
 use crate::memory::image::GlobalView;
 use crate::memory::system::{Params, SmCaches};
 use crate::metrics::{Counters, PcStats};

@@ -251,7 +251,10 @@ impl L2Model {
                 t.hits += 1;
                 continue;
             }
-            for n in (block..block + fill).step_by(sb as usize).filter(|&n| n != s) {
+            for n in (block..block + fill)
+                .step_by(sb as usize)
+                .filter(|&n| n != s)
+            {
                 let f = self.l2.access(n, false, true);
                 t.dram_write += u64::from(f.writeback_sectors) * sb;
             }
@@ -370,7 +373,9 @@ impl MemorySystem {
             .iter()
             .map(|s| match s {
                 Some(l) => *l,
-                None => self.l2.read(*far.next().expect("one address per miss"), &mut t),
+                None => self
+                    .l2
+                    .read(*far.next().expect("one address per miss"), &mut t),
             })
             .collect();
         ConstOutcome {

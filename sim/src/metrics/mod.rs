@@ -111,6 +111,20 @@ impl Counters {
             fadd_threads fmul_threads ffma_threads dadd_threads dmul_threads dfma_threads);
     }
 
+    /// Extrapolates a sampled launch: the counts gathered between the snapshots `first` (after
+    /// wave 0) and `snap` (before the last wave) stand for `factor` times as many; those before
+    /// and after them (the cold first wave, the partial last one) count once.
+    pub fn extrapolate(&mut self, first: &Counters, snap: &Counters, factor: f64) {
+        macro_rules! ex {
+            ($($f:ident)*) => { $( self.$f = first.$f + scale(snap.$f - first.$f, factor) + (self.$f - snap.$f); )* };
+        }
+        ex!(inst_executed global_ld_inst global_st_inst global_ld_requests global_ld_sectors global_st_requests global_ld_bytes
+            global_st_sectors l1_ld_hits l1_ld_misses local_ld_requests local_ld_sectors local_st_requests local_st_sectors
+            shared_ld_inst shared_st_inst shared_ld_wavefronts shared_st_wavefronts shared_ld_conflicts shared_st_conflicts l2_read_sectors l2_read_hits l2_write_sectors l2_write_hits dram_read_bytes
+            dram_write_bytes ldc_inst ldc_requests idc_requests idc_hits idc_misses gcc_requests imc_requests const_imm_loads
+            fadd_threads fmul_threads ffma_threads dadd_threads dmul_threads dfma_threads);
+    }
+
     /// Floating-point operations (a fused multiply-add counts two), the numerator of arithmetic
     /// intensity.
     pub fn flops(&self) -> u64 {
@@ -277,7 +291,20 @@ pub struct PcStats {
     pub worst: Option<SharedSample>,
 }
 
+/// `n` scaled by `factor`, rounded to the nearest count.
+pub fn scale(n: u64, factor: f64) -> u64 {
+    (n as f64 * factor).round() as u64
+}
+
 impl PcStats {
+    /// As [`Counters::extrapolate`].
+    pub fn extrapolate(&mut self, first: &PcStats, snap: &PcStats, factor: f64) {
+        macro_rules! ex {
+            ($($f:ident)*) => { $( self.$f = first.$f + scale(snap.$f - first.$f, factor) + (self.$f - snap.$f); )* };
+        }
+        ex!(executed threads requests sectors hits misses wavefronts conflicts);
+    }
+
     /// Adds `o`'s counts (another SM's) and keeps the sample with more wavefronts (`self`'s
     /// on a tie, so merging SMs in order gives the same result on any number of threads).
     pub fn merge(&mut self, o: PcStats) {
@@ -290,7 +317,11 @@ impl PcStats {
         self.wavefronts += o.wavefronts;
         self.conflicts += o.conflicts;
         if let Some(s) = o.worst {
-            if self.worst.as_ref().is_none_or(|w| w.wavefronts < s.wavefronts) {
+            if self
+                .worst
+                .as_ref()
+                .is_none_or(|w| w.wavefronts < s.wavefronts)
+            {
                 self.worst = Some(s);
             }
         }

@@ -37,6 +37,7 @@ pub fn json(cfg: &GpuConfig, run: &WorkloadRun, per_instruction: bool) -> Value 
                 "bounds_cycles": l.timing.bounds.iter().map(|(k, v)| (k.to_string(), json!(v.round()))).collect::<Map<String, Value>>(),
                 "occupancy_blocks_per_sm": l.occupancy_blocks,
                 "notes": l.notes,
+                "sampling": l.sampled,
             });
             if per_instruction {
                 o["per_instruction"] = l

@@ -161,6 +161,39 @@ impl SmWork {
         self.queue_bytes
     }
 
+    /// Extrapolates a sampled launch (as [`crate::metrics::Counters::extrapolate`]); the latency
+    /// of each wave that was not simulated is the mean of the simulated waves between wave 0 and
+    /// the last.
+    pub fn extrapolate(&mut self, first: &SmWork, snap: &SmWork, factor: f64, simulated: &[bool]) {
+        let ex = |a: u64, b: u64, c: u64| a + crate::metrics::scale(b - a, factor) + (c - b);
+        self.warp_insts = ex(first.warp_insts, snap.warp_insts, self.warp_insts);
+        self.mem_insts = ex(first.mem_insts, snap.mem_insts, self.mem_insts);
+        self.l1_sectors = ex(first.l1_sectors, snap.l1_sectors, self.l1_sectors);
+        self.l1_tags = ex(first.l1_tags, snap.l1_tags, self.l1_tags);
+        self.shared_wavefronts = ex(
+            first.shared_wavefronts,
+            snap.shared_wavefronts,
+            self.shared_wavefronts,
+        );
+        self.const_cycles = first.const_cycles
+            + (snap.const_cycles - first.const_cycles) * factor
+            + (self.const_cycles - snap.const_cycles);
+        let n = simulated.len();
+        let middle: Vec<u64> = (1..n.saturating_sub(1))
+            .filter(|&w| simulated[w])
+            .filter_map(|w| self.waves.get(w).copied())
+            .collect();
+        let mean = middle.iter().sum::<u64>() / (middle.len() as u64).max(1);
+        if self.waves.len() < n {
+            self.waves.resize(n, 0);
+        }
+        for w in 1..n.saturating_sub(1) {
+            if !simulated[w] {
+                self.waves[w] = mean;
+            }
+        }
+    }
+
     /// Records that a block of this SM in wave `wave` finished after `cycles`.
     pub fn block_done(&mut self, wave: usize, cycles: u64) {
         if self.waves.len() <= wave {

@@ -35,7 +35,9 @@ impl Board {
                 t = t.max(self.ready[*r as usize]);
             }
         };
-        inst.src[..usize::from(inst.nsrc)].iter().for_each(&mut need);
+        inst.src[..usize::from(inst.nsrc)]
+            .iter()
+            .for_each(&mut need);
         if let Some(a) = &inst.addr {
             need(&a.base);
         }
@@ -46,7 +48,14 @@ impl Board {
     }
 
     /// Issues the instruction of `e`.
-    fn step(&mut self, program: &Program, costs: &Costs, shared_latency: u32, log: &BlockLog, e: Entry) {
+    fn step(
+        &mut self,
+        program: &Program,
+        costs: &Costs,
+        shared_latency: u32,
+        log: &BlockLog,
+        e: Entry,
+    ) {
         let inst = &program.insts[e.pc as usize];
         let issue = self.issue_time(inst);
         let ready = match inst.op {
@@ -91,7 +100,13 @@ pub struct Replay {
 impl Replay {
     /// Cycles from the block's start until its last warp retired: the latency-bound time of
     /// the block whose functional pass left `log` (latencies resolved).
-    pub fn block(&mut self, program: &Program, costs: &Costs, shared_latency: u32, log: &BlockLog) -> u64 {
+    pub fn block(
+        &mut self,
+        program: &Program,
+        costs: &Costs,
+        shared_latency: u32,
+        log: &BlockLog,
+    ) -> u64 {
         let n = log.warps.len();
         if self.boards.len() < n {
             self.boards.resize_with(n, Board::default);
@@ -122,6 +137,10 @@ impl Replay {
                 b.clock = t;
             }
         }
-        self.boards[..n].iter().map(Board::finish).max().unwrap_or(0)
+        self.boards[..n]
+            .iter()
+            .map(Board::finish)
+            .max()
+            .unwrap_or(0)
     }
 }
