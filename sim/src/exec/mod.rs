@@ -249,7 +249,7 @@ pub fn run(
         let wave = (first / per_wave) as usize;
         let last = (first + per_wave).min(blocks);
         let is_last = wave as u64 + 1 == waves;
-        if wave as u64 % every != 0 && !is_last {
+        if !(wave as u64).is_multiple_of(every) && !is_last {
             continue;
         }
         simulated[wave] = true;

@@ -84,6 +84,6 @@ mod tests {
     fn straddling_lane_touches_two_sectors() {
         let mut a = WarpAccess::from_fn(8, |_| 0x101c);
         a.mask = 1;
-        assert_eq!(sectors(&a, 32), vec![0x1000, 0x1020]);
+        assert_eq!(sectors(&a, 32).to_vec(), vec![0x1000, 0x1020]);
     }
 }

@@ -187,10 +187,14 @@ impl SmWork {
         if self.waves.len() < n {
             self.waves.resize(n, 0);
         }
-        for w in 1..n.saturating_sub(1) {
-            if !simulated[w] {
-                self.waves[w] = mean;
-            }
+        for (w, _) in simulated
+            .iter()
+            .enumerate()
+            .take(n.saturating_sub(1))
+            .skip(1)
+            .filter(|(_, s)| !**s)
+        {
+            self.waves[w] = mean;
         }
     }
 
