@@ -42,9 +42,13 @@ __device__ __forceinline__ unsigned ld_const(u64 address) {
 
 // One thread; the chain starts at byte offset 0. out[0] = cycles of `hops` timed loads after
 // `warm` untimed ones, out[1] = the last offset.
-extern "C" __global__ void chase_const(unsigned warm, unsigned hops, u64* out) {
+//
+// The start is `threadIdx.x * zero` (the host passes zero = 0): were it a constant, ptxas would see
+// a warp-uniform chain and load it through the uniform datapath (ULDC), which is not the indexed
+// constant cache path (LDC) that this measures.
+extern "C" __global__ void chase_const(unsigned warm, unsigned hops, unsigned zero, u64* out) {
     u64 base = cchain_address();
-    unsigned off = 0;
+    unsigned off = threadIdx.x * zero;
     for (unsigned i = 0; i < warm; i++) {
         off = ld_const(base + off);
     }

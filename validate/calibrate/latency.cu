@@ -5,8 +5,8 @@
 // serves them.
 //
 // The loads are inline PTX (`asm volatile`) so that the cache operator is exactly the one named
-// (`ld.global.ca`: through L1; `ld.global.cg`: L2 only) and so that the compiler keeps every load
-// in program order between the two clock reads. The chains hold real addresses (not indices):
+// (`ld.global`: through L1; `ld.global.cg`: L2 only) and so that the compiler keeps every load in
+// program order between the two clock reads. The chains hold real addresses (not indices):
 // no address arithmetic sits between two loads.
 //
 // Device code only, compiled by NVRTC (`validate ptx`), no CUDA headers.
@@ -50,9 +50,12 @@ extern "C" __global__ void chase_init(u64* chain, u64 n, u64 stride, u64 step) {
         out[1] = p;                                                                \
     }
 
-// Cached in L1 (the default for global loads since compute 6.0): L1 hits on a small chain.
-CHASE_GLOBAL(chase_ca, "ld.global.ca.u64")
-// Cached in L2 only: L2 hits on a warm chain, DRAM on a cold one.
+// A plain load, as kernels' loads are (cached in L1 by default since compute 6.0; SASS LDG.E.64):
+// L1 hits on a small warm chain.
+CHASE_GLOBAL(chase_plain, "ld.global.u64")
+// Cached in L2 only (SASS LDG.E.64.STRONG.GPU, which never hits L1): L2 hits on a warm chain of
+// any size, DRAM on a cold one. On an H200 its L2 and DRAM latencies equal a plain load's that
+// misses L1.
 CHASE_GLOBAL(chase_cg, "ld.global.cg.u64")
 
 // The shared-space address (32 bits) of a generic pointer into shared memory.

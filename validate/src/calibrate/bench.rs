@@ -178,6 +178,43 @@ impl<'g> Runner<'g> {
         Ok(ms)
     }
 
+    /// Milliseconds of each of `reps` runs of `f`, each between two CUDA events queued behind a
+    /// spin kernel of `cycles` (one warp): the host queues the start event, `f`'s work and the end
+    /// event while the GPU spins, so the span between the events is the GPU's alone.
+    fn timed_behind(
+        &self,
+        spin: &CudaFunction,
+        out: &mut CudaSlice<u64>,
+        cycles: u64,
+        reps: u32,
+        mut f: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        let event = || {
+            self.gpu
+                .ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .cuda(|| "creating a CUDA event".into())
+        };
+        let (start, end) = (event()?, event()?);
+        let mut ms = vec![];
+        for _ in 0..reps {
+            launch!(self, *spin, 1, 32; &cycles, &mut *out)?;
+            start
+                .record(&self.stream)
+                .cuda(|| "timing the launches".into())?;
+            f()?;
+            end.record(&self.stream)
+                .cuda(|| "timing the launches".into())?;
+            end.synchronize().cuda(|| "running the launches".into())?;
+            ms.push(f64::from(
+                start
+                    .elapsed_ms(&end)
+                    .cuda(|| "timing the launches".into())?,
+            ));
+        }
+        Ok(ms)
+    }
+
     /// The SM clock in MHz: the spin kernel for SPIN_SHORT and SPIN_LONG cycles, median of 3.
     fn clock(&self, warm_up: bool) -> Result<f64> {
         let spin = self.func(&self.bandwidth, "spin")?;
@@ -237,7 +274,7 @@ impl<'g> Runner<'g> {
         Ok(v[0] as f64 / f64::from(hops))
     }
 
-    /// Bytes of each DRAM buffer: 16 x L2, within [256 MiB, 2 GiB] and a quarter of free memory.
+    /// Bytes of the DRAM buffer: 32 x L2, within [512 MiB, 2 GiB] and a quarter of free memory.
     fn big_bytes(&self) -> Result<usize> {
         let l2 = self.info.l2_bytes.unwrap_or(64 << 20) as usize;
         let (free, _) = self
@@ -245,7 +282,7 @@ impl<'g> Runner<'g> {
             .ctx
             .mem_get_info()
             .cuda(|| "reading the free memory".into())?;
-        let want = (16 * l2).clamp(256 << 20, 2 << 30).min(free / 4);
+        let want = (32 * l2).clamp(512 << 20, 2 << 30).min(free / 4);
         Ok(want / 256 * 256)
     }
 
@@ -290,7 +327,7 @@ fn run_inner(gpu: &Gpu, info: &DeviceInfo, options: Options<'_>) -> Result<Raw> 
             .cuda(|| "allocating the L1 chain".into())?;
         let base = ptr(&buf, stream);
         r.chain(base, 64, 16)?;
-        let cycles = r.chase("chase_ca", base, 64, 8192)?;
+        let cycles = r.chase("chase_plain", base, 64, 8192)?;
         raw.l1 = Some(Chase {
             cycles_per_load: cycles,
             loads: 8192,
@@ -337,7 +374,7 @@ fn run_inner(gpu: &Gpu, info: &DeviceInfo, options: Options<'_>) -> Result<Raw> 
 
     if let (true, Some(big)) = (selected("latency-dram"), big.as_ref()) {
         // Three regions of 65536 elements 256 bytes apart (16 MiB each); before each run, reading
-        // the big buffer (16 x L2) evicts the region's chain (written by chase_init) from L2.
+        // the big buffer (32 x L2) evicts the region's chain (written by chase_init) from L2.
         const REGION_WORDS: u64 = 65536 * 32;
         let buf = stream
             .alloc_zeros::<u64>(3 * REGION_WORDS as usize)
@@ -394,10 +431,10 @@ fn run_inner(gpu: &Gpu, info: &DeviceInfo, options: Options<'_>) -> Result<Raw> 
                     .memcpy_htod(&data, &mut symbol)
                     .cuda(|| "writing the constant chain".into())?;
             }
-            let (warm, hops) = (bytes / CONSTANT_STRIDE, 4096u32);
+            let (warm, hops, zero) = (bytes / CONSTANT_STRIDE, 4096u32, 0u32);
             let mut runs = vec![];
             for _ in 0..3 {
-                launch!(r, f, 1, 1; &warm, &hops, &mut out)?;
+                launch!(r, f, 1, 1; &warm, &hops, &zero, &mut out)?;
                 runs.push(r.read(&out, "chase_const")?[0] as f64 / f64::from(hops));
             }
             raw.constant_sweep
@@ -420,15 +457,16 @@ fn run_inner(gpu: &Gpu, info: &DeviceInfo, options: Options<'_>) -> Result<Raw> 
             ms: fit::median(&ms).unwrap_or(f64::NAN),
         });
         let copy = r.func(&r.bandwidth, "copy_bytes")?;
-        // The first half of the buffer to the second.
+        // The first half of the buffer to the second, one 16-byte word per thread.
         let half = words / 2;
         let src = ptr(big, stream);
         let dst = src + half * 16;
+        let grid = u32::try_from(half.div_ceil(256)).unwrap_or(u32::MAX);
         let ms = r.timed(
             "copy_bytes",
             2,
             10,
-            || launch!(r, copy, r.sms() * 8, 256; &src, &dst, &half),
+            || launch!(r, copy, grid, 256; &src, &dst, &half),
         )?;
         raw.dram_copy = Some(Transfer {
             bytes: (half * 32) as f64,
@@ -554,23 +592,47 @@ fn run_inner(gpu: &Gpu, info: &DeviceInfo, options: Options<'_>) -> Result<Raw> 
     }
 
     if selected("launch") {
-        let f = r.func(&r.bandwidth, "empty")?;
-        let single = r.timed("empty", 20, 200, || launch!(r, f, 1, 32;))?;
-        let n = 1000;
-        let b2b = r.timed("empty", 0, 1, || {
+        let empty = r.func(&r.bandwidth, "empty")?;
+        let spin = r.func(&r.bandwidth, "spin")?;
+        let mut spun = stream
+            .alloc_zeros::<u64>(1)
+            .cuda(|| "allocating results".into())?;
+        // As `validate compare` times a launch: alone between two events, the host's launch
+        // included.
+        let single = r.timed("empty", 20, 200, || launch!(r, empty, 1, 32;))?;
+        raw.launch_single_us = fit::median(&single).map(|ms| ms * 1e3);
+        // The GPU's side alone: the launch queued between two events behind a spin kernel
+        // (about 50 us), minus two events queued the same way without a launch.
+        let short = 100_000u64;
+        let with = r.timed_behind(&spin, &mut spun, short, 100, || launch!(r, empty, 1, 32;))?;
+        let without = r.timed_behind(&spin, &mut spun, short, 100, || Ok(()))?;
+        if let (Some(a), Some(b)) = (fit::median(&with), fit::median(&without)) {
+            raw.launch_gpu_single_us = Some((a - b) * 1e3);
+        }
+        // 1000 launches queued behind a 20 ms spin: the GPU's time per launch, back to back.
+        let n = 1000u32;
+        let long = 40_000_000u64;
+        let queued = Instant::now();
+        let mut host_ms = 0.0;
+        let b2b = r.timed_behind(&spin, &mut spun, long, 1, || {
             for _ in 0..n {
-                launch!(r, f, 1, 32;)?;
+                launch!(r, empty, 1, 32;)?;
             }
+            host_ms = queued.elapsed().as_secs_f64() * 1e3;
             Ok(())
         })?;
-        raw.launch_single_us = fit::median(&single).map(|ms| ms * 1e3);
-        raw.launch_back_to_back_us = Some(b2b[0] * 1e3 / f64::from(n));
+        raw.launch_gpu_back_to_back_us = Some(b2b[0] * 1e3 / f64::from(n));
+        let spin_ms = long as f64 / (start * 1e3);
+        if host_ms > 0.8 * spin_ms {
+            raw.launch_queue_drained = true;
+        }
         done(
             "launch",
             format!(
-                "single {:.2} us, back to back {:.2} us",
-                raw.launch_single_us.unwrap_or(f64::NAN),
-                raw.launch_back_to_back_us.unwrap_or(f64::NAN)
+                "GPU side {:.2} us single, {:.2} us back to back; with the host {:.2} us",
+                raw.launch_gpu_single_us.unwrap_or(f64::NAN),
+                raw.launch_gpu_back_to_back_us.unwrap_or(f64::NAN),
+                raw.launch_single_us.unwrap_or(f64::NAN)
             ),
         );
     }

@@ -58,8 +58,8 @@ end of the run",
     Spec {
         id: "latency-l1",
         measures: "L1 hit latency",
-        method: "one thread follows a pointer chain: 8192 dependent ld.global.ca.u64 over a warm \
-8 KiB chain (one pointer per 128-byte line); cycles per load",
+        method: "one thread follows a pointer chain: 8192 dependent ld.global.u64 (plain loads, \
+cached in L1) over a warm 8 KiB chain (one pointer per 128-byte line); cycles per load",
         unit: "cycles",
         keys: &["l1.latency_cycles"],
         seconds: 0.1,
@@ -67,8 +67,8 @@ end of the run",
     Spec {
         id: "latency-l2",
         measures: "L2 hit latency",
-        method: "8192 dependent ld.global.cg.u64 (L2 only) over a warm 1 MiB chain, pointers 256 \
-bytes apart in scattered order; cycles per load",
+        method: "8192 dependent ld.global.cg.u64 (L2 only, never an L1 hit) over a warm 1 MiB \
+chain, pointers 256 bytes apart in scattered order; cycles per load",
         unit: "cycles",
         keys: &["l2.latency_cycles"],
         seconds: 0.1,
@@ -77,8 +77,8 @@ bytes apart in scattered order; cycles per load",
         id: "latency-dram",
         measures: "DRAM latency (L2 miss)",
         method: "16384 dependent ld.global.cg.u64 through a cold 16 MiB chain (pointers 256 bytes \
-apart, scattered order), each run right after reading 16 x L2 of other data to evict it; median \
-of 3 runs",
+apart, scattered order), each run right after reading 32 x L2 (at most 2 GiB) of other data to \
+evict it; median of 3 runs",
         unit: "cycles",
         keys: &["dram.latency_cycles"],
         seconds: 0.2,
@@ -109,8 +109,9 @@ size (the largest working set before it, rounded to the level's line x ways x 2^
     Spec {
         id: "bandwidth-dram",
         measures: "DRAM bandwidth",
-        method: "a full-GPU grid-stride copy of 16 x L2 (at most 2 GiB) in 16-byte words, bytes \
-read + written over the CUDA-event time, median of 10; a read-only pass is reported too",
+        method: "a copy of 16 x L2 (at most 1 GiB) to another buffer, one 16-byte word per \
+thread over the whole GPU: bytes read + written over the CUDA-event time, median of 10; a \
+read-only pass over both halves is reported too",
         unit: "GB/s",
         keys: &["dram.bandwidth_gb_per_s"],
         seconds: 0.5,
@@ -160,9 +161,10 @@ predicts (gcd(stride, 32) on 32 4-byte banks): cycles per wavefront and how well
     Spec {
         id: "launch",
         measures: "kernel launch overhead",
-        method: "an empty kernel (one warp): 200 launches, each alone between two CUDA events \
-(median), and 1000 launches back to back between two events (mean per launch); the single \
-launches' median is written",
+        method: "an empty kernel (one warp): 1000 launches queued behind a 20 ms spin kernel \
+between two CUDA events (the host's launch cost hidden, as in Nsight Compute's \
+gpu__time_duration): the GPU's time per launch is written; one launch queued the same way (less \
+an empty event pair) and one launched alone while the GPU idles are reported",
         unit: "ns",
         keys: &["gpu.launch_overhead_ns"],
         seconds: 0.1,
@@ -232,10 +234,15 @@ pub struct Raw {
     pub bank_conflicts: Vec<(f64, f64)>,
     /// Warps per block of constant-addresses and bank-conflicts.
     pub warps: u32,
-    /// launch: median µs of single launches between two events.
+    /// launch: median µs of single launches, each between two events (the host's launch included).
     pub launch_single_us: Option<f64>,
-    /// launch: mean µs per launch of back-to-back launches.
-    pub launch_back_to_back_us: Option<f64>,
+    /// launch: the GPU's µs for one launch queued behind a spin kernel, less an empty event pair.
+    pub launch_gpu_single_us: Option<f64>,
+    /// launch: the GPU's µs per launch of 1000 launches queued behind a spin kernel.
+    pub launch_gpu_back_to_back_us: Option<f64>,
+    /// launch: the host took longer to queue the 1000 launches than the spin kernel ran, so the
+    /// back-to-back time may include the host's.
+    pub launch_queue_drained: bool,
 }
 
 /// One measured quantity, for the table and the JSON.
@@ -447,7 +454,7 @@ end): the GPU may be throttling; cycles were converted with the mean, {mhz:.1} M
             "L1 hit latency",
             raw.l1,
             "l1.latency_cycles",
-            "ld.global.ca.u64, warm",
+            "ld.global.u64, warm",
         ),
         (
             "latency-l2",
@@ -683,31 +690,49 @@ is near 1 and 1 / slope = {:.2} is near shared.wavefronts_per_cycle)",
     }
 
     // launch overhead
-    if let Some(single) = raw.launch_single_us {
-        let b2b = raw.launch_back_to_back_us.map_or(String::new(), |v| {
-            format!("; back to back: {:.0} ns per launch", v * 1e3)
-        });
+    if let Some(b2b) = raw.launch_gpu_back_to_back_us {
         b.set(
             "launch",
-            "launch overhead (single launch)",
-            single * 1e3,
+            "launch overhead (GPU side, back to back)",
+            b2b * 1e3,
             "ns",
             "gpu.launch_overhead_ns",
             0,
             format!(
-                "an empty kernel, each launch alone between two CUDA events: {:.0} ns (median of \
-200){b2b}",
-                single * 1e3
+                "1000 empty kernels queued behind a spin kernel between two CUDA events, so that \
+the host's launch cost is hidden: {:.0} ns per launch (Nsight Compute's gpu__time_duration of an \
+empty kernel is of this size: 1.3-1.6 us on an H200)",
+                b2b * 1e3
             ),
         );
+        if raw.launch_queue_drained {
+            b.warnings.push(
+                "launch: the host queued the 1000 launches more slowly than the spin kernel ran: \
+the back-to-back time may include the host's launch cost"
+                    .into(),
+            );
+        }
     }
-    if let Some(v) = raw.launch_back_to_back_us {
+    if let Some(v) = raw.launch_gpu_single_us {
         b.info(
             "launch",
-            "launch overhead (back to back)",
+            "launch overhead (GPU side, single)",
             v * 1e3,
             "ns",
-            "1000 empty kernels back to back between two CUDA events, per launch".into(),
+            "one empty kernel between two CUDA events queued behind a spin kernel, less two \
+events queued the same way without it (median of 100)"
+                .into(),
+        );
+    }
+    if let Some(v) = raw.launch_single_us {
+        b.info(
+            "launch",
+            "launch time with the host (single)",
+            v * 1e3,
+            "ns",
+            "one empty kernel between two CUDA events, launched while the GPU idles (median of \
+200): what `validate compare` times as a launch's median"
+                .into(),
         );
     }
 

@@ -64,8 +64,10 @@ fn raw() -> Raw {
             .map(|s| (s as f64, 0.25 + fit::gcd(s, 32) as f64))
             .collect(),
         warps: 16,
-        launch_single_us: Some(2.25),
-        launch_back_to_back_us: Some(1.1),
+        launch_single_us: Some(4.75),
+        launch_gpu_single_us: Some(1.45),
+        launch_gpu_back_to_back_us: Some(1.3),
+        launch_queue_drained: false,
     }
 }
 
@@ -103,7 +105,7 @@ fn every_benchmark_sets_its_keys() {
             ),
             ("shared.wavefronts_per_cycle", 127.0 / 128.0),
             ("constant.addresses_per_cycle", 2.0),
-            ("gpu.launch_overhead_ns", 2250.0),
+            ("gpu.launch_overhead_ns", 1300.0),
         ]
     );
     assert_eq!(c.clock.mhz, 1980.0);
@@ -140,7 +142,8 @@ fn the_model_checks_and_informational_rows() {
     assert_eq!((unresolved.value, unresolved.key.as_ref()), (65536.0, None));
     assert!(unresolved.detail.contains("not resolved"));
     assert_eq!(row("shared bandwidth per SM").value, 127.0);
-    assert_eq!(row("launch overhead (back to back)").value, 1100.0);
+    assert!((row("launch overhead (GPU side, single)").value - 1450.0).abs() < 1e-9);
+    assert_eq!(row("launch time with the host (single)").value, 4750.0);
     let read = row("DRAM read bandwidth");
     assert!((read.value - 4575.6).abs() < 0.1, "{}", read.value);
     // The model's wavefronts ride along the bank-conflict curve.
@@ -188,7 +191,7 @@ fn the_calibrated_h200_config_loads_with_the_measured_values_and_keeps_the_rest(
     assert_eq!(cfg.l2.bandwidth_bytes_per_cycle, 5084.0);
     assert_eq!(cfg.shared.wavefronts_per_cycle, 0.99);
     assert_eq!(cfg.constant.addresses_per_cycle, 2.0);
-    assert_eq!(cfg.gpu.launch_overhead_ns, 2250.0);
+    assert_eq!(cfg.gpu.launch_overhead_ns, 1300.0);
     assert_eq!(written.len(), c.settings.len());
     assert_eq!(text.matches(stamp).count(), c.settings.len());
     // Every line of the base that is neither a measured key nor a comment line is still there.
@@ -206,10 +209,131 @@ fn the_calibrated_h200_config_loads_with_the_measured_values_and_keeps_the_rest(
     // The header comment and the unmeasured keys' comments are untouched.
     assert!(text.starts_with(&H200[..H200.find("[gpu]").unwrap()]));
     assert!(text.contains("associativity = 4               # unknown anywhere; assumption"));
-    assert!(text.contains(
-        "# pointer chase: 8192 dependent ld.global.ca.u64, warm loads in one thread over a 8 KiB \
-chain: 33.4\n"
-    ));
+    // The L1 latency's comment lines: how it was measured, then what it was.
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("latency_cycles = 33 "))
+        .unwrap();
+    assert!(lines[at].ends_with(stamp), "{}", lines[at]);
+    assert!(lines[at - 1].ends_with("(was 38)"), "{}", lines[at - 1]);
+    let first = (0..at).rev().find(|&i| !lines[i].starts_with('#')).unwrap() + 1;
+    assert!(
+        lines[first].starts_with("# pointer chase: 8192 dependent ld.global.u64"),
+        "{:?}",
+        &lines[first - 3..=at]
+    );
+    assert!(lines[first - 1].starts_with("associativity = 466"));
+}
+
+/// What an H200 measured (2026-11-21, the kernels of validate/calibrate run through CuPy on the
+/// device machine, the same PTX tricks; times in ms, latencies in clock64 cycles).
+fn h200_measured() -> Raw {
+    let chase = |cycles, loads, bytes, runs| {
+        Some(Chase {
+            cycles_per_load: cycles,
+            loads,
+            bytes,
+            runs,
+        })
+    };
+    let mut sweep: Vec<(f64, f64)> = [
+        (512.0, 34.02),
+        (1024.0, 34.02),
+        (1536.0, 34.02),
+        (1792.0, 34.05),
+        (2048.0, 34.08),
+        (2304.0, 72.86),
+        (2560.0, 103.9),
+    ]
+    .to_vec();
+    sweep.extend(
+        bench::CONSTANT_SWEEP[7..]
+            .iter()
+            .map(|&b| (f64::from(b), 104.01)),
+    );
+    let bank = [
+        1.009, 2.008, 1.011, 4.008, 1.008, 2.008, 1.011, 8.005, 1.008, 2.008, 1.011, 4.008, 1.008,
+        2.008, 1.011, 16.006, 1.008, 2.008, 1.011, 4.008, 1.008, 2.008, 1.011, 8.005, 1.008, 2.008,
+        1.011, 4.008, 1.008, 2.008, 1.011, 32.003,
+    ];
+    Raw {
+        device: "NVIDIA H200".into(),
+        clock_start_mhz: Some(1981.35),
+        clock_end_mhz: Some(1980.77),
+        attribute_clock_mhz: Some(1980.0),
+        l1: chase(32.0, 8192, 8192, 1),
+        l2: chase(280.48, 8192, 1 << 20, 1),
+        dram: chase(656.7, 16384, 16 << 20, 3),
+        shared: chase(23.01, 8192, 4096, 1),
+        constant_sweep: sweep,
+        dram_read: Some(Transfer {
+            bytes: 2147483648.0,
+            ms: 0.4668,
+        }),
+        dram_copy: Some(Transfer {
+            bytes: 2147483648.0,
+            ms: 0.5087,
+        }),
+        l2_read: Some(Transfer {
+            bytes: 2013265920.0,
+            ms: 0.25152,
+        }),
+        shared_bytes_per_cycle: vec![127.79, 127.8, 127.84, 127.8, 127.78],
+        constant_addresses: vec![
+            (1.0, 2.007),
+            (2.0, 4.006),
+            (4.0, 8.006),
+            (8.0, 15.994),
+            (16.0, 32.005),
+            (32.0, 63.979),
+        ],
+        bank_conflicts: bank
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| ((i + 1) as f64, c))
+            .collect(),
+        warps: 16,
+        launch_single_us: Some(4.736),
+        launch_gpu_single_us: Some(1.45),
+        launch_gpu_back_to_back_us: Some(1.30),
+        launch_queue_drained: false,
+    }
+}
+
+#[test]
+fn what_an_h200_measured_becomes_this_config() {
+    let c = analyze(&h200_measured(), &base());
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let stamp = "measured: validate calibrate, NVIDIA H200, 2026-11-21";
+    let (text, written) = edit::apply(H200, &c.settings, stamp).unwrap();
+    let got: Vec<(&str, &str, &str)> = written
+        .iter()
+        .map(|w| (w.key.as_str(), w.old.as_str(), w.new.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("sm.clock_mhz", "1980.0", "1981.1"),
+            ("l1.latency_cycles", "38", "32"),
+            ("l2.latency_cycles", "222", "280"),
+            ("dram.latency_cycles", "864", "657"),
+            ("shared.latency_cycles", "30", "23"),
+            ("constant.cache[0].latency_cycles", "17", "34"),
+            ("constant.cache[0].size_bytes", "2048", "2048"),
+            ("constant.cache[1].latency_cycles", "106", "104"),
+            ("dram.bandwidth_gb_per_s", "4300.0", "4221.5"),
+            ("l2.bandwidth_bytes_per_cycle", "2456.0", "4040.5"),
+            ("shared.wavefronts_per_cycle", "1.0", "1.0"),
+            ("constant.addresses_per_cycle", "2.0", "0.5"),
+            ("gpu.launch_overhead_ns", "1550.0", "1300.0"),
+        ]
+    );
+    GpuConfig::from_toml_str(&text, "calibrated").unwrap();
+    let row = |q: &str| c.rows.iter().find(|r| r.quantity == q).unwrap().value;
+    // The bank conflicts follow the wavefront model: one cycle per wavefront.
+    assert!((row("shared cycles per wavefront") - 1.0).abs() < 0.001);
+    assert!((row("DRAM read bandwidth") - 4600.4).abs() < 0.1);
 }
 
 #[test]
