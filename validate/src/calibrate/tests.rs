@@ -226,8 +226,8 @@ fn the_calibrated_h200_config_loads_with_the_measured_values_and_keeps_the_rest(
     assert!(lines[first - 1].starts_with("associativity = 466"));
 }
 
-/// What an H200 measured (2026-11-21, the kernels of validate/calibrate run through CuPy on the
-/// device machine, the same PTX tricks; times in ms, latencies in clock64 cycles).
+/// What an H200 measured on 2026-11-21: the kernels of validate/calibrate with the parameters of
+/// `bench`, run through CuPy on the device machine (validate/harness/calibrate/, results.json).
 fn h200_measured() -> Raw {
     let chase = |cycles, loads, bytes, runs| {
         Some(Chase {
@@ -237,56 +237,62 @@ fn h200_measured() -> Raw {
             runs,
         })
     };
-    let mut sweep: Vec<(f64, f64)> = [
-        (512.0, 34.02),
-        (1024.0, 34.02),
-        (1536.0, 34.02),
-        (1792.0, 34.05),
-        (2048.0, 34.08),
-        (2304.0, 72.86),
-        (2560.0, 103.9),
-    ]
-    .to_vec();
-    sweep.extend(
-        bench::CONSTANT_SWEEP[7..]
-            .iter()
-            .map(|&b| (f64::from(b), 104.01)),
-    );
+    let sweep = vec![
+        (512.0, 28.015),
+        (1024.0, 28.015),
+        (1536.0, 28.015),
+        (1792.0, 28.1),
+        (2048.0, 28.083),
+        (2304.0, 66.876),
+        (2560.0, 97.895),
+        (3072.0, 98.015),
+        (4096.0, 98.015),
+        (6144.0, 98.015),
+        (8192.0, 98.015),
+        (12288.0, 98.015),
+        (16384.0, 98.015),
+        (24576.0, 98.015),
+        (32768.0, 98.015),
+        (40960.0, 98.015),
+        (49152.0, 98.015),
+        (57344.0, 98.015),
+        (65536.0, 98.015),
+    ];
     let bank = [
-        1.009, 2.008, 1.011, 4.008, 1.008, 2.008, 1.011, 8.005, 1.008, 2.008, 1.011, 4.008, 1.008,
-        2.008, 1.011, 16.006, 1.008, 2.008, 1.011, 4.008, 1.008, 2.008, 1.011, 8.005, 1.008, 2.008,
-        1.011, 4.008, 1.008, 2.008, 1.011, 32.003,
+        1.0088, 2.0061, 1.009, 4.007, 1.0088, 2.0061, 1.0092, 8.0073, 1.0088, 2.0061, 1.009, 4.007,
+        1.0088, 2.0061, 1.0092, 16.0079, 1.0088, 2.0061, 1.0092, 4.007, 1.0088, 2.0061, 1.0092,
+        8.0073, 1.0088, 2.0061, 1.0092, 4.007, 1.0088, 2.0061, 1.0092, 32.0088,
     ];
     Raw {
         device: "NVIDIA H200".into(),
-        clock_start_mhz: Some(1981.35),
-        clock_end_mhz: Some(1980.77),
+        clock_start_mhz: Some(1977.6039384753728),
+        clock_end_mhz: Some(1973.8941418683353),
         attribute_clock_mhz: Some(1980.0),
-        l1: chase(32.0, 8192, 8192, 1),
-        l2: chase(280.48, 8192, 1 << 20, 1),
-        dram: chase(656.7, 16384, 16 << 20, 3),
-        shared: chase(23.01, 8192, 4096, 1),
+        l1: chase(32.0216064453125, 8192, 8192, 1),
+        l2: chase(280.2313232421875, 8192, 1 << 20, 1),
+        dram: chase(659.031005859375, 16384, 16 << 20, 3),
+        shared: chase(23.0081787109375, 8192, 4096, 1),
         constant_sweep: sweep,
         dram_read: Some(Transfer {
-            bytes: 2147483648.0,
-            ms: 0.4668,
+            bytes: 2013265920.0,
+            ms: 0.45126400887966156,
         }),
         dram_copy: Some(Transfer {
-            bytes: 2147483648.0,
-            ms: 0.5087,
+            bytes: 2013265920.0,
+            ms: 0.477183997631073,
         }),
         l2_read: Some(Transfer {
             bytes: 2013265920.0,
-            ms: 0.25152,
+            ms: 0.2618879973888397,
         }),
-        shared_bytes_per_cycle: vec![127.79, 127.8, 127.84, 127.8, 127.78],
+        shared_bytes_per_cycle: vec![127.80547186741524],
         constant_addresses: vec![
-            (1.0, 2.007),
-            (2.0, 4.006),
-            (4.0, 8.006),
-            (8.0, 15.994),
-            (16.0, 32.005),
-            (32.0, 63.979),
+            (1.0, 2.0079),
+            (2.0, 4.0052),
+            (4.0, 8.0044),
+            (8.0, 16.0036),
+            (16.0, 31.9966),
+            (32.0, 64.0108),
         ],
         bank_conflicts: bank
             .iter()
@@ -294,9 +300,9 @@ fn h200_measured() -> Raw {
             .map(|(i, &c)| ((i + 1) as f64, c))
             .collect(),
         warps: 16,
-        launch_single_us: Some(4.736),
-        launch_gpu_single_us: Some(1.45),
-        launch_gpu_back_to_back_us: Some(1.30),
+        launch_single_us: Some(5.360000068321824),
+        launch_gpu_single_us: Some(1.4720000326633453),
+        launch_gpu_back_to_back_us: Some(1.3954559564590454),
         launch_queue_drained: false,
     }
 }
@@ -314,26 +320,26 @@ fn what_an_h200_measured_becomes_this_config() {
     assert_eq!(
         got,
         vec![
-            ("sm.clock_mhz", "1980.0", "1981.1"),
+            ("sm.clock_mhz", "1980.0", "1975.7"),
             ("l1.latency_cycles", "38", "32"),
             ("l2.latency_cycles", "222", "280"),
-            ("dram.latency_cycles", "864", "657"),
+            ("dram.latency_cycles", "864", "659"),
             ("shared.latency_cycles", "30", "23"),
-            ("constant.cache[0].latency_cycles", "17", "34"),
+            ("constant.cache[0].latency_cycles", "17", "28"),
             ("constant.cache[0].size_bytes", "2048", "2048"),
-            ("constant.cache[1].latency_cycles", "106", "104"),
-            ("dram.bandwidth_gb_per_s", "4300.0", "4221.5"),
-            ("l2.bandwidth_bytes_per_cycle", "2456.0", "4040.5"),
+            ("constant.cache[1].latency_cycles", "106", "98"),
+            ("dram.bandwidth_gb_per_s", "4300.0", "4219.1"),
+            ("l2.bandwidth_bytes_per_cycle", "2456.0", "3890.9"),
             ("shared.wavefronts_per_cycle", "1.0", "1.0"),
             ("constant.addresses_per_cycle", "2.0", "0.5"),
-            ("gpu.launch_overhead_ns", "1550.0", "1300.0"),
+            ("gpu.launch_overhead_ns", "1550.0", "1395.0"),
         ]
     );
     GpuConfig::from_toml_str(&text, "calibrated").unwrap();
     let row = |q: &str| c.rows.iter().find(|r| r.quantity == q).unwrap().value;
     // The bank conflicts follow the wavefront model: one cycle per wavefront.
     assert!((row("shared cycles per wavefront") - 1.0).abs() < 0.001);
-    assert!((row("DRAM read bandwidth") - 4600.4).abs() < 0.1);
+    assert!((row("DRAM read bandwidth") - 4461.4).abs() < 0.1);
 }
 
 #[test]
