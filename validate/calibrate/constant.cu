@@ -7,12 +7,13 @@
 // `const_addresses`: every warp of one block issues warp-level indexed constant loads (LDC) whose
 // 32 lanes read `distinct` different words (lane % distinct), all cached; the block's cycles per
 // warp-level load, against `distinct`, give the cost of each extra address (the constant cache
-// serves one address at a time).
+// serves one address at a time). `const_misses` does the same with addresses that miss the
+// smallest level: the cost of each missing address.
 //
 // Loads are inline PTX `ld.const` from the constant-space address of `cchain` (asm volatile: kept
-// in order between the clock reads, never merged or hoisted by NVVM). In `const_addresses` the
-// address also depends on `i * zero`, where `zero` is a kernel argument the host passes as 0, so
-// that ptxas cannot hoist the loop-invariant loads out of the loop either.
+// in order between the clock reads, never merged or hoisted by NVVM). In `const_addresses` and
+// `const_misses` the address also depends on `i * rotate`, a kernel argument, so that ptxas cannot
+// hoist the loads out of the loop either.
 //
 // Device code only, compiled by NVRTC (`validate ptx`), no CUDA headers.
 
@@ -64,31 +65,32 @@ extern "C" __global__ void chase_const(unsigned warm, unsigned hops, unsigned ze
     out[1] = off;
 }
 
-// One block. Each iteration issues 8 independent warp-level loads, 128 bytes apart (the lanes of
-// load k read words k * 32 + lane % distinct: 1 KiB in all, well inside the smallest constant
-// cache). out[0] = the block's cycles for `iters` iterations (between two barriers), out[1] =
-// the %smid it ran on, out[2] = its first clock; out[3] gets the checksum that keeps the loads
-// live only in the unlikely case it matches.
-extern "C" __global__ void const_addresses(unsigned distinct, unsigned iters, unsigned zero,
-                                           u64* out) {
+// One block. Each iteration issues 8 independent warp-level loads, STEP bytes apart; the lanes of
+// each read the words LANE x (lane % distinct) bytes from its start, and iteration i moves every
+// address on by i x `rotate` bytes within its STEP-byte window. out[0] = the block's cycles for
+// `iters` iterations (between two barriers), out[1] = the %smid it ran on, out[2] = its first
+// clock; out[3] gets the checksum that keeps the loads live only in the unlikely case it matches.
+template <unsigned LANE, unsigned STEP>
+__device__ __forceinline__ void addresses(unsigned distinct, unsigned iters, unsigned rotate,
+                                          u64* out) {
     u64 base = cchain_address();
-    unsigned off = ((threadIdx.x & 31) % distinct) * 4;
+    unsigned off = ((threadIdx.x & 31) % distinct) * LANE;
     unsigned acc = 0;
     for (unsigned k = 0; k < 8; k++) {
-        acc ^= ld_const(base + off + k * 128);
+        acc ^= ld_const(base + off + k * STEP);
     }
     __syncthreads();
     u64 t0 = clock_now();
     for (unsigned i = 0; i < iters; i++) {
-        u64 a = base + ((off + i * zero) & 1023);
+        u64 a = base + ((off + i * rotate) & (STEP - 1));
         unsigned v0 = ld_const(a);
-        unsigned v1 = ld_const(a + 128);
-        unsigned v2 = ld_const(a + 256);
-        unsigned v3 = ld_const(a + 384);
-        unsigned v4 = ld_const(a + 512);
-        unsigned v5 = ld_const(a + 640);
-        unsigned v6 = ld_const(a + 768);
-        unsigned v7 = ld_const(a + 896);
+        unsigned v1 = ld_const(a + STEP);
+        unsigned v2 = ld_const(a + 2 * STEP);
+        unsigned v3 = ld_const(a + 3 * STEP);
+        unsigned v4 = ld_const(a + 4 * STEP);
+        unsigned v5 = ld_const(a + 5 * STEP);
+        unsigned v6 = ld_const(a + 6 * STEP);
+        unsigned v7 = ld_const(a + 7 * STEP);
         acc ^= v0 ^ v1 ^ v2 ^ v3 ^ v4 ^ v5 ^ v6 ^ v7;
     }
     __syncthreads();
@@ -103,4 +105,21 @@ extern "C" __global__ void const_addresses(unsigned distinct, unsigned iters, un
     if (acc == 0x9e3779b9u) {
         out[3] = acc;
     }
+}
+
+// Hits: consecutive words (lane stride 4 bytes), loads 128 bytes apart: 1 KiB in all, well inside
+// the smallest constant cache. The host passes rotate = 0: the addresses stay, and the `i * rotate`
+// term only keeps ptxas from hoisting the loads out of the loop.
+extern "C" __global__ void const_addresses(unsigned distinct, unsigned iters, unsigned rotate,
+                                           u64* out) {
+    addresses<4, 128>(distinct, iters, rotate, out);
+}
+
+// Misses of the smallest level: lanes 256 bytes (4 lines) apart, loads 8 KiB apart. The host passes
+// rotate = 320 bytes (5 lines): iteration after iteration every address moves on through its 8 KiB
+// window, and the warps sweep all 1024 lines of the 64 KiB bank, so that the 2 KiB level keeps none
+// of them and the next level (at least 64 KiB on an H200) serves every address.
+extern "C" __global__ void const_misses(unsigned distinct, unsigned iters, unsigned rotate,
+                                        u64* out) {
+    addresses<256, 8192>(distinct, iters, rotate, out);
 }

@@ -566,6 +566,34 @@ fn run_inner(gpu: &Gpu, info: &DeviceInfo, options: Options<'_>) -> Result<Raw> 
         );
     }
 
+    if selected("constant-misses") {
+        let f = r.func(&r.constant, "const_misses")?;
+        let mut out = stream
+            .alloc_zeros::<u64>(4)
+            .cuda(|| "allocating results".into())?;
+        // Each iteration moves every address 5 lines on: all miss the smallest level.
+        let (iters, rotate) = (64u32, 320u32);
+        for &d in DISTINCT {
+            let mut runs = vec![];
+            for _ in 0..3 {
+                launch!(r, f, 1, WARPS * 32; &d, &iters, &rotate, &mut out)?;
+                let cycles = r.read(&out, "const_misses")?[0] as f64;
+                runs.push(cycles / f64::from(WARPS * iters * 8));
+            }
+            raw.constant_misses
+                .push((f64::from(d), fit::median(&runs).unwrap_or(f64::NAN)));
+        }
+        let pts: Vec<String> = raw
+            .constant_misses
+            .iter()
+            .map(|(d, c)| format!("{d}:{c:.2}"))
+            .collect();
+        done(
+            "constant-misses",
+            format!("addresses:cycles {}", pts.join(" ")),
+        );
+    }
+
     if selected("bank-conflicts") {
         let f = r.func(&r.shared, "smem_stride")?;
         let mut out = stream

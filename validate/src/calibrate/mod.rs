@@ -147,6 +147,17 @@ fit a line: addresses per cycle = 1 / slope",
         seconds: 0.1,
     },
     Spec {
+        id: "constant-misses",
+        measures: "constant misses in flight",
+        method: "as constant-addresses, with lanes 256 bytes and loads 8 KiB apart so that the \
+addresses miss the smallest constant cache (the next level serves them); the slope is the cycles \
+each missing address occupies the SM: misses in flight = the next level's latency (from \
+latency-constant, else the config's) / slope",
+        unit: "misses",
+        keys: &["constant.misses_in_flight"],
+        seconds: 0.1,
+    },
+    Spec {
         id: "bank-conflicts",
         measures: "shared bank conflicts vs stride",
         method:
@@ -230,6 +241,9 @@ pub struct Raw {
     pub shared_bytes_per_cycle: Vec<f64>,
     /// constant-addresses: (distinct addresses, SM cycles per warp-level load).
     pub constant_addresses: Vec<(f64, f64)>,
+    /// constant-misses: (distinct addresses, SM cycles per warp-level load), every address
+    /// missing the smallest constant cache.
+    pub constant_misses: Vec<(f64, f64)>,
     /// bank-conflicts: (stride in words, SM cycles per warp-level load).
     pub bank_conflicts: Vec<(f64, f64)>,
     /// Warps per block of constant-addresses and bank-conflicts.
@@ -639,6 +653,18 @@ distinct addresses ({}); constant.addresses_per_cycle not written",
         });
     }
 
+    // constant misses in flight
+    if !raw.constant_misses.is_empty() {
+        constant_misses(raw, base, &mut b);
+        curves.push(Curve {
+            bench: "constant-misses",
+            x: "distinct addresses per warp (all missing the first level)",
+            y: "SM cycles per warp-level ld.const",
+            points: raw.constant_misses.clone(),
+            model: None,
+        });
+    }
+
     // bank conflicts: a check of the wavefront model
     if !raw.bank_conflicts.is_empty() {
         let banks = Banks {
@@ -742,6 +768,60 @@ events queued the same way without it (median of 100)"
         settings: b.settings,
         curves,
         warnings: b.warnings,
+    }
+}
+
+/// `constant.misses_in_flight` from the cost of each missing address: the next level's latency
+/// (measured by latency-constant when it ran, else the config's) over the cycles per address.
+fn constant_misses(raw: &Raw, base: &GpuConfig, b: &mut Builder) {
+    const BENCH: &str = "constant-misses";
+    let Some(next) = base.constant.cache.get(1) else {
+        b.warnings.push(
+            "constant-misses: the config has one constant cache level: misses_in_flight not \
+written"
+                .into(),
+        );
+        return;
+    };
+    let measured = fit::levels(&raw.constant_sweep).get(1).map(|l| l.latency);
+    let (latency, source) = match measured {
+        Some(l) => (l, "measured by latency-constant"),
+        None => (f64::from(next.latency_cycles), "the config's"),
+    };
+    match fit::linear(&raw.constant_misses) {
+        Some(line) if line.slope > 0.0 && line.r2 >= MIN_R2 => {
+            let detail = format!(
+                "{} warps of one SM, warp-level ld.const with 1 to 32 distinct addresses that miss the constant {}: cycles per warp-level load = {:.2} + {:.3} x addresses (R² = {:.3})",
+                raw.warps, base.constant.cache[0].name, line.intercept, line.slope, line.r2
+            );
+            b.info(
+                BENCH,
+                "constant cycles per missing address",
+                line.slope,
+                "cycles",
+                detail.clone(),
+            );
+            b.set(
+                BENCH,
+                "constant misses in flight",
+                latency / line.slope,
+                "misses",
+                "constant.misses_in_flight",
+                2,
+                format!(
+                    "{detail}; constant {} latency {latency:.1} cycles ({source}) / {:.3}",
+                    next.name, line.slope
+                ),
+            );
+        }
+        fitted => b.warnings.push(format!(
+            "constant-misses: the cycles per load do not grow along a line with the distinct \
+addresses ({}); constant.misses_in_flight not written",
+            fitted.map_or("too few points".into(), |l| format!(
+                "slope {:.3}, R² {:.3}",
+                l.slope, l.r2
+            ))
+        )),
     }
 }
 

@@ -59,6 +59,11 @@ fn raw() -> Raw {
             .iter()
             .map(|&d| (f64::from(d), 1.5 + 0.5 * f64::from(d)))
             .collect(),
+        // 1 + 12 cycles per missing address.
+        constant_misses: bench::DISTINCT
+            .iter()
+            .map(|&d| (f64::from(d), 1.0 + 12.0 * f64::from(d)))
+            .collect(),
         // 1 cycle per wavefront plus 0.25.
         bank_conflicts: (1..=32u64)
             .map(|s| (s as f64, 0.25 + fit::gcd(s, 32) as f64))
@@ -105,6 +110,7 @@ fn every_benchmark_sets_its_keys() {
             ),
             ("shared.wavefronts_per_cycle", 127.0 / 128.0),
             ("constant.addresses_per_cycle", 2.0),
+            ("constant.misses_in_flight", 110.0 / 12.0),
             ("gpu.launch_overhead_ns", 1300.0),
         ]
     );
@@ -191,6 +197,7 @@ fn the_calibrated_h200_config_loads_with_the_measured_values_and_keeps_the_rest(
     assert_eq!(cfg.l2.bandwidth_bytes_per_cycle, 5084.0);
     assert_eq!(cfg.shared.wavefronts_per_cycle, 0.99);
     assert_eq!(cfg.constant.addresses_per_cycle, 2.0);
+    assert_eq!(cfg.constant.misses_in_flight, 9.17);
     assert_eq!(cfg.gpu.launch_overhead_ns, 1300.0);
     assert_eq!(written.len(), c.settings.len());
     assert_eq!(text.matches(stamp).count(), c.settings.len());
@@ -294,6 +301,15 @@ fn h200_measured() -> Raw {
             (16.0, 31.9966),
             (32.0, 64.0108),
         ],
+        // A separate run of the same kernels (constant_misses.py), 16 warps.
+        constant_misses: vec![
+            (1.0, 7.261),
+            (2.0, 11.683),
+            (4.0, 33.063),
+            (8.0, 73.236),
+            (16.0, 156.109),
+            (32.0, 331.423),
+        ],
         bank_conflicts: bank
             .iter()
             .enumerate()
@@ -332,6 +348,7 @@ fn what_an_h200_measured_becomes_this_config() {
             ("l2.bandwidth_bytes_per_cycle", "2456.0", "3890.9"),
             ("shared.wavefronts_per_cycle", "1.0", "1.0"),
             ("constant.addresses_per_cycle", "2.0", "0.5"),
+            ("constant.misses_in_flight", "3.25", "9.3"),
             ("gpu.launch_overhead_ns", "1550.0", "1395.0"),
         ]
     );
@@ -340,6 +357,9 @@ fn what_an_h200_measured_becomes_this_config() {
     // The bank conflicts follow the wavefront model: one cycle per wavefront.
     assert!((row("shared cycles per wavefront") - 1.0).abs() < 0.001);
     assert!((row("DRAM read bandwidth") - 4461.4).abs() < 0.1);
+    // 98.0 cycles of the L1.5 over 10.544 cycles per missing address.
+    assert!((row("constant cycles per missing address") - 10.5443).abs() < 1e-4);
+    assert!((row("constant misses in flight") - 9.2956).abs() < 1e-4);
 }
 
 #[test]
@@ -366,6 +386,22 @@ fn missing_benchmarks_set_nothing_and_bad_fits_are_not_written() {
         c.warnings.iter().any(|w| w.contains("throttling")),
         "{:?}",
         c.warnings
+    );
+}
+
+#[test]
+fn misses_in_flight_use_the_configs_latency_without_the_sweep() {
+    let r = Raw {
+        constant_misses: vec![(1.0, 10.6), (2.0, 21.2), (4.0, 42.4)],
+        ..Raw::default()
+    };
+    let c = analyze(&r, &base());
+    let s = setting(&c, "constant.misses_in_flight");
+    assert!((s.value - 106.0 / 10.6).abs() < 1e-9, "{}", s.value);
+    assert!(
+        s.detail.contains("106.0 cycles (the config's)"),
+        "{}",
+        s.detail
     );
 }
 
