@@ -149,10 +149,10 @@ fit a line: addresses per cycle = 1 / slope",
     Spec {
         id: "constant-misses",
         measures: "constant misses in flight",
-        method: "as constant-addresses, with lanes 256 bytes and loads 8 KiB apart so that the \
-addresses miss the smallest constant cache (the next level serves them); the slope is the cycles \
-each missing address occupies the SM: misses in flight = the next level's latency (from \
-latency-constant, else the config's) / slope",
+        method: "as constant-addresses, with lanes 256 bytes and loads 8 KiB apart, every address \
+moving 5 lines on each iteration, so that all miss the smallest constant cache and the next level \
+serves them; the slope is the cycles each missing address occupies the SM: misses in flight = \
+the next level's latency (from latency-constant, else the config's) / slope",
         unit: "misses",
         keys: &["constant.misses_in_flight"],
         seconds: 0.1,
@@ -948,7 +948,9 @@ on stderr, exit code 2. Exit code 1 when the calibrated config does not load (a 
 of the schema's range; it is then not written).\n\nBenchmarks (about ",
     );
     let total: f64 = SPECS.iter().map(|s| s.seconds).sum();
-    out += &format!("{total:.0} s in all on an H200, plus a second or two to load the kernels):\n");
+    out += &format!(
+        "{total:.1} s of GPU work on an H200, plus a second or two to load the kernels):\n"
+    );
     for s in SPECS {
         let keys = if s.keys.is_empty() {
             "sets nothing (a check of the model)".to_string()

@@ -294,7 +294,7 @@ fn plan(args: &CalibrateArgs) -> Result<ExitCode> {
             .and_then(|t| edit::get(t, key))
             .unwrap_or_else(|| "-".into())
     };
-    let total: f64 = specs.iter().map(|s| s.seconds).sum();
+    let total: f64 = (specs.iter().map(|s| s.seconds).sum::<f64>() * 10.0).round() / 10.0;
     if args.format == Format::Json {
         #[derive(Serialize)]
         struct PlanJson<'a> {
@@ -356,7 +356,7 @@ fn plan(args: &CalibrateArgs) -> Result<ExitCode> {
         }
     }
     println!(
-        "validate calibrate runs {} benchmarks, about {total:.0} s on an H200 plus a second or two \
+        "validate calibrate runs {} benchmarks, about {total:.1} s on an H200 plus a second or two \
 to load the kernels{}:",
         specs.len(),
         if current.is_some() {
