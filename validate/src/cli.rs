@@ -27,6 +27,8 @@ validate compare --out validate/measurements/h200/report.json   every bundled wo
 validate report validate/measurements/h200/report.json --config configs/h200.toml\n  \
 validate report validate/measurements/h200/report.json --plot h200.svg   predicted vs measured\n  \
 validate device --write-config configs/b200.toml      a config from the GPU's attributes\n  \
+validate calibrate --config configs/h200.toml --out /tmp/h200.toml   measure latencies, bandwidths\n  \
+validate calibrate --plan                             what calibrate measures (no GPU)\n  \
 validate ptx --check                                  are the committed PTX files up to date?"
 )]
 pub struct Cli {
@@ -44,7 +46,9 @@ pub enum Cmd {
 loads, or check that the committed PTX is up to date.\n\n\
 NVRTC (NVIDIA's runtime compiler, loaded at run time through cudarc; no GPU needed) writes \
 kernels/ptx/<stem>.ptx with the options --gpu-architecture=compute_80 -lineinfo; clang writes the \
-parser fixture kernels/ptx/clang/<stem>.ptx. Each file's first line is a stamp: \
+parser fixture kernels/ptx/clang/<stem>.ptx. NVRTC also compiles the microbenchmarks of \
+`validate calibrate`, validate/calibrate/*.cu, to validate/calibrate/ptx/<stem>.ptx (embedded in \
+the binary). Each file's first line is a stamp: \
 `// gpumemsim: generated from <stem>.cu sha256=<hash of the .cu> by <compiler> with <options>`, \
 followed by the compiler's PTX unchanged.\n\n\
 --check compares the stamps with the sources' hashes (no compiler needed) and exits 1 listing the \
@@ -134,6 +138,18 @@ validate report validate/measurements/h200/report.json --config configs/h200.tom
     )]
     Report(ReportArgs),
 
+    /// Measure latencies, bandwidths and constant/shared costs on the GPU and write them into a config
+    #[command(
+        long_about = crate::calibrate::long_help(),
+        after_help = "Examples:\n  \
+validate calibrate --plan                                      the benchmarks, no GPU needed\n  \
+validate calibrate --config configs/h200.toml --out /tmp/h200.toml\n  \
+validate calibrate --config configs/h200.toml > /tmp/h200.toml   the TOML on stdout, table on stderr\n  \
+validate calibrate --only latency-l1,latency-l2,latency-dram --format json\n  \
+validate calibrate --out configs/h200.toml --config configs/h200.toml --force   in place"
+    )]
+    Calibrate(CalibrateArgs),
+
     /// Internal: run each launch of a workload once (what `compare` profiles under ncu)
     #[command(hide = true)]
     ProfileOnce(ProfileOnceArgs),
@@ -162,7 +178,7 @@ pub struct PtxArgs {
     /// The clang binary for --compiler clang or all
     #[arg(long, value_name = "BIN", default_value = ptxgen::DEFAULT_CLANG)]
     pub clang: String,
-    /// The kernels directory [default: the source tree's kernels/]
+    /// One kernels directory [default: the source tree's kernels/ and validate/calibrate/]
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
 }
@@ -214,6 +230,43 @@ pub struct DeviceArgs {
     /// Overwrite the --write-config file if it exists
     #[arg(long, requires = "write_config")]
     pub force: bool,
+}
+
+/// How `validate calibrate` prints its results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// tables for people
+    Table,
+    /// one JSON object
+    Json,
+}
+
+/// Arguments of `validate calibrate`.
+#[derive(Debug, clap::Args)]
+pub struct CalibrateArgs {
+    /// The config to start from: `auto` (the configs/*.toml whose gpu.name is the device's, else
+    /// one generated from its attributes) or a path. Measured keys are replaced, the rest is kept
+    /// byte for byte
+    #[arg(long, value_name = "auto|PATH", default_value = "auto")]
+    pub config: String,
+    /// Write the calibrated config here [default: print it on stdout]
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Overwrite the --out file if it exists
+    #[arg(long, requires = "out")]
+    pub force: bool,
+    /// Results as tables or as one JSON object
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// List the benchmarks (what, how, unit, key, time) and exit; no GPU needed
+    #[arg(long)]
+    pub plan: bool,
+    /// Run only these benchmarks (comma-separated ids from --plan; the clock always runs)
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// CUDA device ordinal
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
 }
 
 /// Arguments of `validate report`.
@@ -291,6 +344,48 @@ mod tests {
         assert!(a.no_ncu && a.out.is_some());
         assert!(Cli::try_parse_from(["validate", "compare", "--repeat", "0"]).is_err());
         assert!(Cli::try_parse_from(["validate", "compare", "--no-ncu", "--ncu", "x"]).is_err());
+    }
+
+    #[test]
+    fn calibrate_defaults_and_options() {
+        let c = Cli::try_parse_from(["validate", "calibrate"]).unwrap();
+        let Cmd::Calibrate(a) = c.command else {
+            panic!()
+        };
+        assert_eq!(
+            (a.config.as_str(), a.format, a.plan),
+            ("auto", Format::Table, false)
+        );
+        assert!(a.out.is_none() && a.only.is_empty() && !a.force);
+        let c = Cli::try_parse_from([
+            "validate",
+            "calibrate",
+            "--config",
+            "configs/h200.toml",
+            "--out",
+            "/tmp/x.toml",
+            "--force",
+            "--format",
+            "json",
+            "--only",
+            "latency-l1,launch",
+        ])
+        .unwrap();
+        let Cmd::Calibrate(a) = c.command else {
+            panic!()
+        };
+        assert_eq!(a.only, ["latency-l1", "launch"]);
+        assert!(a.force && a.format == Format::Json);
+        assert!(Cli::try_parse_from(["validate", "calibrate", "--force"]).is_err());
+        let mut cmd = Cli::command();
+        let help = cmd
+            .find_subcommand_mut("calibrate")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for s in crate::calibrate::SPECS {
+            assert!(help.contains(s.id), "{}: {help}", s.id);
+        }
     }
 
     #[test]

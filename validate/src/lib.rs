@@ -24,11 +24,13 @@
 //! | [`plot`] | `--plot`: predicted against measured, one SVG scatter panel per quantity (plotters) | no |
 //! | [`cmd`] | the subcommands | |
 //! | [`ptxgen`] | `validate ptx`: the bundled kernels' PTX from NVRTC or clang | NVRTC |
+//! | [`calibrate`] | `validate calibrate`: microbenchmarks ([`calibrate::bench`], the GPU part), their analysis, fits and the in-place config edit | `bench` only |
 //!
 //! CUDA: cudarc 0.19 with `dynamic-loading` and the `cuda-12080` bindings (the CUDA 12.8 driver
 //! API: drivers 570 and later), so nothing of CUDA is needed to build or test.
 
 pub mod backend;
+pub mod calibrate;
 pub mod cli;
 pub mod cmd;
 pub mod compare;
@@ -56,6 +58,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Compare(args) => cmd::compare::compare(&args),
         Cmd::Device(args) => cmd::device::device(&args),
         Cmd::Report(args) => cmd::report::report(&args),
+        Cmd::Calibrate(args) => cmd::calibrate::calibrate(&args),
         Cmd::ProfileOnce(args) => cmd::profile::profile_once(&args),
     }
 }

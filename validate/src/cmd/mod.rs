@@ -1,6 +1,7 @@
 //! The subcommands: each turns its parsed arguments into work and output, and returns the exit
 //! code (errors go back to `main`, which prints them as one line and exits 2).
 
+pub mod calibrate;
 pub mod compare;
 pub mod device;
 pub mod profile;

@@ -1,4 +1,5 @@
-//! `validate ptx`: regenerate or check the committed PTX of the bundled kernels ([`crate::ptxgen`]).
+//! `validate ptx`: regenerate or check the committed PTX of the bundled kernels and of the
+//! calibration microbenchmarks ([`crate::ptxgen`]).
 
 use crate::cli::{CompilerChoice, PtxArgs};
 use crate::cmd::shown;
@@ -10,14 +11,27 @@ use std::process::ExitCode;
 /// The kernels directory of the source tree this binary was built from.
 const SOURCE_KERNELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels");
 
+/// The calibration microbenchmarks of the source tree (`validate calibrate`; NVRTC only).
+pub const SOURCE_CALIBRATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/calibrate");
+
 /// Runs `validate ptx`.
 pub fn ptx(args: &PtxArgs) -> Result<ExitCode> {
-    let kernels = args
-        .kernels
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(SOURCE_KERNELS));
+    // --kernels names one directory; by default the bundled kernels and the calibration
+    // microbenchmarks (whose PTX `validate calibrate` embeds).
+    let (kernels, calibrate) = match &args.kernels {
+        Some(dir) => (dir.clone(), None),
+        None => (
+            PathBuf::from(SOURCE_KERNELS),
+            Some(PathBuf::from(SOURCE_CALIBRATE)),
+        ),
+    };
     if args.check {
-        let (checked, stale) = ptxgen::check(&kernels)?;
+        let (mut checked, mut stale) = ptxgen::check(&kernels)?;
+        if let Some(dir) = &calibrate {
+            let (c, s) = ptxgen::check(dir)?;
+            checked.extend(c);
+            stale.extend(s);
+        }
         if stale.is_empty() {
             println!("ok: {} PTX files match their sources", checked.len());
             for path in &checked {
@@ -44,6 +58,9 @@ pub fn ptx(args: &PtxArgs) -> Result<ExitCode> {
     let mut written = Vec::new();
     if matches!(args.compiler, CompilerChoice::Nvrtc | CompilerChoice::All) {
         written.extend(ptxgen::generate_nvrtc(&kernels)?);
+        if let Some(dir) = &calibrate {
+            written.extend(ptxgen::generate_nvrtc(dir)?);
+        }
     }
     if matches!(args.compiler, CompilerChoice::Clang | CompilerChoice::All) {
         written.extend(ptxgen::generate_clang(&kernels, &args.clang)?);
