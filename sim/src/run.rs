@@ -354,7 +354,7 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         let timing = timing::estimate(
             cfg,
             &stats.sms,
-            c.l2_read_sectors + c.l2_write_sectors,
+            c.l2_read_sectors + c.l2_write_sectors + c.l2_atom_sectors + c.l2_red_sectors,
             c.dram_read_bytes + c.dram_write_bytes,
         );
         let outputs = if opts.keep_outputs {

@@ -6,7 +6,10 @@
 //! round-to-nearest-even, as `.rn` specifies; subnormals are kept (no `.ftz` flush).
 
 use crate::ptx::ast::Type;
-use crate::ptx::inst::{AluOp, BoolOp, Cmp, MulMode, Rounding};
+use crate::ptx::inst::{
+    AluOp, AtomKind, BarRedOp, BitOp, BoolOp, CarryOp, Cmp, MulMode, PrmtMode, ReduxOp, Rounding,
+    TestpOp,
+};
 
 /// Keeps the low `bits` bits of `v`.
 #[inline]
@@ -180,11 +183,56 @@ pub fn alu(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: u64, b: u64, c: u64
                 trunc(a, bits) >> s
             }
         }
+        AluOp::Sad => {
+            let d = if signed {
+                sext(a, bits).abs_diff(sext(b, bits))
+            } else {
+                trunc(a, bits).abs_diff(trunc(b, bits))
+            };
+            c.wrapping_add(d)
+        }
+        AluOp::Mul24 | AluOp::Mad24 => {
+            // The low 24 bits of each operand, sign-extended for .s32; the 48-bit product.
+            let (x, y) = if signed {
+                (sext(a, 24), sext(b, 24))
+            } else {
+                (trunc(a, 24) as i64, trunc(b, 24) as i64)
+            };
+            let p = x * y;
+            let part = if mode == MulMode::Hi { p >> 16 } else { p };
+            let r = if op == AluOp::Mad24 {
+                part.wrapping_add(sext(c, 32))
+            } else {
+                part
+            };
+            if sat && op == AluOp::Mad24 && signed {
+                // mad24.hi.sat.s32 clamps the sum to the s32 range.
+                let wide = i128::from(part) + i128::from(sext(c, 32));
+                return trunc(
+                    wide.clamp(i32::MIN.into(), i32::MAX.into()) as u64,
+                    32,
+                );
+            }
+            r as u64
+        }
         AluOp::Popc => u64::from(trunc(a, bits).count_ones()),
         AluOp::Clz => u64::from(trunc(a, bits).leading_zeros() - (64 - bits)),
         AluOp::Brev => trunc(a, bits).reverse_bits() >> (64 - bits),
         // Float-only operations on an integer type are rejected at decode; keep the value.
-        AluOp::Fma | AluOp::Rcp | AluOp::Sqrt | AluOp::Rsqrt => a,
+        AluOp::Fma
+        | AluOp::Rcp
+        | AluOp::Sqrt
+        | AluOp::Rsqrt
+        | AluOp::Ex2
+        | AluOp::Lg2
+        | AluOp::Sin
+        | AluOp::Cos
+        | AluOp::Tanh
+        | AluOp::Copysign
+        | AluOp::MinNan
+        | AluOp::MaxNan
+        | AluOp::MinXorsign
+        | AluOp::MaxXorsign => a,
     };
     // `.wide` doubles the width; popc/clz results fit either way.
     trunc(
@@ -227,6 +275,7 @@ fn float_alu(op: AluOp, ty: Type, sat: bool, a: u64, b: u64, c: u64) -> u64 {
             AluOp::Rcp => 1.0 / x,
             AluOp::Sqrt => x.sqrt(),
             AluOp::Rsqrt => 1.0 / x.sqrt(),
+            AluOp::Copysign => y.abs().copysign(x),
             _ => x,
         };
         let r = if sat { saturate(r) } else { r };
@@ -247,6 +296,39 @@ fn float_alu(op: AluOp, ty: Type, sat: bool, a: u64, b: u64, c: u64) -> u64 {
         AluOp::Rcp => 1.0 / x,
         AluOp::Sqrt => x.sqrt(),
         AluOp::Rsqrt => 1.0 / x.sqrt(),
+        // The `.approx` functions, computed in f64 and rounded once to f32: within the error
+        // bounds the PTX ISA gives them, not bit-identical to the hardware's approximation.
+        AluOp::Ex2 => f64::from(x).exp2() as f32,
+        AluOp::Lg2 => f64::from(x).log2() as f32,
+        AluOp::Sin => f64::from(x).sin() as f32,
+        AluOp::Cos => f64::from(x).cos() as f32,
+        AluOp::Tanh => f64::from(x).tanh() as f32,
+        AluOp::Copysign => y.abs().copysign(x),
+        AluOp::MinNan | AluOp::MaxNan => {
+            if x.is_nan() || y.is_nan() {
+                f32::from_bits(CANONICAL_NAN_F32)
+            } else if op == AluOp::MinNan {
+                fmin(f64::from(x), f64::from(y)) as f32
+            } else {
+                fmax(f64::from(x), f64::from(y)) as f32
+            }
+        }
+        AluOp::MinXorsign | AluOp::MaxXorsign => {
+            let negative = x.is_sign_negative() != y.is_sign_negative();
+            let (ax, ay) = (f64::from(x.abs()), f64::from(y.abs()));
+            let m = if op == AluOp::MinXorsign {
+                fmin(ax, ay)
+            } else {
+                fmax(ax, ay)
+            } as f32;
+            if m.is_nan() {
+                m
+            } else if negative {
+                -m
+            } else {
+                m
+            }
+        }
         _ => x,
     };
     let r = if sat {
@@ -256,6 +338,9 @@ fn float_alu(op: AluOp, ty: Type, sat: bool, a: u64, b: u64, c: u64) -> u64 {
     };
     from_f32(r)
 }
+
+/// The canonical NaN of f32 results (`min.NaN`, `redux.sync` and friends): 0x7fffffff.
+pub const CANONICAL_NAN_F32: u32 = 0x7fff_ffff;
 
 /// PTX `min`: if one input is NaN the other is returned.
 fn fmin(x: f64, y: f64) -> f64 {
@@ -357,10 +442,17 @@ pub fn combine(op: Option<BoolOp>, r: bool, c: bool) -> bool {
     }
 }
 
-/// `cvt.rnd.sat.dst.src` on one value (PTX ISA §9.7.9.21).
+/// `cvt.rnd.sat.dst.src` on one value (PTX ISA §9.7.9.21). Integer-to-float and narrowing
+/// float conversions round as `.rn .rz .rm .rp` say (round to nearest even without one); `.f16`
+/// values are IEEE half precision in the low 16 bits.
 pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -> u64 {
     let sbits = src.bits();
     let dbits = dst.bits();
+    let float_of = |a: u64| match src {
+        Type::F64 => f64_of(a),
+        Type::F16 => f16_to_f64(a as u16),
+        _ => f64::from(f32_of(a)),
+    };
     match (src.is_float(), dst.is_float()) {
         (false, false) => {
             let v = if src.is_signed() {
@@ -377,29 +469,20 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
         }
         (false, true) => {
             let v = if src.is_signed() {
-                sext(a, sbits) as f64
+                i128::from(sext(a, sbits))
             } else {
-                trunc(a, sbits) as f64
+                i128::from(trunc(a, sbits))
             };
             match dst {
-                Type::F64 => v.to_bits(),
-                _ => {
-                    // i64/u64 → f32 must round once from the integer, not via f64.
-                    let f = if src.is_signed() {
-                        sext(a, sbits) as f32
-                    } else {
-                        trunc(a, sbits) as f32
-                    };
-                    from_f32(f)
-                }
+                Type::F64 => int_to_f64(v, rnd).to_bits(),
+                // Every integer that does not overflow a half is exact in f64.
+                Type::F16 => u64::from(f64_to_f16(v as f64, rnd.unwrap_or(Rounding::Rn))),
+                // i64/u64 → f32 must round once from the integer, not via f64.
+                _ => from_f32(int_to_f32(v, rnd)),
             }
         }
         (true, false) => {
-            let x = if src == Type::F64 {
-                f64_of(a)
-            } else {
-                f64::from(f32_of(a))
-            };
+            let x = float_of(a);
             let r = match rnd {
                 Some(Rounding::Rni) | Some(Rounding::Rn) => round_even(x),
                 Some(Rounding::Rmi) | Some(Rounding::Rm) => x.floor(),
@@ -416,22 +499,19 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
             trunc(v as u64, dbits)
         }
         (true, true) => {
-            let x = if src == Type::F64 {
-                f64_of(a)
-            } else {
-                f64::from(f32_of(a))
-            };
-            let x = match rnd {
-                Some(Rounding::Rni) => round_even(x),
-                Some(Rounding::Rzi) => x.trunc(),
-                Some(Rounding::Rmi) => x.floor(),
-                Some(Rounding::Rpi) => x.ceil(),
-                _ => x,
+            let x = float_of(a);
+            // The integer roundings keep the type; the others round when the type narrows.
+            let (x, narrow) = match rnd {
+                Some(r @ (Rounding::Rni | Rounding::Rzi | Rounding::Rmi | Rounding::Rpi)) => {
+                    (round_int(x, r), None)
+                }
+                r => (x, r),
             };
             let x = if sat { saturate(x) } else { x };
             match dst {
                 Type::F64 => x.to_bits(),
-                _ => from_f32(x as f32),
+                Type::F16 => u64::from(f64_to_f16(x, narrow.unwrap_or(Rounding::Rn))),
+                _ => from_f32(f64_to_f32(x, narrow)),
             }
         }
     }
@@ -453,6 +533,562 @@ fn int_range(t: Type) -> (i128, i128) {
     } else {
         (0, (1i128 << bits) - 1)
     }
+}
+
+/// `bfe`, `bfi`, `prmt`, `bfind`, `fns`, `lop3`, `shf`, `dp4a`, `dp2a`, `bmsk`, `szext` on one
+/// lane; `s` holds the sources in PTX order (PTX ISA §9.7.1.x, §9.7.8.x).
+pub fn bits(op: BitOp, s: [u64; 4]) -> u64 {
+    let [a, b, c, d] = s;
+    match op {
+        BitOp::Bfe(ty) => {
+            let n = ty.bits();
+            let (pos, len) = ((b & 0xff) as u32, (c & 0xff) as u32);
+            let a = trunc(a, n);
+            let sbit = if !ty.is_signed() || len == 0 {
+                0
+            } else {
+                (a >> (pos + len - 1).min(n - 1)) & 1
+            };
+            let kept = if pos < n { len.min(n - pos) } else { 0 };
+            let field = if kept == 0 { 0 } else { trunc(a >> pos, kept) };
+            let fill = if sbit == 1 { trunc(!0 << kept.min(63), n) } else { 0 };
+            // kept == 64 only when pos == 0 and len >= 64: no fill.
+            if kept >= 64 {
+                field
+            } else {
+                field | fill
+            }
+        }
+        BitOp::Bfi(ty) => {
+            let n = ty.bits();
+            let (pos, len) = ((c & 0xff) as u32, (d & 0xff) as u32);
+            let kept = if pos < n { len.min(n - pos) } else { 0 };
+            let mask = if kept == 0 {
+                0
+            } else {
+                trunc(u64::MAX, kept) << pos
+            };
+            trunc((b & !mask) | ((a << pos.min(63)) & mask), n)
+        }
+        BitOp::Prmt(mode) => u64::from(prmt(mode, a as u32, b as u32, c as u32)),
+        BitOp::Bfind { ty, shiftamt } => {
+            let n = ty.bits();
+            let mut v = trunc(a, n);
+            if ty.is_signed() && (v >> (n - 1)) & 1 == 1 {
+                v = trunc(!v, n);
+            }
+            if v == 0 {
+                0xffff_ffff
+            } else {
+                let pos = 63 - u64::from(v.leading_zeros());
+                if shiftamt {
+                    u64::from(n - 1) - pos
+                } else {
+                    pos
+                }
+            }
+        }
+        BitOp::Fns => {
+            let (mask, base, offset) = (a as u32, (b & 0x1f) as i64, sext(c, 32));
+            let mut out = 0xffff_ffffu64;
+            if offset == 0 {
+                if (mask >> base) & 1 == 1 {
+                    out = base as u64;
+                }
+            } else {
+                let mut count = offset.unsigned_abs() - 1;
+                let step = offset.signum();
+                let mut pos = base;
+                while (0..32).contains(&pos) {
+                    if (mask >> pos) & 1 == 1 {
+                        if count == 0 {
+                            out = pos as u64;
+                            break;
+                        }
+                        count -= 1;
+                    }
+                    pos += step;
+                }
+            }
+            out
+        }
+        BitOp::Lop3 => {
+            // Bit k of the look-up table is the result for inputs (a, b, c) = the bits of k:
+            // immLut = F(0xF0, 0xCC, 0xAA).
+            let lut = d as u32;
+            let mut r = 0u64;
+            for k in 0..8 {
+                if (lut >> k) & 1 == 1 {
+                    let pick = |bit: u32, x: u64| if k >> bit & 1 == 1 { x } else { !x };
+                    r |= pick(2, a) & pick(1, b) & pick(0, c);
+                }
+            }
+            trunc(r, 32)
+        }
+        BitOp::Shf { left, clamp } => {
+            let n = if clamp { (c as u32).min(32) } else { c as u32 & 0x1f };
+            let wide = (trunc(b, 32) << 32) | trunc(a, 32);
+            if left {
+                trunc((wide << n) >> 32, 32)
+            } else {
+                trunc(wide >> n, 32)
+            }
+        }
+        BitOp::Dp4a { a_signed, b_signed } => {
+            let byte = |x: u64, i: u32, signed: bool| -> i64 {
+                let v = (x >> (8 * i)) & 0xff;
+                if signed {
+                    sext(v, 8)
+                } else {
+                    v as i64
+                }
+            };
+            let sum: i64 = (0..4)
+                .map(|i| byte(a, i, a_signed) * byte(b, i, b_signed))
+                .sum();
+            trunc((c as i64).wrapping_add(sum) as u64, 32)
+        }
+        BitOp::Dp2a {
+            hi,
+            a_signed,
+            b_signed,
+        } => {
+            let half = |i: u32| -> i64 {
+                let v = (a >> (16 * i)) & 0xffff;
+                if a_signed {
+                    sext(v, 16)
+                } else {
+                    v as i64
+                }
+            };
+            let byte = |i: u32| -> i64 {
+                let v = (b >> (8 * i)) & 0xff;
+                if b_signed {
+                    sext(v, 8)
+                } else {
+                    v as i64
+                }
+            };
+            let first = if hi { 2 } else { 0 };
+            let sum = half(0) * byte(first) + half(1) * byte(first + 1);
+            trunc((c as i64).wrapping_add(sum) as u64, 32)
+        }
+        BitOp::Bmsk { clamp } => {
+            let (pos, width) = if clamp {
+                ((a as u32).min(32), (b as u32).min(32))
+            } else {
+                (a as u32 & 0x1f, b as u32 & 0x1f)
+            };
+            let ones = if width >= 32 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
+            if pos >= 32 {
+                0
+            } else {
+                trunc(ones << pos, 32)
+            }
+        }
+        BitOp::Szext { clamp, signed } => {
+            let width = if clamp {
+                (b as u32).min(32)
+            } else {
+                b as u32 & 0x1f
+            };
+            if width == 0 {
+                0
+            } else if width >= 32 {
+                trunc(a, 32)
+            } else if signed {
+                trunc(sext(a, width) as u64, 32)
+            } else {
+                trunc(a, width)
+            }
+        }
+    }
+}
+
+/// `prmt.b32{.mode}`: four bytes picked from the eight of {b, a} (PTX ISA §9.7.8.7).
+pub fn prmt(mode: PrmtMode, a: u32, b: u32, c: u32) -> u32 {
+    let src = (u64::from(b) << 32) | u64::from(a);
+    let byte = |i: u32| ((src >> (8 * (i & 7))) & 0xff) as u32;
+    // Source byte of d.b0 .. d.b3 for the two-bit selector of the special modes.
+    let table = |sel: u32| -> [u32; 4] {
+        let s = sel & 3;
+        match mode {
+            PrmtMode::F4e => [s, s + 1, s + 2, s + 3],
+            PrmtMode::B4e => [s, (s + 7) % 8, (s + 6) % 8, (s + 5) % 8],
+            PrmtMode::Rc8 => [s; 4],
+            PrmtMode::Ecl => [s, s.max(1), s.max(2), 3],
+            PrmtMode::Ecr => [0, s.min(1), s.min(2), s],
+            PrmtMode::Rc16 => {
+                let lo = 2 * (s & 1);
+                [lo, lo + 1, lo, lo + 1]
+            }
+            PrmtMode::Generic => [0; 4],
+        }
+    };
+    let mut d = 0u32;
+    if mode == PrmtMode::Generic {
+        for i in 0..4 {
+            let sel = (c >> (4 * i)) & 0xf;
+            let mut v = byte(sel & 7);
+            if sel & 8 != 0 {
+                v = if v & 0x80 != 0 { 0xff } else { 0 };
+            }
+            d |= v << (8 * i);
+        }
+    } else {
+        for (i, src) in table(c).into_iter().enumerate() {
+            d |= byte(src) << (8 * i);
+        }
+    }
+    d
+}
+
+/// The extended-precision instructions: `add.cc`/`addc`, `sub.cc`/`subc`, `mad.cc`/`madc`
+/// (PTX ISA §9.7.2). `cf` is the incoming carry flag (0 or 1; 0 without carry-in). Returns the
+/// result and the carry-out: for additions the carry out of the unsigned sum, for subtractions
+/// the borrow (`a < b + cf`), as the PTX ISA defines `CC.CF`.
+#[allow(clippy::too_many_arguments)]
+pub fn carry(
+    op: CarryOp,
+    ty: Type,
+    mode: MulMode,
+    a: u64,
+    b: u64,
+    c: u64,
+    cf: u64,
+) -> (u64, u64) {
+    let n = ty.bits();
+    let (a, b, c, cf) = (
+        u128::from(trunc(a, n)),
+        u128::from(trunc(b, n)),
+        u128::from(trunc(c, n)),
+        u128::from(cf & 1),
+    );
+    match op {
+        CarryOp::Add => {
+            let s = a + b + cf;
+            (trunc(s as u64, n), (s >> n) as u64 & 1)
+        }
+        CarryOp::Sub => {
+            let sub = b + cf;
+            (trunc(a.wrapping_sub(sub) as u64, n), u64::from(a < sub))
+        }
+        CarryOp::Mad => {
+            let t = u128::from(mul(mode, n, ty.is_signed(), a as u64, b as u64));
+            let s = t + c + cf;
+            (trunc(s as u64, n), (s >> n) as u64 & 1)
+        }
+    }
+}
+
+/// `slct.dtype.ctype d, a, b, c`: `c >= 0 ? a : b` (a float `c` that is NaN selects `b`; `-0.0`
+/// selects `a`; with `.ftz` a negative subnormal counts as `-0.0`).
+pub fn slct(ty: Type, cty: Type, ftz: bool, a: u64, b: u64, c: u64) -> u64 {
+    let take_a = if cty == Type::F32 {
+        let x = f32_of(c);
+        let x = if ftz && x.is_subnormal() { 0.0 } else { x };
+        x >= 0.0
+    } else {
+        sext(c, 32) >= 0
+    };
+    trunc(if take_a { a } else { b }, ty.bits())
+}
+
+/// The value `set` writes for a comparison result: 1.0 or 0.0 for `.f32`, all ones or 0 else.
+pub fn set_value(dst: Type, r: bool) -> u64 {
+    match (dst, r) {
+        (Type::F32, true) => from_f32(1.0),
+        (_, true) => 0xffff_ffff,
+        (_, false) => 0,
+    }
+}
+
+/// `testp.op.type p, a` (PTX ISA §9.7.3.2; zeros count as normal).
+pub fn testp(op: TestpOp, ty: Type, a: u64) -> bool {
+    let x = if ty == Type::F64 {
+        f64_of(a)
+    } else {
+        f64::from(f32_of(a))
+    };
+    let subnormal = if ty == Type::F64 {
+        x.is_subnormal()
+    } else {
+        f32_of(a).is_subnormal()
+    };
+    match op {
+        TestpOp::Finite => x.is_finite(),
+        TestpOp::Infinite => x.is_infinite(),
+        TestpOp::Number => !x.is_nan(),
+        TestpOp::NotANumber => x.is_nan(),
+        TestpOp::Normal => x.is_finite() && !subnormal,
+        TestpOp::Subnormal => subnormal,
+    }
+}
+
+/// `cvt.pack.sat.dst.s32[.b32] d, a, b[, c]`: `a` and `b` saturated to `dst`, `a` above `b`;
+/// for 8-bit `dst` the low 16 bits of `c` above them (PTX ISA §9.7.9.22).
+pub fn cvt_pack(dst: Type, a: u64, b: u64, c: u64) -> u64 {
+    let (lo, hi) = int_range(dst);
+    let n = dst.bits();
+    let sat = |x: u64| trunc(i128::from(sext(x, 32)).clamp(lo, hi) as u64, n);
+    let pair = (sat(a) << n) | sat(b);
+    if n == 16 {
+        pair
+    } else {
+        trunc((c << (2 * n)) | pair, 32)
+    }
+}
+
+/// The value an `atom`/`red` of `kind` stores, given the `old` value in memory and the operands
+/// `b` (and `c` for `cas`): PTX ISA §9.7.13.5's `operation(*a, b[, c])`. `flush_f32` flushes
+/// subnormal inputs and results of `.add.f32` to sign-preserving zero, as atomics on global memory
+/// do; shared-memory atomics keep subnormals.
+pub fn atom_apply(kind: AtomKind, ty: Type, flush_f32: bool, old: u64, b: u64, c: u64) -> u64 {
+    let n = ty.bits();
+    let (o, v) = (trunc(old, n), trunc(b, n));
+    let r = match kind {
+        AtomKind::And => o & v,
+        AtomKind::Or => o | v,
+        AtomKind::Xor => o ^ v,
+        AtomKind::Exch => v,
+        AtomKind::Cas => {
+            if o == v {
+                c
+            } else {
+                o
+            }
+        }
+        AtomKind::Inc => {
+            if o >= v {
+                0
+            } else {
+                o + 1
+            }
+        }
+        AtomKind::Dec => {
+            if o == 0 || o > v {
+                v
+            } else {
+                o - 1
+            }
+        }
+        AtomKind::Add => match ty {
+            Type::F32 => {
+                let flush = |x: f32| {
+                    if flush_f32 && x.is_subnormal() {
+                        0.0f32.copysign(x)
+                    } else {
+                        x
+                    }
+                };
+                from_f32(flush(flush(f32_of(o)) + flush(f32_of(v))))
+            }
+            Type::F64 => (f64_of(o) + f64_of(v)).to_bits(),
+            _ => o.wrapping_add(v),
+        },
+        AtomKind::Min | AtomKind::Max => {
+            let less = if ty.is_signed() {
+                sext(o, n) < sext(v, n)
+            } else {
+                o < v
+            };
+            if less == (kind == AtomKind::Min) {
+                o
+            } else {
+                v
+            }
+        }
+    };
+    trunc(r, n)
+}
+
+/// `redux.sync.op.type` over the values of the lanes in `vals` (PTX ISA §9.7.13.11).
+pub fn redux(op: ReduxOp, ty: Type, vals: impl Iterator<Item = u64>) -> u64 {
+    let signed = ty.is_signed();
+    let mut acc: Option<u64> = None;
+    for v in vals.map(|v| trunc(v, 32)) {
+        acc = Some(match acc {
+            None => v,
+            Some(x) => match op {
+                ReduxOp::Add => trunc(x.wrapping_add(v), 32),
+                ReduxOp::And => x & v,
+                ReduxOp::Or => x | v,
+                ReduxOp::Xor => x ^ v,
+                ReduxOp::Min | ReduxOp::Max => {
+                    let less = if signed {
+                        sext(x, 32) < sext(v, 32)
+                    } else {
+                        x < v
+                    };
+                    if less == (op == ReduxOp::Min) {
+                        x
+                    } else {
+                        v
+                    }
+                }
+            },
+        });
+    }
+    acc.unwrap_or(0)
+}
+
+/// `bar.red` over the predicates of the threads that arrived: the number true (`.popc`), or
+/// whether all (`.and`) or any (`.or`) are.
+pub fn bar_red(op: BarRedOp, true_threads: u64, threads: u64) -> u64 {
+    match op {
+        BarRedOp::Popc => true_threads,
+        BarRedOp::And => u64::from(true_threads == threads),
+        BarRedOp::Or => u64::from(true_threads > 0),
+    }
+}
+
+/// The value of an IEEE half-precision bit pattern.
+pub fn f16_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = (h >> 10) & 0x1f;
+    let man = f64::from(h & 0x3ff);
+    match exp {
+        0 => sign * man * 2f64.powi(-24),
+        0x1f if man == 0.0 => sign * f64::INFINITY,
+        0x1f => f64::NAN,
+        e => sign * (1.0 + man / 1024.0) * 2f64.powi(i32::from(e) - 15),
+    }
+}
+
+/// Rounds `x` to an integer-valued f64 as `rnd` says (`.rn` and `.rni` to nearest even, `.rz`
+/// toward zero, `.rm` down, `.rp` up).
+fn round_int(x: f64, rnd: Rounding) -> f64 {
+    match rnd {
+        Rounding::Rn | Rounding::Rni => round_even(x),
+        Rounding::Rz | Rounding::Rzi => x.trunc(),
+        Rounding::Rm | Rounding::Rmi => x.floor(),
+        Rounding::Rp | Rounding::Rpi => x.ceil(),
+    }
+}
+
+/// `x` rounded once to half precision as `rnd` says (overflow gives infinity or the largest
+/// finite value, as the rounding direction does; NaN gives the canonical 0x7fff).
+pub fn f64_to_f16(x: f64, rnd: Rounding) -> u16 {
+    if x.is_nan() {
+        return 0x7fff;
+    }
+    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_infinite() {
+        return sign | 0x7c00;
+    }
+    if x == 0.0 {
+        return sign;
+    }
+    // The quantum of the binade of |x| (subnormal binades share 2^-24).
+    let e = x.abs().log2().floor() as i32;
+    let e = if 2f64.powi(e) > x.abs() { e - 1 } else { e };
+    let q = 2f64.powi(e.max(-14) - 10);
+    let m = round_int(x / q, rnd).abs();
+    let v = m * q;
+    if v > 65504.0 {
+        // Beyond the largest finite half: infinity unless rounding toward zero from this side.
+        let to_inf = match rnd {
+            Rounding::Rz | Rounding::Rzi => false,
+            Rounding::Rm | Rounding::Rmi => sign != 0,
+            Rounding::Rp | Rounding::Rpi => sign == 0,
+            Rounding::Rn | Rounding::Rni => true,
+        };
+        return sign | if to_inf { 0x7c00 } else { 0x7bff };
+    }
+    if v == 0.0 {
+        return sign;
+    }
+    let e = v.log2().floor() as i32;
+    let e = if 2f64.powi(e) > v { e - 1 } else { e };
+    if e < -14 {
+        sign | (v / 2f64.powi(-24)) as u16
+    } else {
+        let man = (v / 2f64.powi(e - 10)) as u16 - 1024;
+        sign | (((e + 15) as u16) << 10) | man
+    }
+}
+
+/// The next f32 above (`up`) or below `x`.
+fn f32_step(x: f32, up: bool) -> f32 {
+    if x.is_nan() || (x.is_infinite() && (x > 0.0) == up) {
+        return x;
+    }
+    if x == 0.0 {
+        let tiny = f32::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let b = x.to_bits();
+    f32::from_bits(if (x > 0.0) == up { b + 1 } else { b - 1 })
+}
+
+/// The next f64 above (`up`) or below `x`.
+fn f64_step(x: f64, up: bool) -> f64 {
+    if x.is_nan() || (x.is_infinite() && (x > 0.0) == up) {
+        return x;
+    }
+    if x == 0.0 {
+        let tiny = f64::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let b = x.to_bits();
+    f64::from_bits(if (x > 0.0) == up { b + 1 } else { b - 1 })
+}
+
+/// Corrects a round-to-nearest result `r` of the exact value into the direction of `rnd`;
+/// `cmp` is how `r` compares with the exact value.
+fn directed<T: Copy>(
+    r: T,
+    cmp: std::cmp::Ordering,
+    rnd: Option<Rounding>,
+    negative: bool,
+    step: impl Fn(T, bool) -> T,
+) -> T {
+    use std::cmp::Ordering::*;
+    match (rnd, cmp) {
+        (_, Equal) | (None | Some(Rounding::Rn | Rounding::Rni), _) => r,
+        (Some(Rounding::Rm | Rounding::Rmi), Greater) => step(r, false),
+        (Some(Rounding::Rp | Rounding::Rpi), Less) => step(r, true),
+        (Some(Rounding::Rz | Rounding::Rzi), Greater) if !negative => step(r, false),
+        (Some(Rounding::Rz | Rounding::Rzi), Less) if negative => step(r, true),
+        _ => r,
+    }
+}
+
+/// An integer converted to f32 with the rounding of `rnd`.
+fn int_to_f32(v: i128, rnd: Option<Rounding>) -> f32 {
+    let r = v as f32;
+    let cmp = if r.is_infinite() {
+        if r > 0.0 {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Less
+        }
+    } else {
+        (r as i128).cmp(&v)
+    };
+    directed(r, cmp, rnd, v < 0, f32_step)
+}
+
+/// An integer converted to f64 with the rounding of `rnd`.
+fn int_to_f64(v: i128, rnd: Option<Rounding>) -> f64 {
+    let r = v as f64;
+    directed(r, (r as i128).cmp(&v), rnd, v < 0, f64_step)
+}
+
+/// An f64 narrowed to f32 with the rounding of `rnd`.
+fn f64_to_f32(x: f64, rnd: Option<Rounding>) -> f32 {
+    let r = x as f32;
+    if x.is_nan() || x.is_infinite() {
+        return r;
+    }
+    let cmp = f64::from(r)
+        .partial_cmp(&x)
+        .unwrap_or(std::cmp::Ordering::Equal);
+    directed(r, cmp, rnd, x < 0.0, f32_step)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod alu;
 pub mod decode;
 mod mem;
 mod step;
+mod sync;
 mod warp;
 
 pub use decode::{decode, DInst, Program, Src, SymbolAddr, NO_REG};
@@ -178,6 +179,7 @@ pub fn run(
             budget: &mut budget,
             last_alloc: None,
             wave,
+            sync: sync::BlockSync::default(),
         };
         run_block(&mut ctx, &mut warps)?;
         let done = warps.iter().map(Warp::finish_time).max().unwrap_or(0);
@@ -199,10 +201,11 @@ fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
                 ctx.step(w)?;
             }
         }
-        let running: Vec<&mut Warp> = warps.iter_mut().filter(|w| w.live != 0).collect();
+        let mut running: Vec<&mut Warp> = warps.iter_mut().filter(|w| w.live != 0).collect();
         if running.is_empty() {
             return Ok(());
         }
+        ctx.sync.release(&mut running);
         // Everyone still running waits at the barrier: release it at the latest arrival.
         let t = running.iter().map(|w| w.clock).max().unwrap_or(0);
         for w in running {

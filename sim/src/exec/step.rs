@@ -13,6 +13,8 @@ use crate::ptx::ast::{Special, Type};
 use crate::ptx::inst::{AluOp, Op, ShflMode, VoteMode};
 use crate::timing::Costs;
 
+mod ext;
+
 /// What one block's warps share while they run.
 pub struct Ctx<'a> {
     /// The GPU.
@@ -39,6 +41,8 @@ pub struct Ctx<'a> {
     pub last_alloc: Option<usize>,
     /// The wave of co-resident blocks this block belongs to on its SM.
     pub wave: usize,
+    /// The block's pending `bar.red`.
+    pub sync: super::sync::BlockSync,
 }
 
 impl Ctx<'_> {
@@ -87,6 +91,20 @@ impl Ctx<'_> {
             Op::St(m) => {
                 let ack = self.store(w, inst, pc, m, exec)?;
                 w.drain = w.drain.max(issue + ack);
+            }
+            Op::Atom(a) | Op::Red(a) => {
+                let lat = self.atomic(w, inst, pc, a, exec)?;
+                if inst.dst[0] == NO_REG {
+                    w.drain = w.drain.max(issue + lat);
+                } else {
+                    w.ready[inst.dst[0] as usize] = issue + lat;
+                }
+            }
+            Op::BarRed(op) => {
+                self.bar_red_arrive(w, inst, op, exec);
+                w.at_barrier = true;
+                w.clock = issue.max(w.results_ready());
+                return Ok(());
             }
             Op::WarpSync => {}
             Op::Shfl(mode) => {
@@ -349,7 +367,7 @@ impl Ctx<'_> {
                     w.regs[d0 + l] = alu::trunc(v, ty.bits());
                 }
             }
-            _ => {}
+            _ => self.alu_ext(w, inst, exec),
         }
     }
 }

@@ -264,6 +264,8 @@ impl MemorySystem {
     }
 }
 
+mod atomic;
+
 /// The L2 traffic of one request.
 #[derive(Debug, Default)]
 struct L2Traffic {
