@@ -627,11 +627,11 @@ pub fn bits(op: BitOp, s: [u64; 4]) -> u64 {
         }
         BitOp::Shf { left, clamp } => {
             let n = if clamp { (c as u32).min(32) } else { c as u32 & 0x1f };
-            let wide = (trunc(b, 32) << 32) | trunc(a, 32);
+            let wide = (u128::from(trunc(b, 32)) << 32) | u128::from(trunc(a, 32));
             if left {
-                trunc((wide << n) >> 32, 32)
+                trunc(((wide << n) >> 32) as u64, 32)
             } else {
-                trunc(wide >> n, 32)
+                trunc((wide >> n) as u64, 32)
             }
         }
         BitOp::Dp4a { a_signed, b_signed } => {
@@ -1224,4 +1224,356 @@ mod tests {
         assert_eq!(f32::from_bits(r as u32), a.mul_add(b, c));
         assert_ne!(f32::from_bits(r as u32), a * b + c);
     }
+
+    // ---- instructions added for broad coverage: hand-computed values ----------------------
+
+    fn b(op: BitOp, s: &[u64]) -> u64 {
+        let mut a = [0u64; 4];
+        a[..s.len()].copy_from_slice(s);
+        bits(op, a)
+    }
+
+    #[test]
+    fn bfe_extracts_zero_or_sign_extended_fields() {
+        use Type::*;
+        assert_eq!(b(BitOp::Bfe(U32), &[0xF0F0_1234, 4, 8]), 0x23);
+        assert_eq!(b(BitOp::Bfe(S32), &[0x0000_0F00, 8, 4]), 0xFFFF_FFFF);
+        assert_eq!(b(BitOp::Bfe(S32), &[0x0000_0700, 8, 4]), 0x7);
+        assert_eq!(b(BitOp::Bfe(S32), &[0xFFFF_FFFF, 8, 0]), 0);
+        // The field runs past the msb: unsigned pads with 0, signed with a[31].
+        assert_eq!(b(BitOp::Bfe(U32), &[0xA000_0000, 28, 8]), 0xA);
+        assert_eq!(b(BitOp::Bfe(S32), &[0xA000_0000, 28, 8]), 0xFFFF_FFFA);
+        assert_eq!(b(BitOp::Bfe(S32), &[0x8000_0000, 40, 4]), 0xFFFF_FFFF);
+        assert_eq!(b(BitOp::Bfe(U32), &[0x8000_0000, 40, 4]), 0);
+        // Only the low 8 bits of pos and len count.
+        assert_eq!(b(BitOp::Bfe(U32), &[0xF0F0_1234, 0x104, 0x208]), 0x23);
+        assert_eq!(
+            b(BitOp::Bfe(U64), &[0x1234_5678_9ABC_DEF0, 32, 16]),
+            0x5678
+        );
+        assert_eq!(
+            b(BitOp::Bfe(S64), &[0x8000_0000_0000_0000, 60, 8]),
+            0xFFFF_FFFF_FFFF_FFF8
+        );
+    }
+
+    #[test]
+    fn bfi_inserts_a_field() {
+        assert_eq!(
+            b(BitOp::Bfi(Type::B32), &[0xAB, 0xFFFF_FFFF, 8, 8]),
+            0xFFFF_ABFF
+        );
+        assert_eq!(
+            b(BitOp::Bfi(Type::B32), &[0xAB, 0x1234_5678, 8, 0]),
+            0x1234_5678
+        );
+        assert_eq!(b(BitOp::Bfi(Type::B32), &[0xFF, 0, 28, 8]), 0xF000_0000);
+        assert_eq!(b(BitOp::Bfi(Type::B32), &[0xFF, 0, 32, 8]), 0);
+        assert_eq!(
+            b(BitOp::Bfi(Type::B64), &[0xFFFF, 0, 56, 16]),
+            0xFF00_0000_0000_0000
+        );
+    }
+
+    #[test]
+    fn prmt_generic_and_modes() {
+        let (a, bb) = (0x3322_1100, 0x7766_5544);
+        let p = |mode, c| prmt(mode, a, bb, c);
+        assert_eq!(p(PrmtMode::Generic, 0x3210), 0x3322_1100);
+        assert_eq!(p(PrmtMode::Generic, 0x4567), 0x4455_6677);
+        // Selector msb: replicate the sign of the byte.
+        assert_eq!(prmt(PrmtMode::Generic, 0x80, 0, 0x0008), 0x8080_80FF);
+        assert_eq!(p(PrmtMode::F4e, 1), 0x4433_2211);
+        assert_eq!(p(PrmtMode::B4e, 0), 0x5566_7700);
+        assert_eq!(p(PrmtMode::B4e, 1), 0x6677_0011);
+        assert_eq!(p(PrmtMode::Rc8, 2), 0x2222_2222);
+        assert_eq!(p(PrmtMode::Ecl, 1), 0x3322_1111);
+        assert_eq!(p(PrmtMode::Ecr, 2), 0x2222_1100);
+        assert_eq!(p(PrmtMode::Rc16, 1), 0x3322_3322);
+        assert_eq!(p(PrmtMode::Rc16, 2), 0x1100_1100);
+    }
+
+    #[test]
+    fn bfind_fns_lop3_shf() {
+        use Type::*;
+        let bf = |ty, shiftamt, a| b(BitOp::Bfind { ty, shiftamt }, &[a]);
+        assert_eq!(bf(U32, false, 0x0001_0000), 16);
+        assert_eq!(bf(U32, true, 0x0001_0000), 15);
+        assert_eq!(bf(U32, false, 0), 0xFFFF_FFFF);
+        assert_eq!(bf(U32, true, 0), 0xFFFF_FFFF);
+        assert_eq!(bf(S32, false, 0xFFFF_FFFF), 0xFFFF_FFFF);
+        assert_eq!(bf(S32, false, 0xFFFF_0000), 15);
+        assert_eq!(bf(U64, false, 1 << 40), 40);
+        // PTX ISA's examples of fns.
+        let fns = |base, off: i64| b(BitOp::Fns, &[0xaaaa_aaaa, base, off as u64]);
+        assert_eq!(fns(3, 1), 3);
+        assert_eq!(fns(3, -1), 3);
+        assert_eq!(fns(2, 1), 3);
+        assert_eq!(fns(2, -1), 1);
+        assert_eq!(fns(2, 0), 0xFFFF_FFFF);
+        assert_eq!(fns(31, 1), 31);
+        assert_eq!(fns(31, 2), 0xFFFF_FFFF);
+        // lop3's table is F(0xF0, 0xCC, 0xAA).
+        let lop3 = |lut| b(BitOp::Lop3, &[0xF0, 0xCC, 0xAA, lut]);
+        assert_eq!(lop3(0x96), 0x96);
+        assert_eq!(lop3(0xE8), 0xE8);
+        assert_eq!(b(BitOp::Lop3, &[0xFFFF_0000, 0xFF00_FF00, 0xF0F0_F0F0, 0x80]), 0xF000_0000);
+        let shf = |left, clamp, c| b(BitOp::Shf { left, clamp }, &[0x8000_0001, 3, c]);
+        assert_eq!(shf(true, false, 4), 0x38);
+        assert_eq!(shf(false, false, 4), 0x3800_0000);
+        assert_eq!(shf(true, false, 36), 0x38);
+        assert_eq!(shf(true, true, 40), 0x8000_0001);
+        assert_eq!(shf(false, true, 40), 3);
+        assert_eq!(shf(false, false, 0), 0x8000_0001);
+    }
+
+    #[test]
+    fn dot_products_and_masks() {
+        let d4 = |a_signed, b_signed, a, bb, c| b(BitOp::Dp4a { a_signed, b_signed }, &[a, bb, c]);
+        assert_eq!(d4(false, false, 0x0102_0304, 0x0101_0101, 10), 20);
+        assert_eq!(d4(true, true, 0xFFFF_FFFF, 0x0202_0202, 0), 0xFFFF_FFF8);
+        assert_eq!(d4(false, true, 0xFF00_0000, 0xFF00_0000, 0), 0xFFFF_FF01);
+        let d2 = |hi, a, bb, c| {
+            b(
+                BitOp::Dp2a {
+                    hi,
+                    a_signed: false,
+                    b_signed: false,
+                },
+                &[a, bb, c],
+            )
+        };
+        assert_eq!(d2(false, 0x0002_0003, 0x0706_0504, 1), 3 * 4 + 2 * 5 + 1);
+        assert_eq!(d2(true, 0x0002_0003, 0x0706_0504, 1), 3 * 6 + 2 * 7 + 1);
+        let bmsk = |clamp, a, w| b(BitOp::Bmsk { clamp }, &[a, w]);
+        assert_eq!(bmsk(true, 4, 8), 0xFF0);
+        assert_eq!(bmsk(false, 0, 32), 0);
+        assert_eq!(bmsk(true, 0, 32), 0xFFFF_FFFF);
+        assert_eq!(bmsk(true, 32, 4), 0);
+        assert_eq!(bmsk(true, 30, 8), 0xC000_0000);
+        let szext = |signed, a, w| b(BitOp::Szext { clamp: true, signed }, &[a, w]);
+        assert_eq!(szext(true, 0x80, 8), 0xFFFF_FF80);
+        assert_eq!(szext(false, 0x180, 8), 0x80);
+        assert_eq!(szext(true, 0x80, 0), 0);
+    }
+
+    #[test]
+    fn carry_chains_add_and_subtract_multiword_values() {
+        use Type::*;
+        // 0x1_FFFFFFFF + 0x0_00000001 as two 32-bit words.
+        let (lo, cf) = carry(CarryOp::Add, U32, MulMode::None, 0xFFFF_FFFF, 1, 0, 0);
+        let (hi, cf2) = carry(CarryOp::Add, U32, MulMode::None, 1, 0, 0, cf);
+        assert_eq!((lo, cf, hi, cf2), (0, 1, 2, 0));
+        // 0x5_00000000 - 0x2_00000001: borrow from the low word.
+        let (lo, bw) = carry(CarryOp::Sub, U32, MulMode::None, 0, 1, 0, 0);
+        let (hi, bw2) = carry(CarryOp::Sub, U32, MulMode::None, 5, 2, 0, bw);
+        assert_eq!((lo, bw, hi, bw2), (0xFFFF_FFFF, 1, 2, 0));
+        // Borrow out of the top: 0 - 0 - 1.
+        assert_eq!(
+            carry(CarryOp::Sub, U32, MulMode::None, 0, 0, 0, 1),
+            (0xFFFF_FFFF, 1)
+        );
+        // mad.lo.cc: 0xFFFFFFFF * 2 = 0x1_FFFFFFFE; low word + 3 carries out.
+        assert_eq!(
+            carry(CarryOp::Mad, U32, MulMode::Lo, 0xFFFF_FFFF, 2, 3, 0),
+            (1, 1)
+        );
+        // madc.hi: high word 1, plus c = 0 and the carry.
+        assert_eq!(
+            carry(CarryOp::Mad, U32, MulMode::Hi, 0xFFFF_FFFF, 2, 0, 1),
+            (2, 0)
+        );
+        assert_eq!(
+            carry(CarryOp::Add, U64, MulMode::None, u64::MAX, 1, 0, 0),
+            (0, 1)
+        );
+        assert_eq!(
+            carry(CarryOp::Add, S64, MulMode::None, u64::MAX, u64::MAX, 0, 1),
+            (u64::MAX, 1)
+        );
+    }
+
+    #[test]
+    fn mul24_mad24_sad() {
+        use Type::*;
+        let m = |op, ty, mode, a: u64, bb: u64, c: u64| alu(op, ty, mode, false, a, bb, c);
+        assert_eq!(m(AluOp::Mul24, U32, MulMode::Lo, 0x0100_0003, 5, 0), 15);
+        assert_eq!(
+            m(AluOp::Mul24, U32, MulMode::Hi, 0xFF_FFFF, 0xFF_FFFF, 0),
+            0xFFFF_FE00
+        );
+        assert_eq!(
+            m(AluOp::Mul24, S32, MulMode::Lo, 0x00FF_FFFF, 2, 0),
+            0xFFFF_FFFE
+        );
+        assert_eq!(m(AluOp::Mad24, U32, MulMode::Lo, 3, 5, 7), 22);
+        assert_eq!(m(AluOp::Sad, U32, MulMode::None, 3, 10, 100), 107);
+        assert_eq!(m(AluOp::Sad, S32, MulMode::None, 0xFFFF_FFFB, 5, 1), 11);
+        assert_eq!(
+            alu(AluOp::Mad24, S32, MulMode::Hi, true, 0x7F_FFFF, 0x7F_FFFF, 0x7FFF_FFFF),
+            0x7FFF_FFFF
+        );
+    }
+
+    fn f(op: AluOp, x: f32, y: f32) -> f32 {
+        f32::from_bits(alu(op, Type::F32, MulMode::None, false, from_f32(x), from_f32(y), 0) as u32)
+    }
+
+    #[test]
+    fn approximate_functions_copysign_and_nan_aware_min_max() {
+        assert_eq!(f(AluOp::Ex2, 3.0, 0.0), 8.0);
+        assert_eq!(f(AluOp::Ex2, -1.0, 0.0), 0.5);
+        assert_eq!(f(AluOp::Lg2, 8.0, 0.0), 3.0);
+        assert_eq!(f(AluOp::Sin, 0.0, 0.0), 0.0);
+        assert_eq!(f(AluOp::Cos, 0.0, 0.0), 1.0);
+        assert_eq!(f(AluOp::Tanh, 0.0, 0.0), 0.0);
+        assert_eq!(f(AluOp::Copysign, -1.0, 2.5), -2.5);
+        assert_eq!(f(AluOp::Copysign, 0.0, -3.0), 3.0);
+        assert_eq!(f(AluOp::MinNan, f32::NAN, 1.0).to_bits(), CANONICAL_NAN_F32);
+        assert_eq!(f(AluOp::Min, f32::NAN, 1.0), 1.0);
+        assert_eq!(f(AluOp::MaxNan, 1.0, 2.0), 2.0);
+        assert_eq!(f(AluOp::MinXorsign, -2.0, 3.0), -2.0);
+        assert_eq!(f(AluOp::MaxXorsign, -2.0, -3.0), 3.0);
+    }
+
+    #[test]
+    fn testp_slct_set_and_cvt_pack() {
+        use Type::*;
+        let t = |op, x: f32| testp(op, F32, from_f32(x));
+        assert!(t(TestpOp::Finite, 1.0));
+        assert!(!t(TestpOp::Finite, f32::INFINITY));
+        assert!(t(TestpOp::Infinite, f32::NEG_INFINITY));
+        assert!(t(TestpOp::NotANumber, f32::NAN));
+        assert!(!t(TestpOp::Number, f32::NAN));
+        assert!(t(TestpOp::Normal, 0.0));
+        assert!(t(TestpOp::Subnormal, f32::from_bits(1)));
+        assert!(!t(TestpOp::Normal, f32::from_bits(1)));
+        assert!(testp(TestpOp::Subnormal, F64, 1));
+        assert_eq!(slct(U32, S32, false, 1, 2, 0xFFFF_FFFF), 2);
+        assert_eq!(slct(U32, S32, false, 1, 2, 0), 1);
+        assert_eq!(slct(U32, F32, false, 1, 2, from_f32(-0.0)), 1);
+        assert_eq!(slct(U32, F32, false, 1, 2, from_f32(f32::NAN)), 2);
+        let neg_sub = from_f32(-f32::from_bits(1));
+        assert_eq!(slct(U32, F32, false, 1, 2, neg_sub), 2);
+        assert_eq!(slct(U32, F32, true, 1, 2, neg_sub), 1);
+        assert_eq!(set_value(U32, true), 0xFFFF_FFFF);
+        assert_eq!(set_value(F32, true), from_f32(1.0));
+        assert_eq!(set_value(S32, false), 0);
+        assert_eq!(cvt_pack(U16, 70000, (-5i64) as u64, 0), 0xFFFF_0000);
+        assert_eq!(cvt_pack(S16, 5, (-70000i64) as u64, 0), 0x0005_8000);
+        assert_eq!(
+            cvt_pack(S8, 200, (-200i64) as u64, 0x1234),
+            0x1234_7F80
+        );
+    }
+
+    #[test]
+    fn atomic_operations_store_what_the_ptx_isa_says() {
+        use Type::*;
+        let ap = |k, ty, old: u64, v: u64, c: u64| atom_apply(k, ty, true, old, v, c);
+        assert_eq!(ap(AtomKind::Add, U32, 0xFFFF_FFFF, 2, 0), 1);
+        assert_eq!(ap(AtomKind::Inc, U32, 5, 5, 0), 0);
+        assert_eq!(ap(AtomKind::Inc, U32, 3, 5, 0), 4);
+        assert_eq!(ap(AtomKind::Dec, U32, 0, 5, 0), 5);
+        assert_eq!(ap(AtomKind::Dec, U32, 7, 5, 0), 5);
+        assert_eq!(ap(AtomKind::Dec, U32, 3, 5, 0), 2);
+        assert_eq!(ap(AtomKind::Cas, B32, 4, 4, 9), 9);
+        assert_eq!(ap(AtomKind::Cas, B32, 4, 5, 9), 4);
+        assert_eq!(ap(AtomKind::Cas, B64, 1 << 40, 1 << 40, 7), 7);
+        assert_eq!(ap(AtomKind::Exch, B32, 4, 8, 0), 8);
+        assert_eq!(ap(AtomKind::Min, S32, 0xFFFF_FFFF, 3, 0), 0xFFFF_FFFF);
+        assert_eq!(ap(AtomKind::Min, U32, 0xFFFF_FFFF, 3, 0), 3);
+        assert_eq!(ap(AtomKind::Max, S64, 5, u64::MAX, 0), 5);
+        assert_eq!(ap(AtomKind::And, B64, 0xFF00, 0x0FF0, 0), 0x0F00);
+        assert_eq!(ap(AtomKind::Or, B32, 0xFF00, 0x0FF0, 0), 0xFFF0);
+        assert_eq!(ap(AtomKind::Xor, B32, 0xFF00, 0x0FF0, 0), 0xF0F0);
+        assert_eq!(ap(AtomKind::Add, U64, u64::MAX, 1, 0), 0);
+        let sub = u64::from(f32::from_bits(1).to_bits());
+        // Global atom.add.f32 flushes subnormals to zero; shared keeps them.
+        assert_eq!(atom_apply(AtomKind::Add, F32, true, sub, 0, 0), 0);
+        assert_eq!(atom_apply(AtomKind::Add, F32, false, sub, 0, 0), sub);
+        assert_eq!(
+            ap(AtomKind::Add, F32, from_f32(1.5), from_f32(2.25), 0),
+            from_f32(3.75)
+        );
+        assert_eq!(
+            ap(AtomKind::Add, F64, 0.5f64.to_bits(), 0.25f64.to_bits(), 0),
+            0.75f64.to_bits()
+        );
+    }
+
+    #[test]
+    fn warp_and_block_reductions() {
+        assert_eq!(redux(ReduxOp::Add, Type::U32, 1..=32), 528);
+        assert_eq!(
+            redux(ReduxOp::Min, Type::S32, [4, 0xFFFF_FFFD, 7].into_iter()),
+            0xFFFF_FFFD
+        );
+        assert_eq!(redux(ReduxOp::Min, Type::U32, [4, 0xFFFF_FFFD, 7].into_iter()), 4);
+        assert_eq!(redux(ReduxOp::Xor, Type::B32, [1, 2, 3].into_iter()), 0);
+        assert_eq!(bar_red(BarRedOp::Popc, 5, 8), 5);
+        assert_eq!(bar_red(BarRedOp::And, 8, 8), 1);
+        assert_eq!(bar_red(BarRedOp::And, 7, 8), 0);
+        assert_eq!(bar_red(BarRedOp::Or, 0, 8), 0);
+    }
+
+    #[test]
+    fn directed_rounding_conversions() {
+        use Type::*;
+        let x = (1.0f64 + 2f64.powi(-30)).to_bits();
+        let to32 = |rnd, a| f32::from_bits(convert(F32, F64, Some(rnd), false, a) as u32);
+        assert_eq!(to32(Rounding::Rn, x), 1.0);
+        assert_eq!(to32(Rounding::Rz, x), 1.0);
+        assert_eq!(to32(Rounding::Rm, x), 1.0);
+        assert_eq!(to32(Rounding::Rp, x).to_bits(), 0x3F80_0001);
+        let nx = (-(1.0f64 + 2f64.powi(-30))).to_bits();
+        assert_eq!(to32(Rounding::Rm, nx).to_bits(), 0xBF80_0001);
+        assert_eq!(to32(Rounding::Rz, nx), -1.0);
+        assert_eq!(to32(Rounding::Rz, f64::MAX.to_bits()), f32::MAX);
+        assert_eq!(to32(Rounding::Rn, f64::MAX.to_bits()), f32::INFINITY);
+        // 2^24 + 1 is halfway between two f32s.
+        let i = |rnd, v: i64| f32::from_bits(convert(F32, S32, rnd, false, v as u64) as u32);
+        assert_eq!(i(Some(Rounding::Rn), 16_777_217), 16_777_216.0);
+        assert_eq!(i(Some(Rounding::Rz), 16_777_217), 16_777_216.0);
+        assert_eq!(i(Some(Rounding::Rp), 16_777_217), 16_777_218.0);
+        assert_eq!(i(Some(Rounding::Rm), -16_777_217), -16_777_218.0);
+        assert_eq!(i(None, 16_777_219), 16_777_220.0);
+        assert_eq!(
+            convert(F32, U64, Some(Rounding::Rz), false, u64::MAX),
+            0x5F7F_FFFF
+        );
+        assert_eq!(
+            convert(F32, U64, Some(Rounding::Rn), false, u64::MAX),
+            0x5F80_0000
+        );
+        assert_eq!(
+            f64::from_bits(convert(F64, U64, Some(Rounding::Rz), false, u64::MAX)),
+            18_446_744_073_709_549_568.0
+        );
+    }
+
+    #[test]
+    fn half_precision_conversions() {
+        use Type::*;
+        let h = |rnd, x: f32| convert(F16, F32, Some(rnd), false, from_f32(x));
+        assert_eq!(h(Rounding::Rn, 1.0), 0x3C00);
+        assert_eq!(h(Rounding::Rn, -2.5), 0xC100);
+        assert_eq!(h(Rounding::Rn, 65504.0), 0x7BFF);
+        assert_eq!(h(Rounding::Rn, 65520.0), 0x7C00);
+        assert_eq!(h(Rounding::Rz, 65520.0), 0x7BFF);
+        assert_eq!(h(Rounding::Rn, 2f32.powi(-24)), 0x0001);
+        assert_eq!(h(Rounding::Rn, 2f32.powi(-25)), 0x0000);
+        assert_eq!(h(Rounding::Rp, 2f32.powi(-25)), 0x0001);
+        assert_eq!(h(Rounding::Rn, 1.0 / 3.0), 0x3555);
+        assert_eq!(h(Rounding::Rz, 1.0 / 3.0), 0x3555);
+        assert_eq!(h(Rounding::Rp, 1.0 / 3.0), 0x3556);
+        assert_eq!(h(Rounding::Rn, f32::NAN), 0x7FFF);
+        assert_eq!(
+            f32::from_bits(convert(F32, F16, None, false, 0x3555) as u32),
+            0.333_251_95
+        );
+        assert_eq!(convert(S32, F16, Some(Rounding::Rni), false, 0xC100), (-2i64) as u64 & 0xFFFF_FFFF);
+        assert_eq!(convert(F16, S32, Some(Rounding::Rn), false, 3), 0x4200);
+    }
 }
+

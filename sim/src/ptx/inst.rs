@@ -1425,4 +1425,110 @@ mod tests {
             })
         );
     }
+
+    #[test]
+    fn atomics_take_ordering_scope_and_space_in_any_order() {
+        let want = |space, kind, ty| {
+            Ok(Op::Atom(AtomOp { space, kind, ty }))
+        };
+        assert_eq!(
+            decode("atom", &["global", "add", "u32"]),
+            want(StateSpace::Global, AtomKind::Add, Type::U32)
+        );
+        assert_eq!(
+            decode("atom", &["acquire", "gpu", "shared::cta", "cas", "b64"]),
+            want(StateSpace::Shared, AtomKind::Cas, Type::B64)
+        );
+        assert_eq!(
+            decode("atom", &["global", "relaxed", "sys", "inc", "u32"]),
+            want(StateSpace::Global, AtomKind::Inc, Type::U32)
+        );
+        assert_eq!(
+            decode("red", &["add", "f32"]),
+            Ok(Op::Red(AtomOp {
+                space: StateSpace::Generic,
+                kind: AtomKind::Add,
+                ty: Type::F32
+            }))
+        );
+        assert!(decode("atom", &["global", "inc", "s32"]).is_err());
+        assert!(decode("red", &["global", "cas", "b32"]).is_err());
+        assert!(decode("atom", &["local", "add", "u32"]).is_err());
+        let e = decode("atom", &["global", "add", "L2::cache_hint", "u32"]).unwrap_err();
+        assert!(e.contains(".L2::cache_hint"), "{e}");
+    }
+
+    #[test]
+    fn carry_forms() {
+        assert_eq!(
+            decode("add", &["cc", "u32"]),
+            Ok(Op::Carry {
+                op: CarryOp::Add,
+                ty: Type::U32,
+                mode: MulMode::None,
+                cc_in: false,
+                cc_out: true
+            })
+        );
+        assert_eq!(
+            decode("madc", &["hi", "cc", "u64"]),
+            Ok(Op::Carry {
+                op: CarryOp::Mad,
+                ty: Type::U64,
+                mode: MulMode::Hi,
+                cc_in: true,
+                cc_out: true
+            })
+        );
+        assert!(decode("addc", &["f32"]).is_err());
+        assert!(decode("mad", &["cc", "u32"]).is_err());
+    }
+
+    #[test]
+    fn barriers_fences_and_hints() {
+        assert_eq!(decode("bar", &["cta", "sync"]), Ok(Op::BarSync));
+        assert_eq!(decode("barrier", &["sync", "aligned"]), Ok(Op::BarSync));
+        assert_eq!(decode("bar", &["arrive"]), Ok(Op::Nop));
+        assert_eq!(
+            decode("bar", &["red", "popc", "u32"]),
+            Ok(Op::BarRed(BarRedOp::Popc))
+        );
+        assert_eq!(
+            decode("barrier", &["cta", "red", "and", "aligned", "pred"]),
+            Ok(Op::BarRed(BarRedOp::And))
+        );
+        assert!(decode("bar", &["red", "popc", "pred"]).is_err());
+        assert_eq!(decode("membar", &["gl"]), Ok(Op::Nop));
+        assert_eq!(decode("fence", &["acq_rel", "gpu"]), Ok(Op::Nop));
+        assert_eq!(decode("fence", &["sc", "cta"]), Ok(Op::Nop));
+        assert_eq!(decode("fence", &["proxy", "async"]), Ok(Op::Nop));
+        assert_eq!(decode("nanosleep", &["u32"]), Ok(Op::Nop));
+        assert_eq!(decode("prefetch", &["global", "L2"]), Ok(Op::Nop));
+        assert_eq!(decode("prefetchu", &["L1"]), Ok(Op::Nop));
+        let relaxed = decode("ld", &["relaxed", "gpu", "global", "u32"]);
+        assert!(matches!(relaxed, Ok(Op::Ld(MemOp { cache: CacheOp::Cg, .. }))));
+        let cta = decode("ld", &["relaxed", "cta", "global", "u32"]);
+        assert!(matches!(cta, Ok(Op::Ld(MemOp { cache: CacheOp::Default, .. }))));
+        assert!(matches!(
+            decode("st", &["shared::cta", "v2", "u32"]),
+            Ok(Op::St(MemOp { space: StateSpace::Shared, vec: 2, .. }))
+        ));
+    }
+
+    #[test]
+    fn what_stays_unsupported_is_named() {
+        for (op, mods) in [
+            ("tex", &["2d", "v4", "f32", "s32"][..]),
+            ("mma", &["sync", "aligned", "m16n8k16", "row", "col", "f32", "f16", "f16", "f32"]),
+            ("wmma", &["load", "a", "sync", "aligned", "row", "m16n16k16", "f16"]),
+            ("cp", &["async", "ca", "shared", "global"]),
+            ("call", &["uni"]),
+        ] {
+            let e = decode(op, mods).unwrap_err();
+            assert!(e.starts_with(&format!("unsupported instruction `{op}`")), "{e}");
+        }
+        assert_eq!(decode("add", &["f16"]).unwrap_err(), F16_ARITHMETIC);
+        assert!(decode("cvt", &["rn", "f16", "f32"]).is_ok());
+    }
 }
+
