@@ -51,6 +51,7 @@
 
 #![deny(missing_docs)]
 
+pub mod compile;
 pub mod config;
 pub mod error;
 pub mod exec;

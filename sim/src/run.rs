@@ -32,6 +32,8 @@ pub struct Options {
     pub only: Vec<String>,
     /// Progress reports for long runs (the `sim` binary draws a bar); `None`: silent.
     pub progress: Option<Progress>,
+    /// The compiler for workloads that name a CUDA source (`cuda = "kernel.cu"`).
+    pub compiler: crate::compile::Compiler,
 }
 
 impl std::fmt::Debug for Options {
@@ -43,6 +45,7 @@ impl std::fmt::Debug for Options {
             .field("max_warp_instructions", &self.max_warp_instructions)
             .field("only", &self.only)
             .field("progress", &self.progress.is_some())
+            .field("compiler", &self.compiler)
             .finish()
     }
 }
@@ -56,6 +59,7 @@ impl Default for Options {
             max_warp_instructions: 1 << 34,
             only: vec![],
             progress: None,
+            compiler: crate::compile::Compiler::Auto,
         }
     }
 }
@@ -164,9 +168,15 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
 pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     let mut w = w.clone();
     w.set_params(&opts.sets)?;
-    let (ptx_name, bytes) = w.source.read_relative(&w.ptx)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| w.err("ptx", format!("{ptx_name} is not UTF-8 text")))?;
+    let (ptx_name, text) = match &w.cuda {
+        Some(cu) => compile_source(cfg, &w, cu, opts.compiler)?,
+        None => {
+            let (ptx_name, bytes) = w.source.read_relative(&w.ptx)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| w.err("ptx", format!("{ptx_name} is not UTF-8 text")))?;
+            (ptx_name, text)
+        }
+    };
     let module = ptx::parse(&text, &ptx_name)?;
     if module.address_size != 64 {
         return Err(w.err(
@@ -395,6 +405,38 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         params: w.params.clone(),
         launches,
     })
+}
+
+/// Compiles the workload's CUDA source `cu` for the config's GPU; returns a name for the PTX (the
+/// source, the compiler and the target, for messages) and the PTX.
+fn compile_source(
+    cfg: &GpuConfig,
+    w: &Workload,
+    cu: &str,
+    compiler: crate::compile::Compiler,
+) -> Result<(String, String)> {
+    let (name, bytes) = w.source.read_relative(cu)?;
+    let source = String::from_utf8(bytes)
+        .map_err(|_| w.err("cuda", format!("{name} is not UTF-8 text")))?;
+    let dir = match &w.source {
+        crate::workload::Source::File(p) => {
+            Some(p.parent().unwrap_or(std::path::Path::new(".")).join(cu))
+        }
+        crate::workload::Source::Inline => Some(std::path::PathBuf::from(cu)),
+        crate::workload::Source::Bundled(_) => None,
+    };
+    let include_dir = dir.as_deref().and_then(std::path::Path::parent);
+    let c = crate::compile::compile_cuda(
+        &name,
+        &source,
+        include_dir,
+        cfg.compute_capability(),
+        compiler,
+    )?;
+    Ok((
+        format!("{name} (PTX by {} for {})", c.compiler, c.arch),
+        c.ptx,
+    ))
 }
 
 /// Places module-scope `.const` and `.global` variables; returns their symbols.
