@@ -1091,6 +1091,114 @@ fn f64_to_f32(x: f64, rnd: Option<Rounding>) -> f32 {
     directed(r, cmp, rnd, x < 0.0, f32_step)
 }
 
+/// `s + e` = `x + y` exactly (Knuth's TwoSum; no overflow assumed).
+fn two_sum(x: f64, y: f64) -> (f64, f64) {
+    let s = x + y;
+    let xp = s - y;
+    let yp = s - xp;
+    (s, (x - xp) + (y - yp))
+}
+
+/// `add sub mul mad fma` with `.rz .rm .rp` (PTX ISA §9.7.3): the exact result rounded once as
+/// directed. The exact value is held as an unevaluated sum of two f64 (error-free transformations:
+/// TwoSum, the exact f32 product in f64, TwoProd by fma, and Boldo and Muller's ErrFma for f64
+/// fma), then the round-to-nearest result is stepped to the directed neighbour where needed.
+/// Subnormals are kept; an exact zero sum of opposite-signed values is -0 under `.rm`, as in IEEE
+/// 754.
+#[allow(clippy::too_many_arguments)]
+pub fn float_rounded(op: AluOp, ty: Type, rnd: Rounding, sat: bool, a: u64, b: u64, c: u64) -> u64 {
+    use std::cmp::Ordering;
+    let (x, y, z) = if ty == Type::F64 {
+        (f64_of(a), f64_of(b), f64_of(c))
+    } else {
+        (
+            f64::from(f32_of(a)),
+            f64::from(f32_of(b)),
+            f64::from(f32_of(c)),
+        )
+    };
+    // The exact result as (s, e) with s the f64 nearest and `e` only its sign used, or (s, 0).
+    // `addends` are the two values a final addition summed (for the sign of an exact zero).
+    let (s, e, addends): (f64, f64, Option<(f64, f64)>) = match (op, ty) {
+        (AluOp::Add, _) => {
+            let (s, e) = two_sum(x, y);
+            (s, e, Some((x, y)))
+        }
+        (AluOp::Sub, _) => {
+            let (s, e) = two_sum(x, -y);
+            (s, e, Some((x, -y)))
+        }
+        (AluOp::Mul, Type::F64) => {
+            let p = x * y;
+            (p, x.mul_add(y, -p), None)
+        }
+        // An f32 product is exact in f64.
+        (AluOp::Mul, _) => (x * y, 0.0, None),
+        (_, Type::F64) => {
+            // ErrFma (Boldo, Muller 2011): x*y + z = r1 + r2 + r3 exactly.
+            let r1 = x.mul_add(y, z);
+            let u1 = x * y;
+            let u2 = x.mul_add(y, -u1);
+            let (a1, a2) = two_sum(z, u2);
+            let (b1, b2) = two_sum(u1, a1);
+            let g = (b1 - r1) + b2;
+            let r2 = g + a2;
+            let r3 = a2 - (r2 - g);
+            (r1, if r2 != 0.0 { r2 } else { r3 }, Some((u1, z)))
+        }
+        _ => {
+            let p = x * y;
+            let (s, e) = two_sum(p, z);
+            (s, e, Some((p, z)))
+        }
+    };
+    let operands_finite = x.is_finite() && y.is_finite() && (z.is_finite() || !matches!(op, AluOp::Mad | AluOp::Fma));
+    let zero_sign = |v: f64| -> f64 {
+        // x + (-x) is +0 except toward -infinity; -0 + -0 stays -0 (already so in s).
+        if v == 0.0 && e == 0.0 && matches!(rnd, Rounding::Rm | Rounding::Rmi) {
+            if let Some((p, q)) = addends {
+                if !(p == 0.0 && q == 0.0 && !p.is_sign_negative() && !q.is_sign_negative()) {
+                    return -0.0;
+                }
+            }
+        }
+        v
+    };
+    let r = if ty == Type::F64 {
+        let cmp = if !operands_finite || s.is_nan() {
+            Ordering::Equal
+        } else if s.is_infinite() {
+            if s > 0.0 {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        } else {
+            0.0.partial_cmp(&e).unwrap_or(Ordering::Equal)
+        };
+        let r = directed(s, cmp, Some(rnd), s < 0.0 || (s == 0.0 && e < 0.0), f64_step);
+        zero_sign(r)
+    } else {
+        let r0 = s as f32;
+        let cmp = if !operands_finite || s.is_nan() {
+            Ordering::Equal
+        } else if f64::from(r0) != s {
+            f64::from(r0).partial_cmp(&s).unwrap_or(Ordering::Equal)
+        } else {
+            0.0.partial_cmp(&e).unwrap_or(Ordering::Equal)
+        };
+        let r = directed(r0, cmp, Some(rnd), s < 0.0 || (s == 0.0 && e < 0.0), f32_step);
+        // Widening to f64 is exact, so is narrowing back.
+        let v = zero_sign(f64::from(r));
+        return from_f32(if sat { saturate(v) } else { v } as f32);
+    };
+    if sat {
+        saturate(r).to_bits()
+    } else {
+        r.to_bits()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1574,6 +1682,56 @@ mod tests {
         );
         assert_eq!(convert(S32, F16, Some(Rounding::Rni), false, 0xC100), (-2i64) as u64 & 0xFFFF_FFFF);
         assert_eq!(convert(F16, S32, Some(Rounding::Rn), false, 3), 0x4200);
+    }
+
+    #[test]
+    fn directed_rounding_arithmetic() {
+        use Type::*;
+        let f32r = |op, rnd, x: f32, y: f32, z: f32| {
+            f32::from_bits(
+                float_rounded(op, F32, rnd, false, from_f32(x), from_f32(y), from_f32(z)) as u32,
+            )
+        };
+        let one_up = f32::from_bits(0x3F80_0001);
+        let tiny = 2f32.powi(-30);
+        // 1 + 2^-30 lies strictly between 1 and the next f32.
+        assert_eq!(f32r(AluOp::Add, Rounding::Rz, 1.0, tiny, 0.0), 1.0);
+        assert_eq!(f32r(AluOp::Add, Rounding::Rm, 1.0, tiny, 0.0), 1.0);
+        assert_eq!(f32r(AluOp::Add, Rounding::Rp, 1.0, tiny, 0.0), one_up);
+        assert_eq!(f32r(AluOp::Sub, Rounding::Rz, 1.0, tiny, 0.0), f32::from_bits(0x3F7F_FFFF));
+        assert_eq!(f32r(AluOp::Sub, Rounding::Rp, 1.0, tiny, 0.0), 1.0);
+        // Exact results are not moved.
+        assert_eq!(f32r(AluOp::Add, Rounding::Rp, 1.5, 2.25, 0.0), 3.75);
+        // (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46.
+        let a = one_up;
+        assert_eq!(f32r(AluOp::Mul, Rounding::Rz, a, a, 0.0).to_bits(), 0x3F80_0002);
+        assert_eq!(f32r(AluOp::Mul, Rounding::Rp, a, a, 0.0).to_bits(), 0x3F80_0003);
+        assert_eq!(f32r(AluOp::Mul, Rounding::Rm, -a, a, 0.0).to_bits(), 0xBF80_0003);
+        // fma rounds once: a*a - 1 = 2^-22 + 2^-46 exactly representable.
+        assert_eq!(f32r(AluOp::Fma, Rounding::Rz, a, a, -1.0), 2f32.powi(-22) + 2f32.powi(-46));
+        // NVRTC's expf: fma.rm of (x * 252 + 12582913), a round-down to an integer.
+        assert_eq!(f32r(AluOp::Fma, Rounding::Rm, 0.75, 252.0, 12_582_913.0), 12_583_102.0);
+        // Overflow: toward zero stays finite.
+        assert_eq!(f32r(AluOp::Mul, Rounding::Rz, f32::MAX, 2.0, 0.0), f32::MAX);
+        assert_eq!(f32r(AluOp::Mul, Rounding::Rp, f32::MAX, 2.0, 0.0), f32::INFINITY);
+        // x - x is -0 rounding down, +0 otherwise.
+        assert!(f32r(AluOp::Sub, Rounding::Rm, 2.0, 2.0, 0.0).is_sign_negative());
+        assert!(f32r(AluOp::Sub, Rounding::Rz, 2.0, 2.0, 0.0).is_sign_positive());
+        assert!(f32r(AluOp::Add, Rounding::Rm, 0.0, 0.0, 0.0).is_sign_positive());
+        let f64r = |op, rnd, x: f64, y: f64, z: f64| {
+            f64::from_bits(float_rounded(op, F64, rnd, false, x.to_bits(), y.to_bits(), z.to_bits()))
+        };
+        let t = 2f64.powi(-60);
+        assert_eq!(f64r(AluOp::Add, Rounding::Rp, 1.0, t, 0.0), 1.0 + f64::EPSILON);
+        assert_eq!(f64r(AluOp::Add, Rounding::Rz, 1.0, t, 0.0), 1.0);
+        assert_eq!(f64r(AluOp::Add, Rounding::Rm, -1.0, -t, 0.0), -1.0 - f64::EPSILON);
+        let b = 1.0 + f64::EPSILON;
+        assert_eq!(f64r(AluOp::Mul, Rounding::Rp, b, b, 0.0), 1.0 + 3.0 * f64::EPSILON);
+        assert_eq!(f64r(AluOp::Mul, Rounding::Rz, b, b, 0.0), 1.0 + 2.0 * f64::EPSILON);
+        // fma: b*b + t; the nearest is 1 + 2 eps, the exact value a little above it.
+        assert_eq!(f64r(AluOp::Fma, Rounding::Rz, b, b, t), 1.0 + 2.0 * f64::EPSILON);
+        assert_eq!(f64r(AluOp::Fma, Rounding::Rp, b, b, t), 1.0 + 3.0 * f64::EPSILON);
+        assert_eq!(f64r(AluOp::Fma, Rounding::Rm, b, b, -t), 1.0 + f64::EPSILON);
     }
 }
 

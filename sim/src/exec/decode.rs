@@ -270,6 +270,8 @@ impl Ctx<'_> {
                         Operand::Reg(r) if r == "_" => NO_REG,
                         Operand::Reg(r) => self.reg(r)?,
                         Operand::Symbol(s) if s == "_" => NO_REG,
+                        // A register declared without `%` (`.reg .b32 tmp;`, as clang writes).
+                        Operand::Symbol(s) if self.regs.contains_key(s) => self.reg(s)?,
                         _ => {
                             return Err(self.err("a vector destination holds registers only".into()))
                         }
@@ -277,6 +279,7 @@ impl Ctx<'_> {
                 }
             }
             Operand::Symbol(s) if s == "_" => {}
+            Operand::Symbol(s) if self.regs.contains_key(s) => d[0] = self.reg(s)?,
             _ => return Err(self.err("the destination must be a register".into())),
         }
         Ok(d)
@@ -311,6 +314,7 @@ impl Ctx<'_> {
                     )));
                 }
             }
+            Operand::Symbol(s) if self.regs.contains_key(s) => Src::Reg(self.reg(s)?),
             Operand::Symbol(s) => match self.symbols.get(s) {
                 Some(a) => Src::Imm(a.value()),
                 None => return Err(self.err(format!("unknown symbol `{s}`"))),
@@ -328,6 +332,7 @@ impl Ctx<'_> {
         let base = match base.as_deref() {
             None => Src::Imm(0),
             Some(Operand::Reg(r)) => Src::Reg(self.reg(r)?),
+            Some(Operand::Symbol(s)) if self.regs.contains_key(s) => Src::Reg(self.reg(s)?),
             Some(Operand::Symbol(s)) => match self.symbols.get(s) {
                 Some(a) => Src::Imm(a.value()),
                 None => return Err(self.err(format!("unknown symbol `{s}`"))),
@@ -623,6 +628,12 @@ impl Ctx<'_> {
                 self.arity(3..=3)?;
                 d.dst = self.dst(&a[0])?;
                 srcs(&mut d, &a[1..], &[ty, Type::U32])?;
+            }
+            Op::FloatRnd { op, ty, .. } => {
+                let n = if matches!(op, AluOp::Mad | AluOp::Fma) { 3 } else { 2 };
+                self.arity(n + 1..=n + 1)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty; 3])?;
             }
             Op::Isspacep(_) => {
                 self.arity(2..=2)?;

@@ -487,6 +487,17 @@ pub enum Op {
     },
     /// `isspacep.space p, a`: whether a generic address falls in a state space.
     Isspacep(StateSpace),
+    /// `add sub mul mad fma` on `.f32`/`.f64` with `.rz .rm .rp`: rounded exactly as directed.
+    FloatRnd {
+        /// `Add`, `Sub`, `Mul`, `Mad` or `Fma`.
+        op: AluOp,
+        /// `.f32` or `.f64`.
+        ty: Type,
+        /// The rounding direction.
+        rnd: Rounding,
+        /// `.sat`: clamp to [0, 1] after rounding.
+        sat: bool,
+    },
 }
 
 /// Consumes the modifiers of one instruction; whatever is left at the end is unsupported.
@@ -683,10 +694,20 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
         // Float arithmetic rounds to nearest even; approximate forms are computed exactly
         // (IEEE), which is what `.rn` gives and within the error bounds `.approx` allows.
         let rnd = m.take_map(rounding);
-        if let Some(r) = rnd {
-            if r != Rounding::Rn {
+        let directed = rnd.filter(|r| *r != Rounding::Rn);
+        if let Some(r) = directed {
+            // Directed rounding of the basic float operations is exact (FloatRnd); the other
+            // operations round to nearest only.
+            let ok = matches!(
+                (op, r),
+                (
+                    AluOp::Add | AluOp::Sub | AluOp::Mul | AluOp::Mad | AluOp::Fma,
+                    Rounding::Rz | Rounding::Rm | Rounding::Rp
+                )
+            );
+            if !ok {
                 return Err(format!(
-                    "unsupported rounding modifier .{r:?} on `{opcode}` (only .rn)"
+                    "unsupported rounding modifier .{r:?} on `{opcode}` (only .rn; .rz .rm .rp on add sub mul mad fma)"
                 )
                 .to_lowercase());
             }
@@ -702,6 +723,12 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
             ));
         }
         check_alu_type(opcode, op, ty, mode)?;
+        if let Some(rnd) = directed {
+            if !ty.is_float() {
+                return Err(format!("`{opcode}` rounding modifiers apply to float types only"));
+            }
+            return Ok(Op::FloatRnd { op, ty, rnd, sat });
+        }
         Ok(Op::Alu { op, ty, mode, sat })
     };
     if let Some(op) = decode_ext(opcode, m)? {

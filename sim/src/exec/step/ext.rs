@@ -131,6 +131,16 @@ impl Ctx<'_> {
                     write(w, d0, l, v);
                 }
             }
+            Op::FloatRnd { op, ty, rnd, sat } => {
+                for l in lanes(exec) {
+                    let (a, b, c) = (
+                        self.read(w, src(0), l),
+                        self.read(w, src(1), l),
+                        self.read(w, src(2), l),
+                    );
+                    write(w, d0, l, alu::float_rounded(op, ty, rnd, sat, a, b, c));
+                }
+            }
             Op::Isspacep(space) => {
                 for l in lanes(exec) {
                     let a = self.read(w, src(0), l);
