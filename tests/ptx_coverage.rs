@@ -82,3 +82,62 @@ fn coverage_fixture_computes_the_hand_computed_results() {
         Some(256.0)
     );
 }
+
+/// Distance in units in the last place between two finite doubles of the same sign.
+fn ulps64(a: f64, b: f64) -> u64 {
+    (a.to_bits() as i64).abs_diff(b.to_bits() as i64)
+}
+
+#[test]
+fn math_library_calls_and_directed_rounding_match_the_host_within_the_documented_ulps() {
+    let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
+    let w = Workload::resolve(root().join("tests/fixtures/libm.toml").to_str().unwrap()).unwrap();
+    let run = run_workload(
+        &cfg,
+        &w,
+        &Options {
+            keep_outputs: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let l = &run.launches[0];
+    let out = |name: &str| -> Vec<u8> {
+        l.outputs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.clone())
+            .unwrap()
+    };
+    let f64s = |b: Vec<u8>| -> Vec<f64> {
+        b.chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let x = f64s(
+        sim::workload::init::build("random:5", sim::workload::init::Elem::F64, 1024, &|_| {
+            Err(String::new())
+        })
+        .unwrap(),
+    );
+    let (small, large, pow) = (f64s(out("sin_small")), f64s(out("sin_large")), f64s(out("pow_out")));
+    let exp: Vec<f32> = out("exp_out")
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    // CUDA C++ Programming Guide, "Mathematical Functions": sin 2 ulp, pow 2 ulp, expf 2 ulp
+    // (against the correctly rounded result; the host's libm is within 1 ulp of it).
+    for i in 0..1024 {
+        let v = x[i];
+        assert!(ulps64(small[i], (v * 6.0).sin()) <= 3, "sin({}) = {}", v * 6.0, small[i]);
+        assert!(ulps64(large[i], (v * 1e12).sin()) <= 3, "sin({}) = {}", v * 1e12, large[i]);
+        assert!(ulps64(pow[i], (v + 1.0).powf(1.5)) <= 3, "pow({}, 1.5) = {}", v + 1.0, pow[i]);
+        // NVRTC contracts `x * 20 - 10` into one fma (nvcc's default -fmad=true).
+        let e = (v as f32).mul_add(20.0, -10.0).exp();
+        assert!(
+            (exp[i].to_bits() as i64).abs_diff(e.to_bits() as i64) <= 3,
+            "expf = {} vs {e}",
+            exp[i]
+        );
+    }
+}

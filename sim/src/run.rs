@@ -258,6 +258,8 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
                 ),
             )
         })?;
+        let inlined = ptx::inline::inline_calls(&module, f, &text, &ptx_name)?;
+        let f = &inlined;
         let (param_bytes, dynamic_shared_at, local) = layout_kernel(&module, f, &mut symbols);
         let program = exec::decode(f, &symbols, &text, &ptx_name)?;
         let (params, args) = build_params(f, spec, &buffers, &w, &key, param_bytes)?;

@@ -487,6 +487,9 @@ pub enum Op {
     },
     /// `isspacep.space p, a`: whether a generic address falls in a state space.
     Isspacep(StateSpace),
+    /// `call{.uni} [(ret), ] func, (args)`: a direct call of a `.func` of the module. Calls are
+    /// inlined before decoding (`ptx::inline`), so the executor never sees one.
+    Call,
     /// `add sub mul mad fma` on `.f32`/`.f64` with `.rz .rm .rp`: rounded exactly as directed.
     FloatRnd {
         /// `Add`, `Sub`, `Mul`, `Mad` or `Fma`.
@@ -1384,6 +1387,10 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
             }
             Op::Redux { op, ty }
         }
+        "call" => {
+            m.take("uni");
+            Op::Call
+        }
         "isspacep" => {
             let space = m
                 .take_map(space_word)
@@ -1401,7 +1408,7 @@ pub const SUPPORTED: &str =
     "ld ldu st mov cvta cvt cvt.pack isspacep prefetch prefetchu atom red add sub mul mad fma div \
 rem min max neg abs sad mul24 mad24 add.cc addc sub.cc subc mad.cc madc and or xor not cnot lop3 \
 shl shr shf popc clz brev bfe bfi bfind fns prmt bmsk szext dp4a dp2a rcp sqrt rsqrt ex2 lg2 sin \
-cos tanh copysign testp setp set selp slct bra ret exit bar.sync barrier.sync bar.arrive \
+cos tanh copysign testp setp set selp slct bra call ret exit bar.sync barrier.sync bar.arrive \
 barrier.arrive bar.red barrier.red bar.warp.sync membar fence nanosleep shfl.sync vote.sync \
 match.sync redux.sync activemask";
 
@@ -1549,7 +1556,6 @@ mod tests {
             ("mma", &["sync", "aligned", "m16n8k16", "row", "col", "f32", "f16", "f16", "f32"]),
             ("wmma", &["load", "a", "sync", "aligned", "row", "m16n16k16", "f16"]),
             ("cp", &["async", "ca", "shared", "global"]),
-            ("call", &["uni"]),
         ] {
             let e = decode(op, mods).unwrap_err();
             assert!(e.starts_with(&format!("unsupported instruction `{op}`")), "{e}");
