@@ -141,3 +141,49 @@ fn math_library_calls_and_directed_rounding_match_the_host_within_the_documented
         );
     }
 }
+
+#[test]
+fn nvidia_128_bit_division_routine_computes_exact_results() {
+    let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
+    let w = Workload::resolve(root().join("tests/fixtures/wide.toml").to_str().unwrap()).unwrap();
+    let run = run_workload(
+        &cfg,
+        &w,
+        &Options {
+            keep_outputs: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let u64s = |name: &str| -> Vec<u64> {
+        run.launches[0]
+            .outputs
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap()
+            .1
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let a: Vec<u64> = sim::workload::init::build(
+        "random:4",
+        sim::workload::init::Elem::U64,
+        512,
+        &|_| Err(String::new()),
+    )
+    .unwrap()
+    .chunks_exact(8)
+    .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+    .collect();
+    let want_mod: Vec<u64> = a
+        .iter()
+        .map(|&x| ((u128::from(x) * u128::from(x)) % 1_000_000_007) as u64)
+        .collect();
+    let want_div: Vec<u64> = a
+        .iter()
+        .map(|&x| x / 12_345_678_901 + x % 1_000_003)
+        .collect();
+    assert_eq!(u64s("mod128"), want_mod);
+    assert_eq!(u64s("div64"), want_div);
+}

@@ -24,6 +24,10 @@ typedef __SIZE_TYPE__ size_t;
 
 #define __GMS_D static __device__ __forceinline__
 
+// ---- clocks -----------------------------------------------------------------------------------
+__GMS_D long long clock64() { return (long long)__nvvm_read_ptx_sreg_clock64(); }
+__GMS_D int clock() { return __nvvm_read_ptx_sreg_clock(); }
+
 // ---- barriers and fences ----------------------------------------------------------------------
 __GMS_D void __syncwarp(unsigned mask = 0xffffffffu) { __nvvm_bar_warp_sync(mask); }
 __GMS_D int __syncthreads_count(int p) { return __nvvm_bar0_popc(p); }
@@ -118,6 +122,14 @@ __GMS_D unsigned __umulhi(unsigned a, unsigned b) {
 __GMS_D long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
 __GMS_D unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+__GMS_D int __hadd(int a, int b) { return (int)(((long long)a + b) >> 1); }
+__GMS_D unsigned __uhadd(unsigned a, unsigned b) {
+    return (unsigned)(((unsigned long long)a + b) >> 1);
+}
+__GMS_D int __rhadd(int a, int b) { return (int)(((long long)a + b + 1) >> 1); }
+__GMS_D unsigned __urhadd(unsigned a, unsigned b) {
+    return (unsigned)(((unsigned long long)a + b + 1) >> 1);
 }
 __GMS_D int __mul24(int a, int b) { return __nvvm_mul24_i(a, b); }
 __GMS_D unsigned __umul24(unsigned a, unsigned b) { return __nvvm_mul24_ui(a, b); }
@@ -268,6 +280,36 @@ __GMS_D uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { retur
 __GMS_D float2 make_float2(float x, float y) { return float2{x, y}; }
 __GMS_D float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 __GMS_D double2 make_double2(double x, double y) { return double2{x, y}; }
+
+// Vector read-only loads: one ld.global.nc.v2/.v4, as CUDA's __ldg of vector types.
+typedef float __gms_f2 __attribute__((ext_vector_type(2)));
+typedef float __gms_f4 __attribute__((ext_vector_type(4)));
+typedef int __gms_i2 __attribute__((ext_vector_type(2)));
+typedef int __gms_i4 __attribute__((ext_vector_type(4)));
+__GMS_D float2 __ldg(const float2* p) {
+    __gms_f2 v = __nvvm_ldg_f2((const __gms_f2*)p);
+    return float2{v.x, v.y};
+}
+__GMS_D float4 __ldg(const float4* p) {
+    __gms_f4 v = __nvvm_ldg_f4((const __gms_f4*)p);
+    return float4{v.x, v.y, v.z, v.w};
+}
+__GMS_D int2 __ldg(const int2* p) {
+    __gms_i2 v = __nvvm_ldg_i2((const __gms_i2*)p);
+    return int2{v.x, v.y};
+}
+__GMS_D int4 __ldg(const int4* p) {
+    __gms_i4 v = __nvvm_ldg_i4((const __gms_i4*)p);
+    return int4{v.x, v.y, v.z, v.w};
+}
+__GMS_D uint2 __ldg(const uint2* p) {
+    __gms_i2 v = __nvvm_ldg_i2((const __gms_i2*)p);
+    return uint2{(unsigned)v.x, (unsigned)v.y};
+}
+__GMS_D uint4 __ldg(const uint4* p) {
+    __gms_i4 v = __nvvm_ldg_i4((const __gms_i4*)p);
+    return uint4{(unsigned)v.x, (unsigned)v.y, (unsigned)v.z, (unsigned)v.w};
+}
 
 #undef __GMS_D
 #endif

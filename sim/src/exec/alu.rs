@@ -247,13 +247,17 @@ pub fn alu(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: u64, b: u64, c: u64
 
 #[inline]
 fn mul(mode: MulMode, bits: u32, signed: bool, a: u64, b: u64) -> u64 {
-    let full: i128 = if signed {
-        i128::from(sext(a, bits)) * i128::from(sext(b, bits))
+    // The full product's 128 bits: signed products fit i128, unsigned ones u128 (a product of
+    // two 64-bit values overflows i128).
+    let full: u128 = if signed {
+        (i128::from(sext(a, bits)) * i128::from(sext(b, bits))) as u128
     } else {
-        i128::from(trunc(a, bits)) * i128::from(trunc(b, bits))
+        u128::from(trunc(a, bits)) * u128::from(trunc(b, bits))
     };
     match mode {
         MulMode::Wide => trunc(full as u64, bits * 2),
+        // An arithmetic shift keeps the sign of a signed product's high half.
+        MulMode::Hi if signed => trunc(((full as i128) >> bits) as u64, bits),
         MulMode::Hi => trunc((full >> bits) as u64, bits),
         MulMode::Lo | MulMode::None => trunc(full as u64, bits),
     }
@@ -748,9 +752,14 @@ pub fn prmt(mode: PrmtMode, a: u32, b: u32, c: u32) -> u32 {
 }
 
 /// The extended-precision instructions: `add.cc`/`addc`, `sub.cc`/`subc`, `mad.cc`/`madc`
-/// (PTX ISA §9.7.2). `cf` is the incoming carry flag (0 or 1; 0 without carry-in). Returns the
-/// result and the carry-out: for additions the carry out of the unsigned sum, for subtractions
-/// the borrow (`a < b + cf`), as the PTX ISA defines `CC.CF`.
+/// (PTX ISA §9.7.2). `cf` is the incoming carry flag of `addc`/`subc`/`madc` (`None` without
+/// carry-in). Returns the result and the carry-out CC.CF.
+///
+/// CC.CF is the carry of an unsigned addition; a subtraction adds the complement, `a + ~b + 1`
+/// (`sub.cc`) or `a + ~b + CF` (`subc`), so after a subtraction CF is 1 when nothing was borrowed.
+/// The PTX ISA words `subc` as `a - (b + CC.CF)` with a borrow in CF; both readings give the same
+/// differences along a chain of subtractions, but code that reads the flag after one (NVIDIA's own
+/// 128-bit division: `addc.u32 d, 0, 0` after `subc.cc`) needs the hardware's, implemented here.
 #[allow(clippy::too_many_arguments)]
 pub fn carry(
     op: CarryOp,
@@ -759,30 +768,23 @@ pub fn carry(
     a: u64,
     b: u64,
     c: u64,
-    cf: u64,
+    cf: Option<u64>,
 ) -> (u64, u64) {
     let n = ty.bits();
-    let (a, b, c, cf) = (
+    let (a, b, c) = (
         u128::from(trunc(a, n)),
         u128::from(trunc(b, n)),
         u128::from(trunc(c, n)),
-        u128::from(cf & 1),
     );
-    match op {
-        CarryOp::Add => {
-            let s = a + b + cf;
-            (trunc(s as u64, n), (s >> n) as u64 & 1)
-        }
-        CarryOp::Sub => {
-            let sub = b + cf;
-            (trunc(a.wrapping_sub(sub) as u64, n), u64::from(a < sub))
-        }
+    let s = match op {
+        CarryOp::Add => a + b + u128::from(cf.unwrap_or(0) & 1),
+        CarryOp::Sub => a + (u128::from(trunc(!(b as u64), n))) + u128::from(cf.unwrap_or(1) & 1),
         CarryOp::Mad => {
             let t = u128::from(mul(mode, n, ty.is_signed(), a as u64, b as u64));
-            let s = t + c + cf;
-            (trunc(s as u64, n), (s >> n) as u64 & 1)
+            t + c + u128::from(cf.unwrap_or(0) & 1)
         }
-    }
+    };
+    (trunc(s as u64, n), (s >> n) as u64 & 1)
 }
 
 /// `slct.dtype.ctype d, a, b, c`: `c >= 0 ? a : b` (a float `c` that is NaN selects `b`; `-0.0`
@@ -1469,35 +1471,43 @@ mod tests {
     fn carry_chains_add_and_subtract_multiword_values() {
         use Type::*;
         // 0x1_FFFFFFFF + 0x0_00000001 as two 32-bit words.
-        let (lo, cf) = carry(CarryOp::Add, U32, MulMode::None, 0xFFFF_FFFF, 1, 0, 0);
-        let (hi, cf2) = carry(CarryOp::Add, U32, MulMode::None, 1, 0, 0, cf);
+        let (lo, cf) = carry(CarryOp::Add, U32, MulMode::None, 0xFFFF_FFFF, 1, 0, None);
+        let (hi, cf2) = carry(CarryOp::Add, U32, MulMode::None, 1, 0, 0, Some(cf));
         assert_eq!((lo, cf, hi, cf2), (0, 1, 2, 0));
-        // 0x5_00000000 - 0x2_00000001: borrow from the low word.
-        let (lo, bw) = carry(CarryOp::Sub, U32, MulMode::None, 0, 1, 0, 0);
-        let (hi, bw2) = carry(CarryOp::Sub, U32, MulMode::None, 5, 2, 0, bw);
-        assert_eq!((lo, bw, hi, bw2), (0xFFFF_FFFF, 1, 2, 0));
-        // Borrow out of the top: 0 - 0 - 1.
+        // 0x5_00000000 - 0x2_00000001: the low word borrows, so its carry is 0.
+        let (lo, c1) = carry(CarryOp::Sub, U32, MulMode::None, 0, 1, 0, None);
+        let (hi, c2) = carry(CarryOp::Sub, U32, MulMode::None, 5, 2, 0, Some(c1));
+        assert_eq!((lo, c1, hi, c2), (0xFFFF_FFFF, 0, 2, 1));
+        // subc with a carry of 1 borrows nothing: 7 - 7 = 0, carry 1; with 0: -1, carry 0.
         assert_eq!(
-            carry(CarryOp::Sub, U32, MulMode::None, 0, 0, 0, 1),
-            (0xFFFF_FFFF, 1)
+            carry(CarryOp::Sub, U32, MulMode::None, 7, 7, 0, Some(1)),
+            (0, 1)
+        );
+        assert_eq!(
+            carry(CarryOp::Sub, U32, MulMode::None, 7, 7, 0, Some(0)),
+            (0xFFFF_FFFF, 0)
         );
         // mad.lo.cc: 0xFFFFFFFF * 2 = 0x1_FFFFFFFE; low word + 3 carries out.
         assert_eq!(
-            carry(CarryOp::Mad, U32, MulMode::Lo, 0xFFFF_FFFF, 2, 3, 0),
+            carry(CarryOp::Mad, U32, MulMode::Lo, 0xFFFF_FFFF, 2, 3, None),
             (1, 1)
         );
         // madc.hi: high word 1, plus c = 0 and the carry.
         assert_eq!(
-            carry(CarryOp::Mad, U32, MulMode::Hi, 0xFFFF_FFFF, 2, 0, 1),
+            carry(CarryOp::Mad, U32, MulMode::Hi, 0xFFFF_FFFF, 2, 0, Some(1)),
             (2, 0)
         );
         assert_eq!(
-            carry(CarryOp::Add, U64, MulMode::None, u64::MAX, 1, 0, 0),
+            carry(CarryOp::Add, U64, MulMode::None, u64::MAX, 1, 0, None),
             (0, 1)
         );
         assert_eq!(
-            carry(CarryOp::Add, S64, MulMode::None, u64::MAX, u64::MAX, 0, 1),
+            carry(CarryOp::Add, S64, MulMode::None, u64::MAX, u64::MAX, 0, Some(1)),
             (u64::MAX, 1)
+        );
+        assert_eq!(
+            carry(CarryOp::Sub, U64, MulMode::None, 3, 5, 0, None),
+            (u64::MAX - 1, 0)
         );
     }
 
@@ -1732,6 +1742,16 @@ mod tests {
         assert_eq!(f64r(AluOp::Fma, Rounding::Rz, b, b, t), 1.0 + 2.0 * f64::EPSILON);
         assert_eq!(f64r(AluOp::Fma, Rounding::Rp, b, b, t), 1.0 + 3.0 * f64::EPSILON);
         assert_eq!(f64r(AluOp::Fma, Rounding::Rm, b, b, -t), 1.0 + f64::EPSILON);
+    }
+
+    #[test]
+    fn mul_hi_of_64_bit_operands_does_not_overflow() {
+        let hi = |ty, a: u64, b: u64| alu(AluOp::Mul, ty, MulMode::Hi, false, a, b, 0);
+        assert_eq!(hi(Type::U64, u64::MAX, u64::MAX), u64::MAX - 1);
+        assert_eq!(hi(Type::S64, u64::MAX, u64::MAX), 0);
+        assert_eq!(hi(Type::S64, i64::MIN as u64, 2), u64::MAX);
+        assert_eq!(hi(Type::U32, 0xFFFF_FFFF, 0xFFFF_FFFF), 0xFFFF_FFFE);
+        assert_eq!(hi(Type::S32, 0xFFFF_FFFF, 2), 0xFFFF_FFFF);
     }
 }
 

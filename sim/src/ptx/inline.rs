@@ -191,8 +191,9 @@ impl Inliner<'_> {
             },
             message,
             text: self.src[i.span.start.min(self.src.len())..i.span.end.min(self.src.len())]
-                .trim()
-                .to_string(),
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 

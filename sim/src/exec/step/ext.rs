@@ -43,7 +43,7 @@ impl Ctx<'_> {
                     let a = self.read(w, src(0), l);
                     let b = self.read(w, src(1), l);
                     let c = if n == 3 { self.read(w, src(2), l) } else { 0 };
-                    let cf = if cc_in { self.read(w, src(n), l) } else { 0 };
+                    let cf = cc_in.then(|| self.read(w, src(n), l));
                     let (r, carry) = alu::carry(op, ty, mode, a, b, c, cf);
                     write(w, d0, l, r);
                     write(w, inst.dst[1], l, carry);
