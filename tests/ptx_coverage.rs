@@ -52,7 +52,7 @@ fn coverage_fixture_computes_the_hand_computed_results() {
             g + u32::from(g >= 1),
             3 * g,
             0xCC00_0000 | (g >> 8 & 0xFF) << 16 | 0xDD00 | (g & 0xFF),
-            32,
+            32 + 1000,
             0xF << (lane & !3),
             (warp_first..warp_first + 32).sum(),
         ];

@@ -267,10 +267,13 @@ fn the_cli_runs_a_cu_workload_and_says_what_a_missing_compiler_takes() {
         let m = &json["launches"][0]["metrics"];
         assert_eq!(m["smsp__sass_inst_executed_op_shared_atom.sum"], 8192.0);
     }
-    // An unknown compiler is a usage error.
+    // An unknown compiler is a usage error, on the command line or in the environment.
     let out = sim_cli(&[&args[..], &["--compiler", "nvcc"]].concat(), &[], false);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: auto, nvrtc, clang"));
+    let out = sim_cli(&args, &[("GPUMEMSIM_COMPILER", "nvcc")], false);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("GPUMEMSIM_COMPILER: unknown compiler"));
     // No clang on the PATH and no libnvrtc on LD_LIBRARY_PATH: one error line saying how to get
     // either (unless libnvrtc sits in a system library directory, where it is found anyway).
     let out = sim_cli(&args, &[("PATH", "/nonexistent")], true);

@@ -1159,7 +1159,8 @@ pub fn float_rounded(op: AluOp, ty: Type, rnd: Rounding, sat: bool, a: u64, b: u
         // x + (-x) is +0 except toward -infinity; -0 + -0 stays -0 (already so in s).
         if v == 0.0 && e == 0.0 && matches!(rnd, Rounding::Rm | Rounding::Rmi) {
             if let Some((p, q)) = addends {
-                if !(p == 0.0 && q == 0.0 && !p.is_sign_negative() && !q.is_sign_negative()) {
+                // Unless both addends are +0.
+                if p != 0.0 || q != 0.0 || p.is_sign_negative() || q.is_sign_negative() {
                     return -0.0;
                 }
             }
