@@ -2,7 +2,8 @@
 //!
 //! The format is a public interface (DESIGN.md, "Workload files"): extend it, never rename. A file
 //! is resolved by name in the bundled catalog (`gpumemsim::workload`) or read from a path; paths
-//! inside it (`ptx`, `file:` inits) are relative to the file. Counts, grid and block sizes and
+//! inside it (`ptx`, or `cuda` for a CUDA source the simulator compiles, `file:` inits) are relative
+//! to the file. Counts, grid and block sizes and
 //! integer arguments are expressions over `[params]`, evaluated by [`expr::eval`].
 
 pub mod expr;
