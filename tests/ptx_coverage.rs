@@ -21,8 +21,13 @@ fn u32s(bytes: &[u8]) -> Vec<u32> {
 #[test]
 fn coverage_fixture_computes_the_hand_computed_results() {
     let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
-    let w = Workload::resolve(root().join("tests/fixtures/coverage.toml").to_str().unwrap())
-        .unwrap();
+    let w = Workload::resolve(
+        root()
+            .join("tests/fixtures/coverage.toml")
+            .to_str()
+            .unwrap(),
+    )
+    .unwrap();
     let run = run_workload(
         &cfg,
         &w,
@@ -74,9 +79,18 @@ fn coverage_fixture_computes_the_hand_computed_results() {
     assert_eq!(c.shared_atom_wavefronts, 8 * 32);
     let json = sim::metrics::report::launch_metrics(l);
     let metric = |k: &str| json.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
-    assert_eq!(metric("smsp__sass_inst_executed_op_global_atom.sum"), Some(4.0));
-    assert_eq!(metric("smsp__sass_inst_executed_op_global_red.sum"), Some(12.0));
-    assert_eq!(metric("smsp__sass_inst_executed_op_shared_atom.sum"), Some(8.0));
+    assert_eq!(
+        metric("smsp__sass_inst_executed_op_global_atom.sum"),
+        Some(4.0)
+    );
+    assert_eq!(
+        metric("smsp__sass_inst_executed_op_global_red.sum"),
+        Some(12.0)
+    );
+    assert_eq!(
+        metric("smsp__sass_inst_executed_op_shared_atom.sum"),
+        Some(8.0)
+    );
     assert_eq!(
         metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"),
         Some(256.0)
@@ -120,7 +134,11 @@ fn math_library_calls_and_directed_rounding_match_the_host_within_the_documented
         })
         .unwrap(),
     );
-    let (small, large, pow) = (f64s(out("sin_small")), f64s(out("sin_large")), f64s(out("pow_out")));
+    let (small, large, pow) = (
+        f64s(out("sin_small")),
+        f64s(out("sin_large")),
+        f64s(out("pow_out")),
+    );
     let exp: Vec<f32> = out("exp_out")
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
@@ -129,9 +147,24 @@ fn math_library_calls_and_directed_rounding_match_the_host_within_the_documented
     // (against the correctly rounded result; the host's libm is within 1 ulp of it).
     for i in 0..1024 {
         let v = x[i];
-        assert!(ulps64(small[i], (v * 6.0).sin()) <= 3, "sin({}) = {}", v * 6.0, small[i]);
-        assert!(ulps64(large[i], (v * 1e12).sin()) <= 3, "sin({}) = {}", v * 1e12, large[i]);
-        assert!(ulps64(pow[i], (v + 1.0).powf(1.5)) <= 3, "pow({}, 1.5) = {}", v + 1.0, pow[i]);
+        assert!(
+            ulps64(small[i], (v * 6.0).sin()) <= 3,
+            "sin({}) = {}",
+            v * 6.0,
+            small[i]
+        );
+        assert!(
+            ulps64(large[i], (v * 1e12).sin()) <= 3,
+            "sin({}) = {}",
+            v * 1e12,
+            large[i]
+        );
+        assert!(
+            ulps64(pow[i], (v + 1.0).powf(1.5)) <= 3,
+            "pow({}, 1.5) = {}",
+            v + 1.0,
+            pow[i]
+        );
         // NVRTC contracts `x * 20 - 10` into one fma (nvcc's default -fmad=true).
         let e = (v as f32).mul_add(20.0, -10.0).exp();
         assert!(
@@ -166,16 +199,14 @@ fn nvidia_128_bit_division_routine_computes_exact_results() {
             .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
             .collect()
     };
-    let a: Vec<u64> = sim::workload::init::build(
-        "random:4",
-        sim::workload::init::Elem::U64,
-        512,
-        &|_| Err(String::new()),
-    )
-    .unwrap()
-    .chunks_exact(8)
-    .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-    .collect();
+    let a: Vec<u64> =
+        sim::workload::init::build("random:4", sim::workload::init::Elem::U64, 512, &|_| {
+            Err(String::new())
+        })
+        .unwrap()
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     let want_mod: Vec<u64> = a
         .iter()
         .map(|&x| ((u128::from(x) * u128::from(x)) % 1_000_000_007) as u64)

@@ -98,7 +98,11 @@ fn reference(n: usize, blocks: usize) -> Vec<(String, Vec<u8>)> {
             .fold(0u32, |v, (l, o)| v | (o & 1) << l);
         popc += vote.count_ones();
         max_brev = max_brev.max(vote.reverse_bits());
-        let ffs = if vote == 0 { 0 } else { vote.trailing_zeros() + 1 };
+        let ffs = if vote == 0 {
+            0
+        } else {
+            vote.trailing_zeros() + 1
+        };
         lowest = lowest.min(ffs);
     }
     let le32 = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
@@ -106,7 +110,10 @@ fn reference(n: usize, blocks: usize) -> Vec<(String, Vec<u8>)> {
         ("hist".into(), le32(&hist)),
         (
             "checksum".into(),
-            [sum_lo, sum_hi].iter().flat_map(|x| x.to_le_bytes()).collect(),
+            [sum_lo, sum_hi]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
         ),
         ("stats".into(), le32(&[popc, max_brev, xor])),
         ("lowest".into(), le32(&[lowest])),
@@ -142,7 +149,10 @@ fn check_outputs(l: &LaunchResult, want: &[(String, Vec<u8>)], what: &str) {
             .iter()
             .find(|(n, _)| n == name)
             .unwrap_or_else(|| panic!("{what}: no output {name}"));
-        assert!(got.1 == *bytes, "{what}: output `{name}` differs from the reference");
+        assert!(
+            got.1 == *bytes,
+            "{what}: output `{name}` differs from the reference"
+        );
     }
 }
 
@@ -164,7 +174,10 @@ fn user_kernel_same_counters_from_cu_and_ptx() {
         "histogram.cu (auto)".to_string(),
         run(&cfg, &workload(None), Compiler::Auto, "histogram.cu"),
     )];
-    for (ok, c, name) in [(nvrtc, Compiler::Nvrtc, "NVRTC"), (clang, Compiler::Clang, "clang")] {
+    for (ok, c, name) in [
+        (nvrtc, Compiler::Nvrtc, "NVRTC"),
+        (clang, Compiler::Clang, "clang"),
+    ] {
         if ok {
             let what = format!("histogram.cu ({name})");
             runs.push((what.clone(), run(&cfg, &workload(None), c, &what)));
@@ -172,7 +185,10 @@ fn user_kernel_same_counters_from_cu_and_ptx() {
     }
     for (compiler, file) in ptx_variants() {
         let what = format!("{file} ({compiler})");
-        runs.push((what.clone(), run(&cfg, &workload(Some(file)), Compiler::Auto, &what)));
+        runs.push((
+            what.clone(),
+            run(&cfg, &workload(Some(file)), Compiler::Auto, &what),
+        ));
     }
     let (first, base) = &runs[0];
     let expected = memory_counters(&base.counters);
@@ -198,7 +214,10 @@ fn user_kernel_nvrtc_clang_and_nvcc_ptx_give_identical_outputs_and_counters() {
             .into_iter()
             .map(|(compiler, file)| {
                 let what = format!("{file} ({compiler}) on {path}");
-                (what.clone(), run(&cfg, &workload(Some(file)), Compiler::Auto, &what))
+                (
+                    what.clone(),
+                    run(&cfg, &workload(Some(file)), Compiler::Auto, &what),
+                )
             })
             .collect();
         for (what, l) in &runs {
@@ -254,7 +273,13 @@ fn sim_cli(args: &[&str], env: &[(&str, &str)], clear: bool) -> std::process::Ou
 #[test]
 fn the_cli_runs_a_cu_workload_and_says_what_a_missing_compiler_takes() {
     let toml = format!("{DIR}/histogram.toml");
-    let args = ["run", "configs/h200.toml", toml.as_str(), "--format", "json"];
+    let args = [
+        "run",
+        "configs/h200.toml",
+        toml.as_str(),
+        "--format",
+        "json",
+    ];
     // With the compilers of this machine (the first test requires one).
     if compile::nvrtc_available() || compile::find_clang().is_some() {
         let out = sim_cli(&args, &[], false);
@@ -297,5 +322,7 @@ fn the_cli_runs_a_cu_workload_and_says_what_a_missing_compiler_takes() {
         true,
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("clang not found: apt-get install clang-19"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("clang not found: apt-get install clang-19")
+    );
 }

@@ -145,7 +145,9 @@ fn parse_arch(s: &str) -> std::result::Result<(u32, u32), String> {
     };
     match (major, minor) {
         (Some(a), Some(b)) => Ok((a, b)),
-        _ => Err(format!("`{s}`: expected an architecture such as sm_90 or 9.0")),
+        _ => Err(format!(
+            "`{s}`: expected an architecture such as sm_90 or 9.0"
+        )),
     }
 }
 

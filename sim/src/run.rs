@@ -418,8 +418,8 @@ fn compile_source(
     compiler: crate::compile::Compiler,
 ) -> Result<(String, String)> {
     let (name, bytes) = w.source.read_relative(cu)?;
-    let source = String::from_utf8(bytes)
-        .map_err(|_| w.err("cuda", format!("{name} is not UTF-8 text")))?;
+    let source =
+        String::from_utf8(bytes).map_err(|_| w.err("cuda", format!("{name} is not UTF-8 text")))?;
     let dir = match &w.source {
         crate::workload::Source::File(p) => {
             Some(p.parent().unwrap_or(std::path::Path::new(".")).join(cu))

@@ -258,8 +258,14 @@ pub const LABELS: &[(&str, &str)] = &[
         "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
         "global reduction sectors",
     ),
-    ("lts__t_sectors_srcunit_tex_op_atom.sum", "L2 atomic sectors"),
-    ("lts__t_sectors_srcunit_tex_op_red.sum", "L2 reduction sectors"),
+    (
+        "lts__t_sectors_srcunit_tex_op_atom.sum",
+        "L2 atomic sectors",
+    ),
+    (
+        "lts__t_sectors_srcunit_tex_op_red.sum",
+        "L2 reduction sectors",
+    ),
     (
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
         "shared atomic wavefronts",

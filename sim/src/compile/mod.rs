@@ -60,7 +60,9 @@ impl std::str::FromStr for Compiler {
             "auto" => Ok(Compiler::Auto),
             "nvrtc" => Ok(Compiler::Nvrtc),
             "clang" => Ok(Compiler::Clang),
-            o => Err(format!("unknown compiler `{o}` (allowed: auto, nvrtc, clang)")),
+            o => Err(format!(
+                "unknown compiler `{o}` (allowed: auto, nvrtc, clang)"
+            )),
         }
     }
 }
@@ -126,8 +128,7 @@ pub fn compile_nvrtc(
         return Err(format!("libnvrtc not found: {NVRTC_HINT}"));
     }
     let src = CString::new(source).map_err(|_| format!("{name} contains a NUL byte"))?;
-    let cname =
-        CString::new(format!("/{name}")).map_err(|_| "source name contains a NUL byte")?;
+    let cname = CString::new(format!("/{name}")).map_err(|_| "source name contains a NUL byte")?;
     let prog = result::create_program(&src, Some(&cname))
         .map_err(|e| format!("nvrtcCreateProgram({name}) failed: {e:?}"))?;
     // SAFETY: `prog` was created above and is destroyed exactly once, at the end.
@@ -357,8 +358,7 @@ or clang: {CLANG_HINT}. (Or point the workload's `ptx` at PTX compiled elsewhere
             arch: format!("sm_{}{}", arch.0, arch.1),
         }
     } else {
-        let clang = find_clang()
-            .ok_or_else(|| err(format!("clang not found: {CLANG_HINT}")))?;
+        let clang = find_clang().ok_or_else(|| err(format!("clang not found: {CLANG_HINT}")))?;
         let version = clang_version(clang).map_err(err)?;
         Compiled {
             ptx: compile_clang_user(clang, &name, source, include_dir, arch).map_err(err)?,

@@ -208,10 +208,7 @@ pub fn alu(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: u64, b: u64, c: u64
             if sat && op == AluOp::Mad24 && signed {
                 // mad24.hi.sat.s32 clamps the sum to the s32 range.
                 let wide = i128::from(part) + i128::from(sext(c, 32));
-                return trunc(
-                    wide.clamp(i32::MIN.into(), i32::MAX.into()) as u64,
-                    32,
-                );
+                return trunc(wide.clamp(i32::MIN.into(), i32::MAX.into()) as u64, 32);
             }
             r as u64
         }
@@ -555,7 +552,11 @@ pub fn bits(op: BitOp, s: [u64; 4]) -> u64 {
             };
             let kept = if pos < n { len.min(n - pos) } else { 0 };
             let field = if kept == 0 { 0 } else { trunc(a >> pos, kept) };
-            let fill = if sbit == 1 { trunc(!0 << kept.min(63), n) } else { 0 };
+            let fill = if sbit == 1 {
+                trunc(!0 << kept.min(63), n)
+            } else {
+                0
+            };
             // kept == 64 only when pos == 0 and len >= 64: no fill.
             if kept >= 64 {
                 field
@@ -630,7 +631,11 @@ pub fn bits(op: BitOp, s: [u64; 4]) -> u64 {
             trunc(r, 32)
         }
         BitOp::Shf { left, clamp } => {
-            let n = if clamp { (c as u32).min(32) } else { c as u32 & 0x1f };
+            let n = if clamp {
+                (c as u32).min(32)
+            } else {
+                c as u32 & 0x1f
+            };
             let wide = (u128::from(trunc(b, 32)) << 32) | u128::from(trunc(a, 32));
             if left {
                 trunc(((wide << n) >> 32) as u64, 32)
@@ -1154,7 +1159,8 @@ pub fn float_rounded(op: AluOp, ty: Type, rnd: Rounding, sat: bool, a: u64, b: u
             (s, e, Some((p, z)))
         }
     };
-    let operands_finite = x.is_finite() && y.is_finite() && (z.is_finite() || !matches!(op, AluOp::Mad | AluOp::Fma));
+    let operands_finite =
+        x.is_finite() && y.is_finite() && (z.is_finite() || !matches!(op, AluOp::Mad | AluOp::Fma));
     let zero_sign = |v: f64| -> f64 {
         // x + (-x) is +0 except toward -infinity; -0 + -0 stays -0 (already so in s).
         if v == 0.0 && e == 0.0 && matches!(rnd, Rounding::Rm | Rounding::Rmi) {
@@ -1179,7 +1185,13 @@ pub fn float_rounded(op: AluOp, ty: Type, rnd: Rounding, sat: bool, a: u64, b: u
         } else {
             0.0.partial_cmp(&e).unwrap_or(Ordering::Equal)
         };
-        let r = directed(s, cmp, Some(rnd), s < 0.0 || (s == 0.0 && e < 0.0), f64_step);
+        let r = directed(
+            s,
+            cmp,
+            Some(rnd),
+            s < 0.0 || (s == 0.0 && e < 0.0),
+            f64_step,
+        );
         zero_sign(r)
     } else {
         let r0 = s as f32;
@@ -1190,7 +1202,13 @@ pub fn float_rounded(op: AluOp, ty: Type, rnd: Rounding, sat: bool, a: u64, b: u
         } else {
             0.0.partial_cmp(&e).unwrap_or(Ordering::Equal)
         };
-        let r = directed(r0, cmp, Some(rnd), s < 0.0 || (s == 0.0 && e < 0.0), f32_step);
+        let r = directed(
+            r0,
+            cmp,
+            Some(rnd),
+            s < 0.0 || (s == 0.0 && e < 0.0),
+            f32_step,
+        );
         // Widening to f64 is exact, so is narrowing back.
         let v = zero_sign(f64::from(r));
         return from_f32(if sat { saturate(v) } else { v } as f32);
@@ -1358,10 +1376,7 @@ mod tests {
         assert_eq!(b(BitOp::Bfe(U32), &[0x8000_0000, 40, 4]), 0);
         // Only the low 8 bits of pos and len count.
         assert_eq!(b(BitOp::Bfe(U32), &[0xF0F0_1234, 0x104, 0x208]), 0x23);
-        assert_eq!(
-            b(BitOp::Bfe(U64), &[0x1234_5678_9ABC_DEF0, 32, 16]),
-            0x5678
-        );
+        assert_eq!(b(BitOp::Bfe(U64), &[0x1234_5678_9ABC_DEF0, 32, 16]), 0x5678);
         assert_eq!(
             b(BitOp::Bfe(S64), &[0x8000_0000_0000_0000, 60, 8]),
             0xFFFF_FFFF_FFFF_FFF8
@@ -1428,7 +1443,10 @@ mod tests {
         let lop3 = |lut| b(BitOp::Lop3, &[0xF0, 0xCC, 0xAA, lut]);
         assert_eq!(lop3(0x96), 0x96);
         assert_eq!(lop3(0xE8), 0xE8);
-        assert_eq!(b(BitOp::Lop3, &[0xFFFF_0000, 0xFF00_FF00, 0xF0F0_F0F0, 0x80]), 0xF000_0000);
+        assert_eq!(
+            b(BitOp::Lop3, &[0xFFFF_0000, 0xFF00_FF00, 0xF0F0_F0F0, 0x80]),
+            0xF000_0000
+        );
         let shf = |left, clamp, c| b(BitOp::Shf { left, clamp }, &[0x8000_0001, 3, c]);
         assert_eq!(shf(true, false, 4), 0x38);
         assert_eq!(shf(false, false, 4), 0x3800_0000);
@@ -1462,7 +1480,15 @@ mod tests {
         assert_eq!(bmsk(true, 0, 32), 0xFFFF_FFFF);
         assert_eq!(bmsk(true, 32, 4), 0);
         assert_eq!(bmsk(true, 30, 8), 0xC000_0000);
-        let szext = |signed, a, w| b(BitOp::Szext { clamp: true, signed }, &[a, w]);
+        let szext = |signed, a, w| {
+            b(
+                BitOp::Szext {
+                    clamp: true,
+                    signed,
+                },
+                &[a, w],
+            )
+        };
         assert_eq!(szext(true, 0x80, 8), 0xFFFF_FF80);
         assert_eq!(szext(false, 0x180, 8), 0x80);
         assert_eq!(szext(true, 0x80, 0), 0);
@@ -1503,7 +1529,15 @@ mod tests {
             (0, 1)
         );
         assert_eq!(
-            carry(CarryOp::Add, S64, MulMode::None, u64::MAX, u64::MAX, 0, Some(1)),
+            carry(
+                CarryOp::Add,
+                S64,
+                MulMode::None,
+                u64::MAX,
+                u64::MAX,
+                0,
+                Some(1)
+            ),
             (u64::MAX, 1)
         );
         assert_eq!(
@@ -1529,13 +1563,29 @@ mod tests {
         assert_eq!(m(AluOp::Sad, U32, MulMode::None, 3, 10, 100), 107);
         assert_eq!(m(AluOp::Sad, S32, MulMode::None, 0xFFFF_FFFB, 5, 1), 11);
         assert_eq!(
-            alu(AluOp::Mad24, S32, MulMode::Hi, true, 0x7F_FFFF, 0x7F_FFFF, 0x7FFF_FFFF),
+            alu(
+                AluOp::Mad24,
+                S32,
+                MulMode::Hi,
+                true,
+                0x7F_FFFF,
+                0x7F_FFFF,
+                0x7FFF_FFFF
+            ),
             0x7FFF_FFFF
         );
     }
 
     fn f(op: AluOp, x: f32, y: f32) -> f32 {
-        f32::from_bits(alu(op, Type::F32, MulMode::None, false, from_f32(x), from_f32(y), 0) as u32)
+        f32::from_bits(alu(
+            op,
+            Type::F32,
+            MulMode::None,
+            false,
+            from_f32(x),
+            from_f32(y),
+            0,
+        ) as u32)
     }
 
     #[test]
@@ -1580,10 +1630,7 @@ mod tests {
         assert_eq!(set_value(S32, false), 0);
         assert_eq!(cvt_pack(U16, 70000, (-5i64) as u64, 0), 0xFFFF_0000);
         assert_eq!(cvt_pack(S16, 5, (-70000i64) as u64, 0), 0x0005_8000);
-        assert_eq!(
-            cvt_pack(S8, 200, (-200i64) as u64, 0x1234),
-            0x1234_7F80
-        );
+        assert_eq!(cvt_pack(S8, 200, (-200i64) as u64, 0x1234), 0x1234_7F80);
     }
 
     #[test]
@@ -1628,7 +1675,10 @@ mod tests {
             redux(ReduxOp::Min, Type::S32, [4, 0xFFFF_FFFD, 7].into_iter()),
             0xFFFF_FFFD
         );
-        assert_eq!(redux(ReduxOp::Min, Type::U32, [4, 0xFFFF_FFFD, 7].into_iter()), 4);
+        assert_eq!(
+            redux(ReduxOp::Min, Type::U32, [4, 0xFFFF_FFFD, 7].into_iter()),
+            4
+        );
         assert_eq!(redux(ReduxOp::Xor, Type::B32, [1, 2, 3].into_iter()), 0);
         assert_eq!(bar_red(BarRedOp::Popc, 5, 8), 5);
         assert_eq!(bar_red(BarRedOp::And, 8, 8), 1);
@@ -1691,7 +1741,10 @@ mod tests {
             f32::from_bits(convert(F32, F16, None, false, 0x3555) as u32),
             0.333_251_95
         );
-        assert_eq!(convert(S32, F16, Some(Rounding::Rni), false, 0xC100), (-2i64) as u64 & 0xFFFF_FFFF);
+        assert_eq!(
+            convert(S32, F16, Some(Rounding::Rni), false, 0xC100),
+            (-2i64) as u64 & 0xFFFF_FFFF
+        );
         assert_eq!(convert(F16, S32, Some(Rounding::Rn), false, 3), 0x4200);
     }
 
@@ -1709,39 +1762,86 @@ mod tests {
         assert_eq!(f32r(AluOp::Add, Rounding::Rz, 1.0, tiny, 0.0), 1.0);
         assert_eq!(f32r(AluOp::Add, Rounding::Rm, 1.0, tiny, 0.0), 1.0);
         assert_eq!(f32r(AluOp::Add, Rounding::Rp, 1.0, tiny, 0.0), one_up);
-        assert_eq!(f32r(AluOp::Sub, Rounding::Rz, 1.0, tiny, 0.0), f32::from_bits(0x3F7F_FFFF));
+        assert_eq!(
+            f32r(AluOp::Sub, Rounding::Rz, 1.0, tiny, 0.0),
+            f32::from_bits(0x3F7F_FFFF)
+        );
         assert_eq!(f32r(AluOp::Sub, Rounding::Rp, 1.0, tiny, 0.0), 1.0);
         // Exact results are not moved.
         assert_eq!(f32r(AluOp::Add, Rounding::Rp, 1.5, 2.25, 0.0), 3.75);
         // (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46.
         let a = one_up;
-        assert_eq!(f32r(AluOp::Mul, Rounding::Rz, a, a, 0.0).to_bits(), 0x3F80_0002);
-        assert_eq!(f32r(AluOp::Mul, Rounding::Rp, a, a, 0.0).to_bits(), 0x3F80_0003);
-        assert_eq!(f32r(AluOp::Mul, Rounding::Rm, -a, a, 0.0).to_bits(), 0xBF80_0003);
+        assert_eq!(
+            f32r(AluOp::Mul, Rounding::Rz, a, a, 0.0).to_bits(),
+            0x3F80_0002
+        );
+        assert_eq!(
+            f32r(AluOp::Mul, Rounding::Rp, a, a, 0.0).to_bits(),
+            0x3F80_0003
+        );
+        assert_eq!(
+            f32r(AluOp::Mul, Rounding::Rm, -a, a, 0.0).to_bits(),
+            0xBF80_0003
+        );
         // fma rounds once: a*a - 1 = 2^-22 + 2^-46 exactly representable.
-        assert_eq!(f32r(AluOp::Fma, Rounding::Rz, a, a, -1.0), 2f32.powi(-22) + 2f32.powi(-46));
+        assert_eq!(
+            f32r(AluOp::Fma, Rounding::Rz, a, a, -1.0),
+            2f32.powi(-22) + 2f32.powi(-46)
+        );
         // NVRTC's expf: fma.rm of (x * 252 + 12582913), a round-down to an integer.
-        assert_eq!(f32r(AluOp::Fma, Rounding::Rm, 0.75, 252.0, 12_582_913.0), 12_583_102.0);
+        assert_eq!(
+            f32r(AluOp::Fma, Rounding::Rm, 0.75, 252.0, 12_582_913.0),
+            12_583_102.0
+        );
         // Overflow: toward zero stays finite.
         assert_eq!(f32r(AluOp::Mul, Rounding::Rz, f32::MAX, 2.0, 0.0), f32::MAX);
-        assert_eq!(f32r(AluOp::Mul, Rounding::Rp, f32::MAX, 2.0, 0.0), f32::INFINITY);
+        assert_eq!(
+            f32r(AluOp::Mul, Rounding::Rp, f32::MAX, 2.0, 0.0),
+            f32::INFINITY
+        );
         // x - x is -0 rounding down, +0 otherwise.
         assert!(f32r(AluOp::Sub, Rounding::Rm, 2.0, 2.0, 0.0).is_sign_negative());
         assert!(f32r(AluOp::Sub, Rounding::Rz, 2.0, 2.0, 0.0).is_sign_positive());
         assert!(f32r(AluOp::Add, Rounding::Rm, 0.0, 0.0, 0.0).is_sign_positive());
         let f64r = |op, rnd, x: f64, y: f64, z: f64| {
-            f64::from_bits(float_rounded(op, F64, rnd, false, x.to_bits(), y.to_bits(), z.to_bits()))
+            f64::from_bits(float_rounded(
+                op,
+                F64,
+                rnd,
+                false,
+                x.to_bits(),
+                y.to_bits(),
+                z.to_bits(),
+            ))
         };
         let t = 2f64.powi(-60);
-        assert_eq!(f64r(AluOp::Add, Rounding::Rp, 1.0, t, 0.0), 1.0 + f64::EPSILON);
+        assert_eq!(
+            f64r(AluOp::Add, Rounding::Rp, 1.0, t, 0.0),
+            1.0 + f64::EPSILON
+        );
         assert_eq!(f64r(AluOp::Add, Rounding::Rz, 1.0, t, 0.0), 1.0);
-        assert_eq!(f64r(AluOp::Add, Rounding::Rm, -1.0, -t, 0.0), -1.0 - f64::EPSILON);
+        assert_eq!(
+            f64r(AluOp::Add, Rounding::Rm, -1.0, -t, 0.0),
+            -1.0 - f64::EPSILON
+        );
         let b = 1.0 + f64::EPSILON;
-        assert_eq!(f64r(AluOp::Mul, Rounding::Rp, b, b, 0.0), 1.0 + 3.0 * f64::EPSILON);
-        assert_eq!(f64r(AluOp::Mul, Rounding::Rz, b, b, 0.0), 1.0 + 2.0 * f64::EPSILON);
+        assert_eq!(
+            f64r(AluOp::Mul, Rounding::Rp, b, b, 0.0),
+            1.0 + 3.0 * f64::EPSILON
+        );
+        assert_eq!(
+            f64r(AluOp::Mul, Rounding::Rz, b, b, 0.0),
+            1.0 + 2.0 * f64::EPSILON
+        );
         // fma: b*b + t; the nearest is 1 + 2 eps, the exact value a little above it.
-        assert_eq!(f64r(AluOp::Fma, Rounding::Rz, b, b, t), 1.0 + 2.0 * f64::EPSILON);
-        assert_eq!(f64r(AluOp::Fma, Rounding::Rp, b, b, t), 1.0 + 3.0 * f64::EPSILON);
+        assert_eq!(
+            f64r(AluOp::Fma, Rounding::Rz, b, b, t),
+            1.0 + 2.0 * f64::EPSILON
+        );
+        assert_eq!(
+            f64r(AluOp::Fma, Rounding::Rp, b, b, t),
+            1.0 + 3.0 * f64::EPSILON
+        );
         assert_eq!(f64r(AluOp::Fma, Rounding::Rm, b, b, -t), 1.0 + f64::EPSILON);
     }
 
@@ -1755,4 +1855,3 @@ mod tests {
         assert_eq!(hi(Type::S32, 0xFFFF_FFFF, 2), 0xFFFF_FFFF);
     }
 }
-

@@ -629,14 +629,16 @@ impl Ctx<'_> {
                 d.dst = self.dst(&a[0])?;
                 srcs(&mut d, &a[1..], &[ty, Type::U32])?;
             }
-            Op::Call => {
-                return Err(self.err(
-                    "`call` reached the decoder: calls are inlined first (ptx::inline::inline_calls)"
-                        .into(),
-                ))
-            }
+            Op::Call => return Err(self.err(
+                "`call` reached the decoder: calls are inlined first (ptx::inline::inline_calls)"
+                    .into(),
+            )),
             Op::FloatRnd { op, ty, .. } => {
-                let n = if matches!(op, AluOp::Mad | AluOp::Fma) { 3 } else { 2 };
+                let n = if matches!(op, AluOp::Mad | AluOp::Fma) {
+                    3
+                } else {
+                    2
+                };
                 self.arity(n + 1..=n + 1)?;
                 d.dst = self.dst(&a[0])?;
                 srcs(&mut d, &a[1..], &[ty; 3])?;

@@ -115,7 +115,9 @@ impl Renamer {
                 base: base.as_ref().map(|b| Box::new(self.operand(b, regs))),
                 offset: *offset,
             },
-            Operand::Vector(v) => Operand::Vector(v.iter().map(|x| self.operand(x, regs)).collect()),
+            Operand::Vector(v) => {
+                Operand::Vector(v.iter().map(|x| self.operand(x, regs)).collect())
+            }
             o => o.clone(),
         }
     }
@@ -197,7 +199,13 @@ impl Inliner<'_> {
         }
     }
 
-    fn mov(i: &Instruction, guard: Option<super::Guard>, ty: Type, dst: Operand, src: Operand) -> Statement {
+    fn mov(
+        i: &Instruction,
+        guard: Option<super::Guard>,
+        ty: Type,
+        dst: Operand,
+        src: Operand,
+    ) -> Statement {
         Statement::Inst(Instruction {
             guard,
             op: Op::Mov(ty),
@@ -286,7 +294,10 @@ impl Inliner<'_> {
                         let o = off + elem;
                         if store {
                             // An argument of the next call that lists `sym`.
-                            if let Some(c) = calls.iter().find(|c| c.0 > k && c.4.contains(&sym.to_string())) {
+                            if let Some(c) = calls
+                                .iter()
+                                .find(|c| c.0 > k && c.4.contains(&sym.to_string()))
+                            {
                                 let p = c.4.iter().position(|a| a == sym).unwrap_or(0);
                                 return Some(arg_slot(c.1, p, o));
                             }
@@ -295,7 +306,11 @@ impl Inliner<'_> {
                             }
                         } else {
                             // The return value of the last call that listed `sym`.
-                            if let Some(c) = calls.iter().rev().find(|c| c.0 < k && c.2.contains(&sym.to_string())) {
+                            if let Some(c) = calls
+                                .iter()
+                                .rev()
+                                .find(|c| c.0 < k && c.2.contains(&sym.to_string()))
+                            {
                                 return Some(ret_slot(c.1, o));
                             }
                             if let Some(p) = rn.params.get(sym) {
@@ -370,7 +385,10 @@ impl Inliner<'_> {
             ));
         };
         if self.stack.iter().any(|n| n == callee) {
-            return Err(self.err(call, format!("recursive call of `{callee}` is not supported")));
+            return Err(self.err(
+                call,
+                format!("recursive call of `{callee}` is not supported"),
+            ));
         }
         if self.stack.len() > MAX_DEPTH {
             return Err(self.err(call, format!("calls nested deeper than {MAX_DEPTH}")));

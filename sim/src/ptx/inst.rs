@@ -728,7 +728,9 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
         check_alu_type(opcode, op, ty, mode)?;
         if let Some(rnd) = directed {
             if !ty.is_float() {
-                return Err(format!("`{opcode}` rounding modifiers apply to float types only"));
+                return Err(format!(
+                    "`{opcode}` rounding modifiers apply to float types only"
+                ));
             }
             return Ok(Op::FloatRnd { op, ty, rnd, sat });
         }
@@ -915,8 +917,10 @@ fn check_alu_type(opcode: &str, op: AluOp, ty: Type, mode: MulMode) -> Result<()
     if float_only && !ty.is_float() {
         return Err(format!("`{opcode}` needs a float type (.f32)"));
     }
-    if matches!(op, AluOp::Ex2 | AluOp::Lg2 | AluOp::Sin | AluOp::Cos | AluOp::Tanh)
-        && ty != Type::F32
+    if matches!(
+        op,
+        AluOp::Ex2 | AluOp::Lg2 | AluOp::Sin | AluOp::Cos | AluOp::Tanh
+    ) && ty != Type::F32
     {
         return Err(format!("`{opcode}` is supported for .f32 only"));
     }
@@ -957,7 +961,9 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
     let carry_ty = |m: &mut Mods| -> Result<Type, String> {
         let ty = need_ty(m, opcode)?;
         if !matches!(ty, Type::U32 | Type::S32 | Type::U64 | Type::S64) {
-            return Err(format!("`{opcode}` with carry needs .u32 .s32 .u64 or .s64"));
+            return Err(format!(
+                "`{opcode}` with carry needs .u32 .s32 .u64 or .s64"
+            ));
         }
         Ok(ty)
     };
@@ -984,9 +990,7 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
     let op = match opcode {
         "atom" | "red" => {
             m.ordering();
-            let space = m
-                .take_map(space_word)
-                .unwrap_or(StateSpace::Generic);
+            let space = m.take_map(space_word).unwrap_or(StateSpace::Generic);
             if !matches!(
                 space,
                 StateSpace::Global | StateSpace::Shared | StateSpace::Generic
@@ -1017,9 +1021,12 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
                     format!("`{opcode}` needs an operation (.add .min .max .inc .dec .and .or .xor .exch .cas)")
                 })?;
             let ty = need_ty(m, opcode)?;
-            if !atom_type_ok(kind, ty) || (opcode == "red" && matches!(kind, AtomKind::Cas | AtomKind::Exch)) {
+            if !atom_type_ok(kind, ty)
+                || (opcode == "red" && matches!(kind, AtomKind::Cas | AtomKind::Exch))
+            {
                 return Err(format!(
-                    "`{opcode}.{}` is not defined for .{}",
+                    "`{opcode}.{}.{}` is not supported (the PTX ISA's 32- and 64-bit integer and \
+float forms are; `red` has no .cas or .exch)",
                     format!("{kind:?}").to_lowercase(),
                     ty.name()
                 ));
@@ -1034,7 +1041,11 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
         "add" | "sub" if m.has("cc") => {
             m.take("cc");
             Op::Carry {
-                op: if opcode == "add" { CarryOp::Add } else { CarryOp::Sub },
+                op: if opcode == "add" {
+                    CarryOp::Add
+                } else {
+                    CarryOp::Sub
+                },
                 ty: carry_ty(m)?,
                 mode: MulMode::None,
                 cc_in: false,
@@ -1044,7 +1055,11 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
         "addc" | "subc" => {
             let cc_out = m.take("cc");
             Op::Carry {
-                op: if opcode == "addc" { CarryOp::Add } else { CarryOp::Sub },
+                op: if opcode == "addc" {
+                    CarryOp::Add
+                } else {
+                    CarryOp::Sub
+                },
                 ty: carry_ty(m)?,
                 mode: MulMode::None,
                 cc_in: true,
@@ -1095,7 +1110,9 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
             };
             let ty = need_ty(m, opcode)?;
             if ty != Type::F32 {
-                return Err(format!("`{opcode}.NaN` and `.xorsign.abs` are supported for .f32 only"));
+                return Err(format!(
+                    "`{opcode}.NaN` and `.xorsign.abs` are supported for .f32 only"
+                ));
             }
             Op::Alu {
                 op,
@@ -1146,7 +1163,11 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
             if need_ty(m, opcode)? != Type::B32 {
                 return Err(format!("`{opcode}` needs .b32"));
             }
-            Op::Bits(if opcode == "fns" { BitOp::Fns } else { BitOp::Lop3 })
+            Op::Bits(if opcode == "fns" {
+                BitOp::Fns
+            } else {
+                BitOp::Lop3
+            })
         }
         "shf" => {
             let left = if m.take("l") {
@@ -1259,7 +1280,9 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
                         _ => return None,
                     })
                 })
-                .ok_or("`testp` needs .finite .infinite .number .notanumber .normal or .subnormal")?;
+                .ok_or(
+                    "`testp` needs .finite .infinite .number .notanumber .normal or .subnormal",
+                )?;
             let ty = need_ty(m, opcode)?;
             if !matches!(ty, Type::F32 | Type::F64) {
                 return Err("`testp` needs .f32 or .f64".into());
@@ -1291,8 +1314,15 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
         "fence" => {
             if m.take("proxy") {
                 m.take_map(|w| {
-                    matches!(w, "alias" | "async" | "async::global" | "async::shared::cta" | "async::shared::cluster")
-                        .then_some(())
+                    matches!(
+                        w,
+                        "alias"
+                            | "async"
+                            | "async::global"
+                            | "async::shared::cta"
+                            | "async::shared::cluster"
+                    )
+                    .then_some(())
                 })
                 .ok_or("`fence.proxy` is supported with .alias and .async")?;
                 m.take_map(space_word);
@@ -1335,9 +1365,17 @@ fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
                     .ok_or_else(|| format!("`{opcode}.red` needs .popc, .and or .or"))?;
                 m.take("aligned");
                 let ty = need_ty(m, opcode)?;
-                let want = if op == BarRedOp::Popc { Type::U32 } else { Type::Pred };
+                let want = if op == BarRedOp::Popc {
+                    Type::U32
+                } else {
+                    Type::Pred
+                };
                 if ty != want {
-                    return Err(format!("`{opcode}.red.{}` needs .{}", format!("{op:?}").to_lowercase(), want.name()));
+                    return Err(format!(
+                        "`{opcode}.red.{}` needs .{}",
+                        format!("{op:?}").to_lowercase(),
+                        want.name()
+                    ));
                 }
                 Op::BarRed(op)
             }
@@ -1462,9 +1500,7 @@ mod tests {
 
     #[test]
     fn atomics_take_ordering_scope_and_space_in_any_order() {
-        let want = |space, kind, ty| {
-            Ok(Op::Atom(AtomOp { space, kind, ty }))
-        };
+        let want = |space, kind, ty| Ok(Op::Atom(AtomOp { space, kind, ty }));
         assert_eq!(
             decode("atom", &["global", "add", "u32"]),
             want(StateSpace::Global, AtomKind::Add, Type::U32)
@@ -1540,12 +1576,28 @@ mod tests {
         assert_eq!(decode("prefetch", &["global", "L2"]), Ok(Op::Nop));
         assert_eq!(decode("prefetchu", &["L1"]), Ok(Op::Nop));
         let relaxed = decode("ld", &["relaxed", "gpu", "global", "u32"]);
-        assert!(matches!(relaxed, Ok(Op::Ld(MemOp { cache: CacheOp::Cg, .. }))));
+        assert!(matches!(
+            relaxed,
+            Ok(Op::Ld(MemOp {
+                cache: CacheOp::Cg,
+                ..
+            }))
+        ));
         let cta = decode("ld", &["relaxed", "cta", "global", "u32"]);
-        assert!(matches!(cta, Ok(Op::Ld(MemOp { cache: CacheOp::Default, .. }))));
+        assert!(matches!(
+            cta,
+            Ok(Op::Ld(MemOp {
+                cache: CacheOp::Default,
+                ..
+            }))
+        ));
         assert!(matches!(
             decode("st", &["shared::cta", "v2", "u32"]),
-            Ok(Op::St(MemOp { space: StateSpace::Shared, vec: 2, .. }))
+            Ok(Op::St(MemOp {
+                space: StateSpace::Shared,
+                vec: 2,
+                ..
+            }))
         ));
     }
 
@@ -1553,15 +1605,25 @@ mod tests {
     fn what_stays_unsupported_is_named() {
         for (op, mods) in [
             ("tex", &["2d", "v4", "f32", "s32"][..]),
-            ("mma", &["sync", "aligned", "m16n8k16", "row", "col", "f32", "f16", "f16", "f32"]),
-            ("wmma", &["load", "a", "sync", "aligned", "row", "m16n16k16", "f16"]),
+            (
+                "mma",
+                &[
+                    "sync", "aligned", "m16n8k16", "row", "col", "f32", "f16", "f16", "f32",
+                ],
+            ),
+            (
+                "wmma",
+                &["load", "a", "sync", "aligned", "row", "m16n16k16", "f16"],
+            ),
             ("cp", &["async", "ca", "shared", "global"]),
         ] {
             let e = decode(op, mods).unwrap_err();
-            assert!(e.starts_with(&format!("unsupported instruction `{op}`")), "{e}");
+            assert!(
+                e.starts_with(&format!("unsupported instruction `{op}`")),
+                "{e}"
+            );
         }
         assert_eq!(decode("add", &["f16"]).unwrap_err(), F16_ARITHMETIC);
         assert!(decode("cvt", &["rn", "f16", "f32"]).is_ok());
     }
 }
-

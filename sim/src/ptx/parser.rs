@@ -916,7 +916,10 @@ mod tests {
         assert!(k.regs.iter().any(|d| &d.name == inner));
         assert_eq!(
             insts[3].args[1],
-            Operand::Vector(vec![Operand::Reg(inner.clone()), Operand::Reg(inner.clone())])
+            Operand::Vector(vec![
+                Operand::Reg(inner.clone()),
+                Operand::Reg(inner.clone())
+            ])
         );
     }
 
@@ -948,9 +951,14 @@ mod tests {
         // The argument and the result pass through movs; the callee's ret became a branch.
         assert!(ops.contains(&Op::Bra));
         let movs = ops.iter().filter(|o| matches!(o, Op::Mov(_))).count();
-        assert_eq!(movs, 3 + 4, "the kernel's three movs and one per parameter slot access");
+        assert_eq!(
+            movs,
+            3 + 4,
+            "the kernel's three movs and one per parameter slot access"
+        );
         // Calling what the module does not define is an error naming it.
-        let undefined = CALLER.replace("call.uni (retval0), twice,", "call.uni (retval0), vprintf,");
+        let undefined =
+            CALLER.replace("call.uni (retval0), twice,", "call.uni (retval0), vprintf,");
         let m = parse(&undefined, "t.ptx").unwrap();
         let e = crate::ptx::inline::inline_calls(&m, m.entry("k").unwrap(), &undefined, "t.ptx")
             .unwrap_err()

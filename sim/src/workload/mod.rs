@@ -255,10 +255,7 @@ impl Workload {
                 ))
             }
             (false, Some(_)) => {
-                return Err(w.err(
-                    "cuda",
-                    "give either `ptx` or `cuda`, not both".into(),
-                ))
+                return Err(w.err("cuda", "give either `ptx` or `cuda`, not both".into()))
             }
             _ => {}
         }

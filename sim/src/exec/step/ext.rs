@@ -66,7 +66,8 @@ impl Ctx<'_> {
                 src: sty,
             } => {
                 for l in lanes(exec) {
-                    let r = alu::compare(cmp, sty, self.read(w, src(0), l), self.read(w, src(1), l));
+                    let r =
+                        alu::compare(cmp, sty, self.read(w, src(0), l), self.read(w, src(1), l));
                     let c = bool_op.is_none() || self.read(w, src(2), l) & 1 == 1;
                     write(w, d0, l, alu::set_value(dst, alu::combine(bool_op, r, c)));
                 }
@@ -102,7 +103,12 @@ impl Ctx<'_> {
                 for l in lanes(exec) {
                     let v = self.read(w, src(0), l);
                     for k in 0..usize::from(n) {
-                        write(w, inst.dst[k], l, alu::trunc(v >> (k as u32 * width), width));
+                        write(
+                            w,
+                            inst.dst[k],
+                            l,
+                            alu::trunc(v >> (k as u32 * width), width),
+                        );
                     }
                 }
             }
@@ -145,7 +151,12 @@ impl Ctx<'_> {
                 for l in lanes(exec) {
                     let a = self.read(w, src(0), l);
                     let (s, _) = resolve(StateSpace::Generic, a);
-                    write(w, d0, l, u64::from(s == space && space != StateSpace::Param));
+                    write(
+                        w,
+                        d0,
+                        l,
+                        u64::from(s == space && space != StateSpace::Param),
+                    );
                 }
             }
             _ => {}

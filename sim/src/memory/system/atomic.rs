@@ -57,7 +57,10 @@ mod tests {
         let first = m.atomic(0, &same);
         assert_eq!((first.sectors, first.l2_sectors, first.l2_hits), (1, 1, 0));
         let again = m.atomic(1, &same);
-        assert_eq!((again.l2_sectors, again.l2_hits, again.dram_read_bytes), (1, 1, 0));
+        assert_eq!(
+            (again.l2_sectors, again.l2_hits, again.dram_read_bytes),
+            (1, 1, 0)
+        );
         // A coalesced warp of 4-byte atomics: 4 sectors.
         let row = WarpAccess::from_fn(4, |l| 0x20_0000 + 4 * l);
         assert_eq!(m.atomic(0, &row).sectors, 4);
