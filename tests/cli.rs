@@ -739,7 +739,7 @@ fn a_typo_in_the_ptx_names_the_file_line_and_instruction() {
 fn an_unsupported_instruction_names_the_file_line_and_instruction() {
     let line = line_of(
         &root().join("tests/fixtures/unsupported.ptx"),
-        "atom.global.add.u32",
+        "tex.1d.v4.s32.s32",
     );
     let out = sim(&[
         "run",
@@ -748,7 +748,7 @@ fn an_unsupported_instruction_names_the_file_line_and_instruction() {
     ]);
     out.fails_with(&[
         &format!("tests/fixtures/unsupported.ptx:{line}:"),
-        "atom.global.add.u32",
+        "tex.1d.v4.s32.s32",
         "supported",
     ]);
 }

@@ -52,13 +52,10 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(20));
-    for (cfg_name, workload, sets, _what) in cases {
+    for (cfg_name, workload) in cases {
         let cfg = config(cfg_name);
         let w = Workload::resolve(workload).expect("bundled");
-        let opts = Options {
-            sets,
-            ..Options::default()
-        };
+        let opts = Options::default();
         g.throughput(Throughput::Elements(warp_instructions(&cfg, &w, &opts)));
         g.bench_function(workload, |b| {
             b.iter(|| run_workload(&cfg, &w, &opts).unwrap())

@@ -89,6 +89,14 @@ pub enum Error {
         /// The budget in warp instructions.
         budget: u64,
     },
+    /// A CUDA source that could not be compiled to PTX (no compiler, or the compiler's errors).
+    #[error("{file}: {message}")]
+    Compile {
+        /// The `.cu` file.
+        file: String,
+        /// What went wrong, with the compiler's log and how to get a compiler when none was found.
+        message: String,
+    },
     /// A launch that cannot run on the configured GPU (block too large, too much shared memory...).
     #[error("launch `{launch}`: {message}")]
     Launch {

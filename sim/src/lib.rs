@@ -5,7 +5,8 @@
 //! [`config`] (GPU description) → [`workload`] (what to launch) → [`ptx`] (parse the module) →
 //! [`exec`] (SIMT execution; each memory instruction becomes a warp-level access) → [`memory`]
 //! (coalescer, caches, shared banks, constant cache) → [`timing`] (cycles) → [`metrics`] (Nsight
-//! Compute-named counters and reports); [`run`] is where they meet.
+//! Compute-named counters and reports); [`run`] is where they meet. A workload that names a CUDA
+//! source instead of PTX (`cuda = "kernel.cu"`) is compiled first by [`compile`] (NVRTC or clang).
 //!
 //! From a workload to its counters, the way `sim run configs/h200.toml pseudo_random --set
 //! n=4096` does it:
@@ -51,6 +52,7 @@
 
 #![deny(missing_docs)]
 
+pub mod compile;
 pub mod config;
 pub mod error;
 pub mod exec;

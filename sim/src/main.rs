@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use sim::compile::Compiler;
 use sim::config::GpuConfig;
 use sim::metrics::report;
 use sim::run::{run_workload, Options};
@@ -71,6 +72,29 @@ coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds 
         /// for any number
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
+        /// Compiler for workloads that name a CUDA source (`cuda = "kernel.cu"`): nvrtc, clang, or
+        /// auto (NVRTC if libnvrtc loads, else clang); default: $GPUMEMSIM_COMPILER, else auto
+        #[arg(long, value_name = "COMPILER")]
+        compiler: Option<Compiler>,
+    },
+    /// Compile a CUDA source to PTX with NVRTC or clang, as `sim run` does for `cuda = "..."`
+    /// workloads, and print the PTX
+    #[command(
+        after_help = "Examples:\n  sim compile tests/fixtures/user_kernel/histogram.cu --arch sm_90 > histogram.ptx\n  \
+sim compile my_kernel.cu --compiler clang --arch sm_80\n\n\
+NVRTC: pip install nvidia-cuda-nvrtc-cu12 and put its lib directory on LD_LIBRARY_PATH; clang: \
+apt-get install clang-19 (no CUDA needed; CUDA math library functions are not available then)."
+    )]
+    Compile {
+        /// The CUDA source (device code)
+        source: PathBuf,
+        /// Target architecture, e.g. sm_90 or 9.0 (the compute capability of a config)
+        #[arg(long, default_value = "sm_80", value_parser = parse_arch)]
+        arch: (u32, u32),
+        /// nvrtc, clang, or auto (NVRTC if libnvrtc loads, else clang); default:
+        /// $GPUMEMSIM_COMPILER, else auto
+        #[arg(long, value_name = "COMPILER")]
+        compiler: Option<Compiler>,
     },
     /// List the bundled workloads, one line each
     #[command(after_help = "Example:\n  sim list")]
@@ -114,6 +138,42 @@ fn progress_bar() -> sim::run::Progress {
     })
 }
 
+/// `sm_90`, `compute_90`, `90` or `9.0` → (9, 0).
+fn parse_arch(s: &str) -> std::result::Result<(u32, u32), String> {
+    let t = s
+        .trim()
+        .trim_start_matches("sm_")
+        .trim_start_matches("compute_");
+    let (major, minor) = match t.split_once('.') {
+        Some((a, b)) => (a.parse().ok(), b.parse().ok()),
+        None if t.len() >= 2 && t.bytes().all(|b| b.is_ascii_digit()) => {
+            let (a, b) = t.split_at(t.len() - 1);
+            (a.parse().ok(), b.parse().ok())
+        }
+        None => (None, None),
+    };
+    match (major, minor) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err(format!(
+            "`{s}`: expected an architecture such as sm_90 or 9.0"
+        )),
+    }
+}
+
+/// `--compiler`, else `$GPUMEMSIM_COMPILER`, else auto.
+fn compiler_choice(flag: Option<Compiler>) -> Result<Compiler> {
+    if let Some(c) = flag {
+        return Ok(c);
+    }
+    match std::env::var("GPUMEMSIM_COMPILER") {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse()
+            .map_err(|e| anyhow::anyhow!("GPUMEMSIM_COMPILER: {e}")),
+        _ => Ok(Compiler::Auto),
+    }
+}
+
 fn main() -> ExitCode {
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
@@ -135,6 +195,25 @@ fn real_main() -> Result<()> {
     let cli = Cli::parse();
     let mut out = std::io::stdout().lock();
     match cli.command {
+        Command::Compile {
+            source,
+            arch,
+            compiler,
+        } => {
+            let text = std::fs::read_to_string(&source)
+                .with_context(|| format!("cannot read {}", source.display()))?;
+            let name = source.display().to_string();
+            let c = sim::compile::compile_cuda(
+                &name,
+                &text,
+                source.parent(),
+                arch,
+                compiler_choice(compiler)?,
+            )?;
+            eprintln!("{name}: PTX by {} for {}", c.compiler, c.arch);
+            write!(out, "{}", c.ptx)?;
+            Ok(())
+        }
         Command::List => {
             for w in gpumemsim::workloads() {
                 let desc =
@@ -156,6 +235,7 @@ fn real_main() -> Result<()> {
             max_warp_instructions,
             threads,
             sample,
+            compiler,
         } => {
             if let Some(n) = threads {
                 rayon::ThreadPoolBuilder::new()
@@ -165,6 +245,7 @@ fn real_main() -> Result<()> {
             }
             let cfg = GpuConfig::load(&config)?;
             let opts = Options {
+                compiler: compiler_choice(compiler)?,
                 progress: Some(progress_bar()),
                 sets,
                 warm,

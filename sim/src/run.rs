@@ -34,6 +34,8 @@ pub struct Options {
     pub progress: Option<Progress>,
     /// Which waves of each launch to simulate (default: all, unless the grid is very large).
     pub sampling: exec::Sampling,
+    /// The compiler for workloads that name a CUDA source (`cuda = "kernel.cu"`).
+    pub compiler: crate::compile::Compiler,
 }
 
 impl std::fmt::Debug for Options {
@@ -46,6 +48,7 @@ impl std::fmt::Debug for Options {
             .field("only", &self.only)
             .field("progress", &self.progress.is_some())
             .field("sampling", &self.sampling)
+            .field("compiler", &self.compiler)
             .finish()
     }
 }
@@ -60,6 +63,7 @@ impl Default for Options {
             only: vec![],
             progress: None,
             sampling: exec::Sampling::Auto,
+            compiler: crate::compile::Compiler::Auto,
         }
     }
 }
@@ -183,9 +187,15 @@ pub fn run_workload(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Wor
 pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     let mut w = w.clone();
     w.set_params(&opts.sets)?;
-    let (ptx_name, bytes) = w.source.read_relative(&w.ptx)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| w.err("ptx", format!("{ptx_name} is not UTF-8 text")))?;
+    let (ptx_name, text) = match &w.cuda {
+        Some(cu) => compile_source(cfg, &w, cu, opts.compiler)?,
+        None => {
+            let (ptx_name, bytes) = w.source.read_relative(&w.ptx)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| w.err("ptx", format!("{ptx_name} is not UTF-8 text")))?;
+            (ptx_name, text)
+        }
+    };
     let module = ptx::parse(&text, &ptx_name)?;
     if module.address_size != 64 {
         return Err(w.err(
@@ -267,6 +277,8 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
                 ),
             )
         })?;
+        let inlined = ptx::inline::inline_calls(&module, f, &text, &ptx_name)?;
+        let f = &inlined;
         let (param_bytes, dynamic_shared_at, local) = layout_kernel(&module, f, &mut symbols);
         let program = exec::decode(f, &symbols, &text, &ptx_name)?;
         let (params, args) = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
@@ -374,7 +386,7 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         let timing = timing::estimate(
             cfg,
             &stats.sms,
-            c.l2_read_sectors + c.l2_write_sectors,
+            c.l2_read_sectors + c.l2_write_sectors + c.l2_atom_sectors + c.l2_red_sectors,
             c.dram_read_bytes + c.dram_write_bytes,
         );
         let outputs = if opts.keep_outputs {
@@ -421,6 +433,38 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         params: w.params.clone(),
         launches,
     })
+}
+
+/// Compiles the workload's CUDA source `cu` for the config's GPU; returns a name for the PTX (the
+/// source, the compiler and the target, for messages) and the PTX.
+fn compile_source(
+    cfg: &GpuConfig,
+    w: &Workload,
+    cu: &str,
+    compiler: crate::compile::Compiler,
+) -> Result<(String, String)> {
+    let (name, bytes) = w.source.read_relative(cu)?;
+    let source =
+        String::from_utf8(bytes).map_err(|_| w.err("cuda", format!("{name} is not UTF-8 text")))?;
+    let dir = match &w.source {
+        crate::workload::Source::File(p) => {
+            Some(p.parent().unwrap_or(std::path::Path::new(".")).join(cu))
+        }
+        crate::workload::Source::Inline => Some(std::path::PathBuf::from(cu)),
+        crate::workload::Source::Bundled(_) => None,
+    };
+    let include_dir = dir.as_deref().and_then(std::path::Path::parent);
+    let c = crate::compile::compile_cuda(
+        &name,
+        &source,
+        include_dir,
+        cfg.compute_capability(),
+        compiler,
+    )?;
+    Ok((
+        format!("{name} (PTX by {} for {})", c.compiler, c.arch),
+        c.ptx,
+    ))
 }
 
 /// Places module-scope `.const` and `.global` variables; returns their symbols.

@@ -230,6 +230,46 @@ pub const LABELS: &[(&str, &str)] = &[
         "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
         "DFMA thread instructions",
     ),
+    (
+        "smsp__sass_inst_executed_op_global_atom.sum",
+        "global atomic instructions",
+    ),
+    (
+        "smsp__sass_inst_executed_op_global_red.sum",
+        "global reduction instructions",
+    ),
+    (
+        "smsp__sass_inst_executed_op_shared_atom.sum",
+        "shared atomic instructions",
+    ),
+    (
+        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+        "global atomic requests",
+    ),
+    (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+        "global atomic sectors",
+    ),
+    (
+        "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+        "global reduction requests",
+    ),
+    (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+        "global reduction sectors",
+    ),
+    (
+        "lts__t_sectors_srcunit_tex_op_atom.sum",
+        "L2 atomic sectors",
+    ),
+    (
+        "lts__t_sectors_srcunit_tex_op_red.sum",
+        "L2 reduction sectors",
+    ),
+    (
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+        "shared atomic wavefronts",
+    ),
 ];
 
 /// A metric's short label, or its name when it has none.

@@ -17,12 +17,11 @@
 //! - clang (`clang-19 -x cuda --cuda-device-only -nocudainc -nocudalib`): `kernels/ptx/clang/<stem>.ptx`,
 //!   a fixture for the simulator's PTX parser (clang's PTX differs in style from NVIDIA's).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// NVRTC's options for every bundled kernel. PTX for `compute_80` runs on sm_80 (A100) and sm_86
 /// (RTX 3090) and, JIT-compiled by the driver, on sm_90 (H100, H200); `-lineinfo` keeps `.loc`
@@ -45,8 +44,7 @@ pub const CLANG_ARGS: &[&str] = &[
 pub const DEFAULT_CLANG: &str = "clang-19";
 
 /// The shell command that makes libnvrtc (from the PyPI wheel) visible to `validate ptx`.
-pub const NVRTC_HINT: &str = "pip install nvidia-cuda-nvrtc-cu12, then run with \
-LD_LIBRARY_PATH=\"$(python3 -c 'import nvidia.cuda_nvrtc as m; print(*m.__path__)')/lib\"";
+pub const NVRTC_HINT: &str = sim::compile::NVRTC_HINT;
 
 /// The command that regenerates the NVRTC PTX (`kernels/README.md` documents it).
 pub const REGENERATE_NVRTC: &str =
@@ -285,95 +283,29 @@ fn write_ptx(path: &Path, stamp: &Stamp, ptx: &str) -> Result<()> {
     fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-/// NVRTC's version, `(major, minor)`, or an error saying how to get libnvrtc.
+/// NVRTC's version, `(major, minor)`, or an error saying how to get libnvrtc
+/// ([`sim::compile::nvrtc_version`]).
 pub fn nvrtc_version() -> Result<(i32, i32)> {
-    use cudarc::nvrtc::sys;
-    // SAFETY: only probes whether the library can be opened.
-    if !unsafe { sys::is_culib_present() } {
-        bail!("libnvrtc not found: {NVRTC_HINT}");
-    }
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: both pointers are valid for writes; the library is present (checked above).
-    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
-        .result()
-        .map_err(|e| anyhow::anyhow!("nvrtcVersion failed: {e:?}"))?;
-    Ok((major, minor))
+    sim::compile::nvrtc_version().map_err(anyhow::Error::msg)
 }
 
 /// Compiles `source`, the contents of the file `name` (`add_constant.cu`), with [`NVRTC_OPTIONS`]
-/// and returns NVRTC's PTX. On a compile error the log goes to stderr.
-///
-/// NVRTC turns a relative program name into an absolute path by prefixing the current directory,
-/// and `-lineinfo` writes that path into the PTX's `.file` directive. The program is therefore
-/// named `/<name>` (`.file 1 "/add_constant.cu"`): the PTX is the same wherever it is generated
-/// and carries no path of the machine that made it.
+/// and returns NVRTC's PTX ([`sim::compile::compile_nvrtc`], which names the program `/<name>` so
+/// that the PTX carries no path of the machine that made it); a compile error carries the log.
 pub fn compile_nvrtc(name: &str, source: &str) -> Result<String> {
-    use cudarc::nvrtc::result;
-    use std::ffi::{CStr, CString};
-
-    let src = CString::new(source).with_context(|| format!("{name} contains a NUL byte"))?;
-    let cname = CString::new(format!("/{name}")).context("source name contains a NUL byte")?;
-    let prog = result::create_program(&src, Some(&cname))
-        .map_err(|e| anyhow::anyhow!("nvrtcCreateProgram({name}) failed: {e:?}"))?;
-    // SAFETY: `prog` was created above and is destroyed exactly once, at the end.
-    let outcome = unsafe {
-        match result::compile_program(prog, NVRTC_OPTIONS) {
-            Ok(()) => result::get_ptx(prog)
-                .map(|raw| CStr::from_ptr(raw.as_ptr()).to_string_lossy().into_owned())
-                .map_err(|e| anyhow::anyhow!("nvrtcGetPTX({name}) failed: {e:?}")),
-            Err(e) => {
-                if let Ok(log) = result::get_program_log(prog) {
-                    eprint!("{}", CStr::from_ptr(log.as_ptr()).to_string_lossy());
-                }
-                Err(anyhow::anyhow!(
-                    "NVRTC failed to compile {name} with {} ({e:?}; log above)",
-                    NVRTC_OPTIONS.join(" ")
-                ))
-            }
-        }
-    };
-    // SAFETY: `prog` is valid and not used afterwards.
-    let _ = unsafe { result::destroy_program(prog) };
-    outcome
+    sim::compile::compile_nvrtc(name, source, NVRTC_OPTIONS).map_err(anyhow::Error::msg)
 }
 
 /// clang's version (`19.1.7`) from `clang --version`.
 pub fn clang_version(clang: &str) -> Result<String> {
-    let out = Command::new(clang)
-        .arg("--version")
-        .output()
-        .with_context(|| {
-            format!("running `{clang} --version` (install it: apt-get install clang-19)")
-        })?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let first = text.lines().next().unwrap_or("");
-    first
-        .split_once("clang version ")
-        .and_then(|(_, v)| v.split_whitespace().next())
-        .map(str::to_string)
-        .with_context(|| format!("`{clang} --version` printed no clang version: {first:?}"))
+    sim::compile::clang_version(clang).map_err(anyhow::Error::msg)
 }
 
 /// Compiles `source` with clang and [`CLANG_ARGS`], run in the source's directory with the bare
-/// file name so that nothing of this machine's paths ends up in the PTX.
+/// file name so that nothing of this machine's paths ends up in the PTX
+/// ([`sim::compile::compile_clang_file`]; the bundled kernels carry their own CUDA shim).
 pub fn compile_clang(clang: &str, source: &Path) -> Result<String> {
-    let dir = source.parent().unwrap_or(Path::new("."));
-    let out = Command::new(clang)
-        .args(CLANG_ARGS)
-        .args(["-o", "-"])
-        .arg(file_name(source))
-        .current_dir(dir)
-        .output()
-        .with_context(|| format!("running {clang}"))?;
-    if !out.status.success() {
-        eprint!("{}", String::from_utf8_lossy(&out.stderr));
-        bail!(
-            "{clang} failed to compile {} ({}; messages above)",
-            source.display(),
-            out.status
-        );
-    }
-    String::from_utf8(out.stdout).context("clang's PTX is not UTF-8")
+    sim::compile::compile_clang_file(clang, source, CLANG_ARGS).map_err(anyhow::Error::msg)
 }
 
 /// Regenerates `kernels_dir/ptx/<stem>.ptx` for every `.cu` with NVRTC; returns the files written.

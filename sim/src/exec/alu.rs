@@ -6,7 +6,10 @@
 //! round-to-nearest-even, as `.rn` specifies; subnormals are kept (no `.ftz` flush).
 
 use crate::ptx::ast::Type;
-use crate::ptx::inst::{AluOp, BoolOp, Cmp, MulMode, Rounding};
+use crate::ptx::inst::{
+    AluOp, AtomKind, BarRedOp, BitOp, BoolOp, CarryOp, Cmp, MulMode, PrmtMode, ReduxOp, Rounding,
+    TestpOp,
+};
 
 /// Keeps the low `bits` bits of `v`.
 #[inline]
@@ -196,11 +199,53 @@ pub fn alu(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: u64, b: u64, c: u64
                 trunc(a, bits) >> s
             }
         }
+        AluOp::Sad => {
+            let d = if signed {
+                sext(a, bits).abs_diff(sext(b, bits))
+            } else {
+                trunc(a, bits).abs_diff(trunc(b, bits))
+            };
+            c.wrapping_add(d)
+        }
+        AluOp::Mul24 | AluOp::Mad24 => {
+            // The low 24 bits of each operand, sign-extended for .s32; the 48-bit product.
+            let (x, y) = if signed {
+                (sext(a, 24), sext(b, 24))
+            } else {
+                (trunc(a, 24) as i64, trunc(b, 24) as i64)
+            };
+            let p = x * y;
+            let part = if mode == MulMode::Hi { p >> 16 } else { p };
+            let r = if op == AluOp::Mad24 {
+                part.wrapping_add(sext(c, 32))
+            } else {
+                part
+            };
+            if sat && op == AluOp::Mad24 && signed {
+                // mad24.hi.sat.s32 clamps the sum to the s32 range.
+                let wide = i128::from(part) + i128::from(sext(c, 32));
+                return trunc(wide.clamp(i32::MIN.into(), i32::MAX.into()) as u64, 32);
+            }
+            r as u64
+        }
         AluOp::Popc => u64::from(trunc(a, bits).count_ones()),
         AluOp::Clz => u64::from(trunc(a, bits).leading_zeros() - (64 - bits)),
         AluOp::Brev => trunc(a, bits).reverse_bits() >> (64 - bits),
         // Float-only operations on an integer type are rejected at decode; keep the value.
-        AluOp::Fma | AluOp::Rcp | AluOp::Sqrt | AluOp::Rsqrt => a,
+        AluOp::Fma
+        | AluOp::Rcp
+        | AluOp::Sqrt
+        | AluOp::Rsqrt
+        | AluOp::Ex2
+        | AluOp::Lg2
+        | AluOp::Sin
+        | AluOp::Cos
+        | AluOp::Tanh
+        | AluOp::Copysign
+        | AluOp::MinNan
+        | AluOp::MaxNan
+        | AluOp::MinXorsign
+        | AluOp::MaxXorsign => a,
     };
     // `.wide` doubles the width; popc/clz results fit either way.
     trunc(
@@ -215,13 +260,17 @@ pub fn alu(op: AluOp, ty: Type, mode: MulMode, sat: bool, a: u64, b: u64, c: u64
 
 #[inline]
 fn mul(mode: MulMode, bits: u32, signed: bool, a: u64, b: u64) -> u64 {
-    let full: i128 = if signed {
-        i128::from(sext(a, bits)) * i128::from(sext(b, bits))
+    // The full product's 128 bits: signed products fit i128, unsigned ones u128 (a product of
+    // two 64-bit values overflows i128).
+    let full: u128 = if signed {
+        (i128::from(sext(a, bits)) * i128::from(sext(b, bits))) as u128
     } else {
-        i128::from(trunc(a, bits)) * i128::from(trunc(b, bits))
+        u128::from(trunc(a, bits)) * u128::from(trunc(b, bits))
     };
     match mode {
         MulMode::Wide => trunc(full as u64, bits * 2),
+        // An arithmetic shift keeps the sign of a signed product's high half.
+        MulMode::Hi if signed => trunc(((full as i128) >> bits) as u64, bits),
         MulMode::Hi => trunc((full >> bits) as u64, bits),
         MulMode::Lo | MulMode::None => trunc(full as u64, bits),
     }
@@ -243,6 +292,7 @@ fn float_alu(op: AluOp, ty: Type, sat: bool, a: u64, b: u64, c: u64) -> u64 {
             AluOp::Rcp => 1.0 / x,
             AluOp::Sqrt => x.sqrt(),
             AluOp::Rsqrt => 1.0 / x.sqrt(),
+            AluOp::Copysign => y.abs().copysign(x),
             _ => x,
         };
         let r = if sat { saturate(r) } else { r };
@@ -263,6 +313,39 @@ fn float_alu(op: AluOp, ty: Type, sat: bool, a: u64, b: u64, c: u64) -> u64 {
         AluOp::Rcp => 1.0 / x,
         AluOp::Sqrt => x.sqrt(),
         AluOp::Rsqrt => 1.0 / x.sqrt(),
+        // The `.approx` functions, computed in f64 and rounded once to f32: within the error
+        // bounds the PTX ISA gives them, not bit-identical to the hardware's approximation.
+        AluOp::Ex2 => f64::from(x).exp2() as f32,
+        AluOp::Lg2 => f64::from(x).log2() as f32,
+        AluOp::Sin => f64::from(x).sin() as f32,
+        AluOp::Cos => f64::from(x).cos() as f32,
+        AluOp::Tanh => f64::from(x).tanh() as f32,
+        AluOp::Copysign => y.abs().copysign(x),
+        AluOp::MinNan | AluOp::MaxNan => {
+            if x.is_nan() || y.is_nan() {
+                f32::from_bits(CANONICAL_NAN_F32)
+            } else if op == AluOp::MinNan {
+                fmin(f64::from(x), f64::from(y)) as f32
+            } else {
+                fmax(f64::from(x), f64::from(y)) as f32
+            }
+        }
+        AluOp::MinXorsign | AluOp::MaxXorsign => {
+            let negative = x.is_sign_negative() != y.is_sign_negative();
+            let (ax, ay) = (f64::from(x.abs()), f64::from(y.abs()));
+            let m = if op == AluOp::MinXorsign {
+                fmin(ax, ay)
+            } else {
+                fmax(ax, ay)
+            } as f32;
+            if m.is_nan() {
+                m
+            } else if negative {
+                -m
+            } else {
+                m
+            }
+        }
         _ => x,
     };
     let r = if sat {
@@ -272,6 +355,9 @@ fn float_alu(op: AluOp, ty: Type, sat: bool, a: u64, b: u64, c: u64) -> u64 {
     };
     from_f32(r)
 }
+
+/// The canonical NaN of f32 results (`min.NaN`, `redux.sync` and friends): 0x7fffffff.
+pub const CANONICAL_NAN_F32: u32 = 0x7fff_ffff;
 
 /// PTX `min`: if one input is NaN the other is returned.
 fn fmin(x: f64, y: f64) -> f64 {
@@ -373,10 +459,17 @@ pub fn combine(op: Option<BoolOp>, r: bool, c: bool) -> bool {
     }
 }
 
-/// `cvt.rnd.sat.dst.src` on one value (PTX ISA §9.7.9.21).
+/// `cvt.rnd.sat.dst.src` on one value (PTX ISA §9.7.9.21). Integer-to-float and narrowing
+/// float conversions round as `.rn .rz .rm .rp` say (round to nearest even without one); `.f16`
+/// values are IEEE half precision in the low 16 bits.
 pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -> u64 {
     let sbits = src.bits();
     let dbits = dst.bits();
+    let float_of = |a: u64| match src {
+        Type::F64 => f64_of(a),
+        Type::F16 => f16_to_f64(a as u16),
+        _ => f64::from(f32_of(a)),
+    };
     match (src.is_float(), dst.is_float()) {
         (false, false) => {
             let v = if src.is_signed() {
@@ -393,29 +486,20 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
         }
         (false, true) => {
             let v = if src.is_signed() {
-                sext(a, sbits) as f64
+                i128::from(sext(a, sbits))
             } else {
-                trunc(a, sbits) as f64
+                i128::from(trunc(a, sbits))
             };
             match dst {
-                Type::F64 => v.to_bits(),
-                _ => {
-                    // i64/u64 → f32 must round once from the integer, not via f64.
-                    let f = if src.is_signed() {
-                        sext(a, sbits) as f32
-                    } else {
-                        trunc(a, sbits) as f32
-                    };
-                    from_f32(f)
-                }
+                Type::F64 => int_to_f64(v, rnd).to_bits(),
+                // Every integer that does not overflow a half is exact in f64.
+                Type::F16 => u64::from(f64_to_f16(v as f64, rnd.unwrap_or(Rounding::Rn))),
+                // i64/u64 → f32 must round once from the integer, not via f64.
+                _ => from_f32(int_to_f32(v, rnd)),
             }
         }
         (true, false) => {
-            let x = if src == Type::F64 {
-                f64_of(a)
-            } else {
-                f64::from(f32_of(a))
-            };
+            let x = float_of(a);
             let r = match rnd {
                 Some(Rounding::Rni) | Some(Rounding::Rn) => round_even(x),
                 Some(Rounding::Rmi) | Some(Rounding::Rm) => x.floor(),
@@ -432,22 +516,19 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
             trunc(v as u64, dbits)
         }
         (true, true) => {
-            let x = if src == Type::F64 {
-                f64_of(a)
-            } else {
-                f64::from(f32_of(a))
-            };
-            let x = match rnd {
-                Some(Rounding::Rni) => round_even(x),
-                Some(Rounding::Rzi) => x.trunc(),
-                Some(Rounding::Rmi) => x.floor(),
-                Some(Rounding::Rpi) => x.ceil(),
-                _ => x,
+            let x = float_of(a);
+            // The integer roundings keep the type; the others round when the type narrows.
+            let (x, narrow) = match rnd {
+                Some(r @ (Rounding::Rni | Rounding::Rzi | Rounding::Rmi | Rounding::Rpi)) => {
+                    (round_int(x, r), None)
+                }
+                r => (x, r),
             };
             let x = if sat { saturate(x) } else { x };
             match dst {
                 Type::F64 => x.to_bits(),
-                _ => from_f32(x as f32),
+                Type::F16 => u64::from(f64_to_f16(x, narrow.unwrap_or(Rounding::Rn))),
+                _ => from_f32(f64_to_f32(x, narrow)),
             }
         }
     }
@@ -468,6 +549,690 @@ fn int_range(t: Type) -> (i128, i128) {
         (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
     } else {
         (0, (1i128 << bits) - 1)
+    }
+}
+
+/// `bfe`, `bfi`, `prmt`, `bfind`, `fns`, `lop3`, `shf`, `dp4a`, `dp2a`, `bmsk`, `szext` on one
+/// lane; `s` holds the sources in PTX order (PTX ISA §9.7.1.x, §9.7.8.x).
+pub fn bits(op: BitOp, s: [u64; 4]) -> u64 {
+    let [a, b, c, d] = s;
+    match op {
+        BitOp::Bfe(ty) => {
+            let n = ty.bits();
+            let (pos, len) = ((b & 0xff) as u32, (c & 0xff) as u32);
+            let a = trunc(a, n);
+            let sbit = if !ty.is_signed() || len == 0 {
+                0
+            } else {
+                (a >> (pos + len - 1).min(n - 1)) & 1
+            };
+            let kept = if pos < n { len.min(n - pos) } else { 0 };
+            let field = if kept == 0 { 0 } else { trunc(a >> pos, kept) };
+            let fill = if sbit == 1 {
+                trunc(!0 << kept.min(63), n)
+            } else {
+                0
+            };
+            // kept == 64 only when pos == 0 and len >= 64: no fill.
+            if kept >= 64 {
+                field
+            } else {
+                field | fill
+            }
+        }
+        BitOp::Bfi(ty) => {
+            let n = ty.bits();
+            let (pos, len) = ((c & 0xff) as u32, (d & 0xff) as u32);
+            let kept = if pos < n { len.min(n - pos) } else { 0 };
+            let mask = if kept == 0 {
+                0
+            } else {
+                trunc(u64::MAX, kept) << pos
+            };
+            trunc((b & !mask) | ((a << pos.min(63)) & mask), n)
+        }
+        BitOp::Prmt(mode) => u64::from(prmt(mode, a as u32, b as u32, c as u32)),
+        BitOp::Bfind { ty, shiftamt } => {
+            let n = ty.bits();
+            let mut v = trunc(a, n);
+            if ty.is_signed() && (v >> (n - 1)) & 1 == 1 {
+                v = trunc(!v, n);
+            }
+            if v == 0 {
+                0xffff_ffff
+            } else {
+                let pos = 63 - u64::from(v.leading_zeros());
+                if shiftamt {
+                    u64::from(n - 1) - pos
+                } else {
+                    pos
+                }
+            }
+        }
+        BitOp::Fns => {
+            let (mask, base, offset) = (a as u32, (b & 0x1f) as i64, sext(c, 32));
+            let mut out = 0xffff_ffffu64;
+            if offset == 0 {
+                if (mask >> base) & 1 == 1 {
+                    out = base as u64;
+                }
+            } else {
+                let mut count = offset.unsigned_abs() - 1;
+                let step = offset.signum();
+                let mut pos = base;
+                while (0..32).contains(&pos) {
+                    if (mask >> pos) & 1 == 1 {
+                        if count == 0 {
+                            out = pos as u64;
+                            break;
+                        }
+                        count -= 1;
+                    }
+                    pos += step;
+                }
+            }
+            out
+        }
+        BitOp::Lop3 => {
+            // Bit k of the look-up table is the result for inputs (a, b, c) = the bits of k:
+            // immLut = F(0xF0, 0xCC, 0xAA).
+            let lut = d as u32;
+            let mut r = 0u64;
+            for k in 0..8 {
+                if (lut >> k) & 1 == 1 {
+                    let pick = |bit: u32, x: u64| if k >> bit & 1 == 1 { x } else { !x };
+                    r |= pick(2, a) & pick(1, b) & pick(0, c);
+                }
+            }
+            trunc(r, 32)
+        }
+        BitOp::Shf { left, clamp } => {
+            let n = if clamp {
+                (c as u32).min(32)
+            } else {
+                c as u32 & 0x1f
+            };
+            let wide = (u128::from(trunc(b, 32)) << 32) | u128::from(trunc(a, 32));
+            if left {
+                trunc(((wide << n) >> 32) as u64, 32)
+            } else {
+                trunc((wide >> n) as u64, 32)
+            }
+        }
+        BitOp::Dp4a { a_signed, b_signed } => {
+            let byte = |x: u64, i: u32, signed: bool| -> i64 {
+                let v = (x >> (8 * i)) & 0xff;
+                if signed {
+                    sext(v, 8)
+                } else {
+                    v as i64
+                }
+            };
+            let sum: i64 = (0..4)
+                .map(|i| byte(a, i, a_signed) * byte(b, i, b_signed))
+                .sum();
+            trunc((c as i64).wrapping_add(sum) as u64, 32)
+        }
+        BitOp::Dp2a {
+            hi,
+            a_signed,
+            b_signed,
+        } => {
+            let half = |i: u32| -> i64 {
+                let v = (a >> (16 * i)) & 0xffff;
+                if a_signed {
+                    sext(v, 16)
+                } else {
+                    v as i64
+                }
+            };
+            let byte = |i: u32| -> i64 {
+                let v = (b >> (8 * i)) & 0xff;
+                if b_signed {
+                    sext(v, 8)
+                } else {
+                    v as i64
+                }
+            };
+            let first = if hi { 2 } else { 0 };
+            let sum = half(0) * byte(first) + half(1) * byte(first + 1);
+            trunc((c as i64).wrapping_add(sum) as u64, 32)
+        }
+        BitOp::Bmsk { clamp } => {
+            let (pos, width) = if clamp {
+                ((a as u32).min(32), (b as u32).min(32))
+            } else {
+                (a as u32 & 0x1f, b as u32 & 0x1f)
+            };
+            let ones = if width >= 32 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
+            if pos >= 32 {
+                0
+            } else {
+                trunc(ones << pos, 32)
+            }
+        }
+        BitOp::Szext { clamp, signed } => {
+            let width = if clamp {
+                (b as u32).min(32)
+            } else {
+                b as u32 & 0x1f
+            };
+            if width == 0 {
+                0
+            } else if width >= 32 {
+                trunc(a, 32)
+            } else if signed {
+                trunc(sext(a, width) as u64, 32)
+            } else {
+                trunc(a, width)
+            }
+        }
+    }
+}
+
+/// `prmt.b32{.mode}`: four bytes picked from the eight of {b, a} (PTX ISA §9.7.8.7).
+pub fn prmt(mode: PrmtMode, a: u32, b: u32, c: u32) -> u32 {
+    let src = (u64::from(b) << 32) | u64::from(a);
+    let byte = |i: u32| ((src >> (8 * (i & 7))) & 0xff) as u32;
+    // Source byte of d.b0 .. d.b3 for the two-bit selector of the special modes.
+    let table = |sel: u32| -> [u32; 4] {
+        let s = sel & 3;
+        match mode {
+            PrmtMode::F4e => [s, s + 1, s + 2, s + 3],
+            PrmtMode::B4e => [s, (s + 7) % 8, (s + 6) % 8, (s + 5) % 8],
+            PrmtMode::Rc8 => [s; 4],
+            PrmtMode::Ecl => [s, s.max(1), s.max(2), 3],
+            PrmtMode::Ecr => [0, s.min(1), s.min(2), s],
+            PrmtMode::Rc16 => {
+                let lo = 2 * (s & 1);
+                [lo, lo + 1, lo, lo + 1]
+            }
+            PrmtMode::Generic => [0; 4],
+        }
+    };
+    let mut d = 0u32;
+    if mode == PrmtMode::Generic {
+        for i in 0..4 {
+            let sel = (c >> (4 * i)) & 0xf;
+            let mut v = byte(sel & 7);
+            if sel & 8 != 0 {
+                v = if v & 0x80 != 0 { 0xff } else { 0 };
+            }
+            d |= v << (8 * i);
+        }
+    } else {
+        for (i, src) in table(c).into_iter().enumerate() {
+            d |= byte(src) << (8 * i);
+        }
+    }
+    d
+}
+
+/// The extended-precision instructions: `add.cc`/`addc`, `sub.cc`/`subc`, `mad.cc`/`madc`
+/// (PTX ISA §9.7.2). `cf` is the incoming carry flag of `addc`/`subc`/`madc` (`None` without
+/// carry-in). Returns the result and the carry-out CC.CF.
+///
+/// CC.CF is the carry of an unsigned addition; a subtraction adds the complement, `a + ~b + 1`
+/// (`sub.cc`) or `a + ~b + CF` (`subc`), so after a subtraction CF is 1 when nothing was borrowed.
+/// The PTX ISA words `subc` as `a - (b + CC.CF)` with a borrow in CF; both readings give the same
+/// differences along a chain of subtractions, but code that reads the flag after one (NVIDIA's own
+/// 128-bit division: `addc.u32 d, 0, 0` after `subc.cc`) needs the hardware's, implemented here.
+#[allow(clippy::too_many_arguments)]
+pub fn carry(
+    op: CarryOp,
+    ty: Type,
+    mode: MulMode,
+    a: u64,
+    b: u64,
+    c: u64,
+    cf: Option<u64>,
+) -> (u64, u64) {
+    let n = ty.bits();
+    let (a, b, c) = (
+        u128::from(trunc(a, n)),
+        u128::from(trunc(b, n)),
+        u128::from(trunc(c, n)),
+    );
+    let s = match op {
+        CarryOp::Add => a + b + u128::from(cf.unwrap_or(0) & 1),
+        CarryOp::Sub => a + (u128::from(trunc(!(b as u64), n))) + u128::from(cf.unwrap_or(1) & 1),
+        CarryOp::Mad => {
+            let t = u128::from(mul(mode, n, ty.is_signed(), a as u64, b as u64));
+            t + c + u128::from(cf.unwrap_or(0) & 1)
+        }
+    };
+    (trunc(s as u64, n), (s >> n) as u64 & 1)
+}
+
+/// `slct.dtype.ctype d, a, b, c`: `c >= 0 ? a : b` (a float `c` that is NaN selects `b`; `-0.0`
+/// selects `a`; with `.ftz` a negative subnormal counts as `-0.0`).
+pub fn slct(ty: Type, cty: Type, ftz: bool, a: u64, b: u64, c: u64) -> u64 {
+    let take_a = if cty == Type::F32 {
+        let x = f32_of(c);
+        let x = if ftz && x.is_subnormal() { 0.0 } else { x };
+        x >= 0.0
+    } else {
+        sext(c, 32) >= 0
+    };
+    trunc(if take_a { a } else { b }, ty.bits())
+}
+
+/// The value `set` writes for a comparison result: 1.0 or 0.0 for `.f32`, all ones or 0 else.
+pub fn set_value(dst: Type, r: bool) -> u64 {
+    match (dst, r) {
+        (Type::F32, true) => from_f32(1.0),
+        (_, true) => 0xffff_ffff,
+        (_, false) => 0,
+    }
+}
+
+/// `testp.op.type p, a` (PTX ISA §9.7.3.2; zeros count as normal).
+pub fn testp(op: TestpOp, ty: Type, a: u64) -> bool {
+    let x = if ty == Type::F64 {
+        f64_of(a)
+    } else {
+        f64::from(f32_of(a))
+    };
+    let subnormal = if ty == Type::F64 {
+        x.is_subnormal()
+    } else {
+        f32_of(a).is_subnormal()
+    };
+    match op {
+        TestpOp::Finite => x.is_finite(),
+        TestpOp::Infinite => x.is_infinite(),
+        TestpOp::Number => !x.is_nan(),
+        TestpOp::NotANumber => x.is_nan(),
+        TestpOp::Normal => x.is_finite() && !subnormal,
+        TestpOp::Subnormal => subnormal,
+    }
+}
+
+/// `cvt.pack.sat.dst.s32[.b32] d, a, b[, c]`: `a` and `b` saturated to `dst`, `a` above `b`;
+/// for 8-bit `dst` the low 16 bits of `c` above them (PTX ISA §9.7.9.22).
+pub fn cvt_pack(dst: Type, a: u64, b: u64, c: u64) -> u64 {
+    let (lo, hi) = int_range(dst);
+    let n = dst.bits();
+    let sat = |x: u64| trunc(i128::from(sext(x, 32)).clamp(lo, hi) as u64, n);
+    let pair = (sat(a) << n) | sat(b);
+    if n == 16 {
+        pair
+    } else {
+        trunc((c << (2 * n)) | pair, 32)
+    }
+}
+
+/// The value an `atom`/`red` of `kind` stores, given the `old` value in memory and the operands
+/// `b` (and `c` for `cas`): PTX ISA §9.7.13.5's `operation(*a, b[, c])`. `flush_f32` flushes
+/// subnormal inputs and results of `.add.f32` to sign-preserving zero, as atomics on global memory
+/// do; shared-memory atomics keep subnormals.
+pub fn atom_apply(kind: AtomKind, ty: Type, flush_f32: bool, old: u64, b: u64, c: u64) -> u64 {
+    let n = ty.bits();
+    let (o, v) = (trunc(old, n), trunc(b, n));
+    let r = match kind {
+        AtomKind::And => o & v,
+        AtomKind::Or => o | v,
+        AtomKind::Xor => o ^ v,
+        AtomKind::Exch => v,
+        AtomKind::Cas => {
+            if o == v {
+                c
+            } else {
+                o
+            }
+        }
+        AtomKind::Inc => {
+            if o >= v {
+                0
+            } else {
+                o + 1
+            }
+        }
+        AtomKind::Dec => {
+            if o == 0 || o > v {
+                v
+            } else {
+                o - 1
+            }
+        }
+        AtomKind::Add => match ty {
+            Type::F32 => {
+                let flush = |x: f32| {
+                    if flush_f32 && x.is_subnormal() {
+                        0.0f32.copysign(x)
+                    } else {
+                        x
+                    }
+                };
+                from_f32(flush(flush(f32_of(o)) + flush(f32_of(v))))
+            }
+            Type::F64 => (f64_of(o) + f64_of(v)).to_bits(),
+            _ => o.wrapping_add(v),
+        },
+        AtomKind::Min | AtomKind::Max => {
+            let less = if ty.is_signed() {
+                sext(o, n) < sext(v, n)
+            } else {
+                o < v
+            };
+            if less == (kind == AtomKind::Min) {
+                o
+            } else {
+                v
+            }
+        }
+    };
+    trunc(r, n)
+}
+
+/// `redux.sync.op.type` over the values of the lanes in `vals` (PTX ISA §9.7.13.11).
+pub fn redux(op: ReduxOp, ty: Type, vals: impl Iterator<Item = u64>) -> u64 {
+    let signed = ty.is_signed();
+    let mut acc: Option<u64> = None;
+    for v in vals.map(|v| trunc(v, 32)) {
+        acc = Some(match acc {
+            None => v,
+            Some(x) => match op {
+                ReduxOp::Add => trunc(x.wrapping_add(v), 32),
+                ReduxOp::And => x & v,
+                ReduxOp::Or => x | v,
+                ReduxOp::Xor => x ^ v,
+                ReduxOp::Min | ReduxOp::Max => {
+                    let less = if signed {
+                        sext(x, 32) < sext(v, 32)
+                    } else {
+                        x < v
+                    };
+                    if less == (op == ReduxOp::Min) {
+                        x
+                    } else {
+                        v
+                    }
+                }
+            },
+        });
+    }
+    acc.unwrap_or(0)
+}
+
+/// `bar.red` over the predicates of the threads that arrived: the number true (`.popc`), or
+/// whether all (`.and`) or any (`.or`) are.
+pub fn bar_red(op: BarRedOp, true_threads: u64, threads: u64) -> u64 {
+    match op {
+        BarRedOp::Popc => true_threads,
+        BarRedOp::And => u64::from(true_threads == threads),
+        BarRedOp::Or => u64::from(true_threads > 0),
+    }
+}
+
+/// The value of an IEEE half-precision bit pattern.
+pub fn f16_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = (h >> 10) & 0x1f;
+    let man = f64::from(h & 0x3ff);
+    match exp {
+        0 => sign * man * 2f64.powi(-24),
+        0x1f if man == 0.0 => sign * f64::INFINITY,
+        0x1f => f64::NAN,
+        e => sign * (1.0 + man / 1024.0) * 2f64.powi(i32::from(e) - 15),
+    }
+}
+
+/// Rounds `x` to an integer-valued f64 as `rnd` says (`.rn` and `.rni` to nearest even, `.rz`
+/// toward zero, `.rm` down, `.rp` up).
+fn round_int(x: f64, rnd: Rounding) -> f64 {
+    match rnd {
+        Rounding::Rn | Rounding::Rni => round_even(x),
+        Rounding::Rz | Rounding::Rzi => x.trunc(),
+        Rounding::Rm | Rounding::Rmi => x.floor(),
+        Rounding::Rp | Rounding::Rpi => x.ceil(),
+    }
+}
+
+/// `x` rounded once to half precision as `rnd` says (overflow gives infinity or the largest
+/// finite value, as the rounding direction does; NaN gives the canonical 0x7fff).
+pub fn f64_to_f16(x: f64, rnd: Rounding) -> u16 {
+    if x.is_nan() {
+        return 0x7fff;
+    }
+    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_infinite() {
+        return sign | 0x7c00;
+    }
+    if x == 0.0 {
+        return sign;
+    }
+    // The quantum of the binade of |x| (subnormal binades share 2^-24).
+    let e = x.abs().log2().floor() as i32;
+    let e = if 2f64.powi(e) > x.abs() { e - 1 } else { e };
+    let q = 2f64.powi(e.max(-14) - 10);
+    let m = round_int(x / q, rnd).abs();
+    let v = m * q;
+    if v > 65504.0 {
+        // Beyond the largest finite half: infinity unless rounding toward zero from this side.
+        let to_inf = match rnd {
+            Rounding::Rz | Rounding::Rzi => false,
+            Rounding::Rm | Rounding::Rmi => sign != 0,
+            Rounding::Rp | Rounding::Rpi => sign == 0,
+            Rounding::Rn | Rounding::Rni => true,
+        };
+        return sign | if to_inf { 0x7c00 } else { 0x7bff };
+    }
+    if v == 0.0 {
+        return sign;
+    }
+    let e = v.log2().floor() as i32;
+    let e = if 2f64.powi(e) > v { e - 1 } else { e };
+    if e < -14 {
+        sign | (v / 2f64.powi(-24)) as u16
+    } else {
+        let man = (v / 2f64.powi(e - 10)) as u16 - 1024;
+        sign | (((e + 15) as u16) << 10) | man
+    }
+}
+
+/// The next f32 above (`up`) or below `x`.
+fn f32_step(x: f32, up: bool) -> f32 {
+    if x.is_nan() || (x.is_infinite() && (x > 0.0) == up) {
+        return x;
+    }
+    if x == 0.0 {
+        let tiny = f32::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let b = x.to_bits();
+    f32::from_bits(if (x > 0.0) == up { b + 1 } else { b - 1 })
+}
+
+/// The next f64 above (`up`) or below `x`.
+fn f64_step(x: f64, up: bool) -> f64 {
+    if x.is_nan() || (x.is_infinite() && (x > 0.0) == up) {
+        return x;
+    }
+    if x == 0.0 {
+        let tiny = f64::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let b = x.to_bits();
+    f64::from_bits(if (x > 0.0) == up { b + 1 } else { b - 1 })
+}
+
+/// Corrects a round-to-nearest result `r` of the exact value into the direction of `rnd`;
+/// `cmp` is how `r` compares with the exact value.
+fn directed<T: Copy>(
+    r: T,
+    cmp: std::cmp::Ordering,
+    rnd: Option<Rounding>,
+    negative: bool,
+    step: impl Fn(T, bool) -> T,
+) -> T {
+    use std::cmp::Ordering::*;
+    match (rnd, cmp) {
+        (_, Equal) | (None | Some(Rounding::Rn | Rounding::Rni), _) => r,
+        (Some(Rounding::Rm | Rounding::Rmi), Greater) => step(r, false),
+        (Some(Rounding::Rp | Rounding::Rpi), Less) => step(r, true),
+        (Some(Rounding::Rz | Rounding::Rzi), Greater) if !negative => step(r, false),
+        (Some(Rounding::Rz | Rounding::Rzi), Less) if negative => step(r, true),
+        _ => r,
+    }
+}
+
+/// An integer converted to f32 with the rounding of `rnd`.
+fn int_to_f32(v: i128, rnd: Option<Rounding>) -> f32 {
+    let r = v as f32;
+    let cmp = if r.is_infinite() {
+        if r > 0.0 {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Less
+        }
+    } else {
+        (r as i128).cmp(&v)
+    };
+    directed(r, cmp, rnd, v < 0, f32_step)
+}
+
+/// An integer converted to f64 with the rounding of `rnd`.
+fn int_to_f64(v: i128, rnd: Option<Rounding>) -> f64 {
+    let r = v as f64;
+    directed(r, (r as i128).cmp(&v), rnd, v < 0, f64_step)
+}
+
+/// An f64 narrowed to f32 with the rounding of `rnd`.
+fn f64_to_f32(x: f64, rnd: Option<Rounding>) -> f32 {
+    let r = x as f32;
+    if x.is_nan() || x.is_infinite() {
+        return r;
+    }
+    let cmp = f64::from(r)
+        .partial_cmp(&x)
+        .unwrap_or(std::cmp::Ordering::Equal);
+    directed(r, cmp, rnd, x < 0.0, f32_step)
+}
+
+/// `s + e` = `x + y` exactly (Knuth's TwoSum; no overflow assumed).
+fn two_sum(x: f64, y: f64) -> (f64, f64) {
+    let s = x + y;
+    let xp = s - y;
+    let yp = s - xp;
+    (s, (x - xp) + (y - yp))
+}
+
+/// `add sub mul mad fma` with `.rz .rm .rp` (PTX ISA §9.7.3): the exact result rounded once as
+/// directed. The exact value is held as an unevaluated sum of two f64 (error-free transformations:
+/// TwoSum, the exact f32 product in f64, TwoProd by fma, and Boldo and Muller's ErrFma for f64
+/// fma), then the round-to-nearest result is stepped to the directed neighbour where needed.
+/// Subnormals are kept; an exact zero sum of opposite-signed values is -0 under `.rm`, as in IEEE
+/// 754.
+#[allow(clippy::too_many_arguments)]
+pub fn float_rounded(op: AluOp, ty: Type, rnd: Rounding, sat: bool, a: u64, b: u64, c: u64) -> u64 {
+    use std::cmp::Ordering;
+    let (x, y, z) = if ty == Type::F64 {
+        (f64_of(a), f64_of(b), f64_of(c))
+    } else {
+        (
+            f64::from(f32_of(a)),
+            f64::from(f32_of(b)),
+            f64::from(f32_of(c)),
+        )
+    };
+    // The exact result as (s, e) with s the f64 nearest and `e` only its sign used, or (s, 0).
+    // `addends` are the two values a final addition summed (for the sign of an exact zero).
+    let (s, e, addends): (f64, f64, Option<(f64, f64)>) = match (op, ty) {
+        (AluOp::Add, _) => {
+            let (s, e) = two_sum(x, y);
+            (s, e, Some((x, y)))
+        }
+        (AluOp::Sub, _) => {
+            let (s, e) = two_sum(x, -y);
+            (s, e, Some((x, -y)))
+        }
+        (AluOp::Mul, Type::F64) => {
+            let p = x * y;
+            (p, x.mul_add(y, -p), None)
+        }
+        // An f32 product is exact in f64.
+        (AluOp::Mul, _) => (x * y, 0.0, None),
+        (_, Type::F64) => {
+            // ErrFma (Boldo, Muller 2011): x*y + z = r1 + r2 + r3 exactly.
+            let r1 = x.mul_add(y, z);
+            let u1 = x * y;
+            let u2 = x.mul_add(y, -u1);
+            let (a1, a2) = two_sum(z, u2);
+            let (b1, b2) = two_sum(u1, a1);
+            let g = (b1 - r1) + b2;
+            let r2 = g + a2;
+            let r3 = a2 - (r2 - g);
+            (r1, if r2 != 0.0 { r2 } else { r3 }, Some((u1, z)))
+        }
+        _ => {
+            let p = x * y;
+            let (s, e) = two_sum(p, z);
+            (s, e, Some((p, z)))
+        }
+    };
+    let operands_finite =
+        x.is_finite() && y.is_finite() && (z.is_finite() || !matches!(op, AluOp::Mad | AluOp::Fma));
+    let zero_sign = |v: f64| -> f64 {
+        // x + (-x) is +0 except toward -infinity; -0 + -0 stays -0 (already so in s).
+        if v == 0.0 && e == 0.0 && matches!(rnd, Rounding::Rm | Rounding::Rmi) {
+            if let Some((p, q)) = addends {
+                // Unless both addends are +0.
+                if p != 0.0 || q != 0.0 || p.is_sign_negative() || q.is_sign_negative() {
+                    return -0.0;
+                }
+            }
+        }
+        v
+    };
+    let r = if ty == Type::F64 {
+        let cmp = if !operands_finite || s.is_nan() {
+            Ordering::Equal
+        } else if s.is_infinite() {
+            if s > 0.0 {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        } else {
+            0.0.partial_cmp(&e).unwrap_or(Ordering::Equal)
+        };
+        let r = directed(
+            s,
+            cmp,
+            Some(rnd),
+            s < 0.0 || (s == 0.0 && e < 0.0),
+            f64_step,
+        );
+        zero_sign(r)
+    } else {
+        let r0 = s as f32;
+        let cmp = if !operands_finite || s.is_nan() {
+            Ordering::Equal
+        } else if f64::from(r0) != s {
+            f64::from(r0).partial_cmp(&s).unwrap_or(Ordering::Equal)
+        } else {
+            0.0.partial_cmp(&e).unwrap_or(Ordering::Equal)
+        };
+        let r = directed(
+            r0,
+            cmp,
+            Some(rnd),
+            s < 0.0 || (s == 0.0 && e < 0.0),
+            f32_step,
+        );
+        // Widening to f64 is exact, so is narrowing back.
+        let v = zero_sign(f64::from(r));
+        return from_f32(if sat { saturate(v) } else { v } as f32);
+    };
+    if sat {
+        saturate(r).to_bits()
+    } else {
+        r.to_bits()
     }
 }
 
@@ -603,5 +1368,506 @@ mod tests {
         );
         assert_eq!(f32::from_bits(r as u32), a.mul_add(b, c));
         assert_ne!(f32::from_bits(r as u32), a * b + c);
+    }
+
+    // ---- instructions added for broad coverage: hand-computed values ----------------------
+
+    fn b(op: BitOp, s: &[u64]) -> u64 {
+        let mut a = [0u64; 4];
+        a[..s.len()].copy_from_slice(s);
+        bits(op, a)
+    }
+
+    #[test]
+    fn bfe_extracts_zero_or_sign_extended_fields() {
+        use Type::*;
+        assert_eq!(b(BitOp::Bfe(U32), &[0xF0F0_1234, 4, 8]), 0x23);
+        assert_eq!(b(BitOp::Bfe(S32), &[0x0000_0F00, 8, 4]), 0xFFFF_FFFF);
+        assert_eq!(b(BitOp::Bfe(S32), &[0x0000_0700, 8, 4]), 0x7);
+        assert_eq!(b(BitOp::Bfe(S32), &[0xFFFF_FFFF, 8, 0]), 0);
+        // The field runs past the msb: unsigned pads with 0, signed with a[31].
+        assert_eq!(b(BitOp::Bfe(U32), &[0xA000_0000, 28, 8]), 0xA);
+        assert_eq!(b(BitOp::Bfe(S32), &[0xA000_0000, 28, 8]), 0xFFFF_FFFA);
+        assert_eq!(b(BitOp::Bfe(S32), &[0x8000_0000, 40, 4]), 0xFFFF_FFFF);
+        assert_eq!(b(BitOp::Bfe(U32), &[0x8000_0000, 40, 4]), 0);
+        // Only the low 8 bits of pos and len count.
+        assert_eq!(b(BitOp::Bfe(U32), &[0xF0F0_1234, 0x104, 0x208]), 0x23);
+        assert_eq!(b(BitOp::Bfe(U64), &[0x1234_5678_9ABC_DEF0, 32, 16]), 0x5678);
+        assert_eq!(
+            b(BitOp::Bfe(S64), &[0x8000_0000_0000_0000, 60, 8]),
+            0xFFFF_FFFF_FFFF_FFF8
+        );
+    }
+
+    #[test]
+    fn bfi_inserts_a_field() {
+        assert_eq!(
+            b(BitOp::Bfi(Type::B32), &[0xAB, 0xFFFF_FFFF, 8, 8]),
+            0xFFFF_ABFF
+        );
+        assert_eq!(
+            b(BitOp::Bfi(Type::B32), &[0xAB, 0x1234_5678, 8, 0]),
+            0x1234_5678
+        );
+        assert_eq!(b(BitOp::Bfi(Type::B32), &[0xFF, 0, 28, 8]), 0xF000_0000);
+        assert_eq!(b(BitOp::Bfi(Type::B32), &[0xFF, 0, 32, 8]), 0);
+        assert_eq!(
+            b(BitOp::Bfi(Type::B64), &[0xFFFF, 0, 56, 16]),
+            0xFF00_0000_0000_0000
+        );
+    }
+
+    #[test]
+    fn prmt_generic_and_modes() {
+        let (a, bb) = (0x3322_1100, 0x7766_5544);
+        let p = |mode, c| prmt(mode, a, bb, c);
+        assert_eq!(p(PrmtMode::Generic, 0x3210), 0x3322_1100);
+        assert_eq!(p(PrmtMode::Generic, 0x4567), 0x4455_6677);
+        // Selector msb: replicate the sign of the byte.
+        assert_eq!(prmt(PrmtMode::Generic, 0x80, 0, 0x0008), 0x8080_80FF);
+        assert_eq!(p(PrmtMode::F4e, 1), 0x4433_2211);
+        assert_eq!(p(PrmtMode::B4e, 0), 0x5566_7700);
+        assert_eq!(p(PrmtMode::B4e, 1), 0x6677_0011);
+        assert_eq!(p(PrmtMode::Rc8, 2), 0x2222_2222);
+        assert_eq!(p(PrmtMode::Ecl, 1), 0x3322_1111);
+        assert_eq!(p(PrmtMode::Ecr, 2), 0x2222_1100);
+        assert_eq!(p(PrmtMode::Rc16, 1), 0x3322_3322);
+        assert_eq!(p(PrmtMode::Rc16, 2), 0x1100_1100);
+    }
+
+    #[test]
+    fn bfind_fns_lop3_shf() {
+        use Type::*;
+        let bf = |ty, shiftamt, a| b(BitOp::Bfind { ty, shiftamt }, &[a]);
+        assert_eq!(bf(U32, false, 0x0001_0000), 16);
+        assert_eq!(bf(U32, true, 0x0001_0000), 15);
+        assert_eq!(bf(U32, false, 0), 0xFFFF_FFFF);
+        assert_eq!(bf(U32, true, 0), 0xFFFF_FFFF);
+        assert_eq!(bf(S32, false, 0xFFFF_FFFF), 0xFFFF_FFFF);
+        assert_eq!(bf(S32, false, 0xFFFF_0000), 15);
+        assert_eq!(bf(U64, false, 1 << 40), 40);
+        // PTX ISA's examples of fns.
+        let fns = |base, off: i64| b(BitOp::Fns, &[0xaaaa_aaaa, base, off as u64]);
+        assert_eq!(fns(3, 1), 3);
+        assert_eq!(fns(3, -1), 3);
+        assert_eq!(fns(2, 1), 3);
+        assert_eq!(fns(2, -1), 1);
+        assert_eq!(fns(2, 0), 0xFFFF_FFFF);
+        assert_eq!(fns(31, 1), 31);
+        assert_eq!(fns(31, 2), 0xFFFF_FFFF);
+        // lop3's table is F(0xF0, 0xCC, 0xAA).
+        let lop3 = |lut| b(BitOp::Lop3, &[0xF0, 0xCC, 0xAA, lut]);
+        assert_eq!(lop3(0x96), 0x96);
+        assert_eq!(lop3(0xE8), 0xE8);
+        assert_eq!(
+            b(BitOp::Lop3, &[0xFFFF_0000, 0xFF00_FF00, 0xF0F0_F0F0, 0x80]),
+            0xF000_0000
+        );
+        let shf = |left, clamp, c| b(BitOp::Shf { left, clamp }, &[0x8000_0001, 3, c]);
+        assert_eq!(shf(true, false, 4), 0x38);
+        assert_eq!(shf(false, false, 4), 0x3800_0000);
+        assert_eq!(shf(true, false, 36), 0x38);
+        assert_eq!(shf(true, true, 40), 0x8000_0001);
+        assert_eq!(shf(false, true, 40), 3);
+        assert_eq!(shf(false, false, 0), 0x8000_0001);
+    }
+
+    #[test]
+    fn dot_products_and_masks() {
+        let d4 = |a_signed, b_signed, a, bb, c| b(BitOp::Dp4a { a_signed, b_signed }, &[a, bb, c]);
+        assert_eq!(d4(false, false, 0x0102_0304, 0x0101_0101, 10), 20);
+        assert_eq!(d4(true, true, 0xFFFF_FFFF, 0x0202_0202, 0), 0xFFFF_FFF8);
+        assert_eq!(d4(false, true, 0xFF00_0000, 0xFF00_0000, 0), 0xFFFF_FF01);
+        let d2 = |hi, a, bb, c| {
+            b(
+                BitOp::Dp2a {
+                    hi,
+                    a_signed: false,
+                    b_signed: false,
+                },
+                &[a, bb, c],
+            )
+        };
+        assert_eq!(d2(false, 0x0002_0003, 0x0706_0504, 1), 3 * 4 + 2 * 5 + 1);
+        assert_eq!(d2(true, 0x0002_0003, 0x0706_0504, 1), 3 * 6 + 2 * 7 + 1);
+        let bmsk = |clamp, a, w| b(BitOp::Bmsk { clamp }, &[a, w]);
+        assert_eq!(bmsk(true, 4, 8), 0xFF0);
+        assert_eq!(bmsk(false, 0, 32), 0);
+        assert_eq!(bmsk(true, 0, 32), 0xFFFF_FFFF);
+        assert_eq!(bmsk(true, 32, 4), 0);
+        assert_eq!(bmsk(true, 30, 8), 0xC000_0000);
+        let szext = |signed, a, w| {
+            b(
+                BitOp::Szext {
+                    clamp: true,
+                    signed,
+                },
+                &[a, w],
+            )
+        };
+        assert_eq!(szext(true, 0x80, 8), 0xFFFF_FF80);
+        assert_eq!(szext(false, 0x180, 8), 0x80);
+        assert_eq!(szext(true, 0x80, 0), 0);
+    }
+
+    #[test]
+    fn carry_chains_add_and_subtract_multiword_values() {
+        use Type::*;
+        // 0x1_FFFFFFFF + 0x0_00000001 as two 32-bit words.
+        let (lo, cf) = carry(CarryOp::Add, U32, MulMode::None, 0xFFFF_FFFF, 1, 0, None);
+        let (hi, cf2) = carry(CarryOp::Add, U32, MulMode::None, 1, 0, 0, Some(cf));
+        assert_eq!((lo, cf, hi, cf2), (0, 1, 2, 0));
+        // 0x5_00000000 - 0x2_00000001: the low word borrows, so its carry is 0.
+        let (lo, c1) = carry(CarryOp::Sub, U32, MulMode::None, 0, 1, 0, None);
+        let (hi, c2) = carry(CarryOp::Sub, U32, MulMode::None, 5, 2, 0, Some(c1));
+        assert_eq!((lo, c1, hi, c2), (0xFFFF_FFFF, 0, 2, 1));
+        // subc with a carry of 1 borrows nothing: 7 - 7 = 0, carry 1; with 0: -1, carry 0.
+        assert_eq!(
+            carry(CarryOp::Sub, U32, MulMode::None, 7, 7, 0, Some(1)),
+            (0, 1)
+        );
+        assert_eq!(
+            carry(CarryOp::Sub, U32, MulMode::None, 7, 7, 0, Some(0)),
+            (0xFFFF_FFFF, 0)
+        );
+        // mad.lo.cc: 0xFFFFFFFF * 2 = 0x1_FFFFFFFE; low word + 3 carries out.
+        assert_eq!(
+            carry(CarryOp::Mad, U32, MulMode::Lo, 0xFFFF_FFFF, 2, 3, None),
+            (1, 1)
+        );
+        // madc.hi: high word 1, plus c = 0 and the carry.
+        assert_eq!(
+            carry(CarryOp::Mad, U32, MulMode::Hi, 0xFFFF_FFFF, 2, 0, Some(1)),
+            (2, 0)
+        );
+        assert_eq!(
+            carry(CarryOp::Add, U64, MulMode::None, u64::MAX, 1, 0, None),
+            (0, 1)
+        );
+        assert_eq!(
+            carry(
+                CarryOp::Add,
+                S64,
+                MulMode::None,
+                u64::MAX,
+                u64::MAX,
+                0,
+                Some(1)
+            ),
+            (u64::MAX, 1)
+        );
+        assert_eq!(
+            carry(CarryOp::Sub, U64, MulMode::None, 3, 5, 0, None),
+            (u64::MAX - 1, 0)
+        );
+    }
+
+    #[test]
+    fn mul24_mad24_sad() {
+        use Type::*;
+        let m = |op, ty, mode, a: u64, bb: u64, c: u64| alu(op, ty, mode, false, a, bb, c);
+        assert_eq!(m(AluOp::Mul24, U32, MulMode::Lo, 0x0100_0003, 5, 0), 15);
+        assert_eq!(
+            m(AluOp::Mul24, U32, MulMode::Hi, 0xFF_FFFF, 0xFF_FFFF, 0),
+            0xFFFF_FE00
+        );
+        assert_eq!(
+            m(AluOp::Mul24, S32, MulMode::Lo, 0x00FF_FFFF, 2, 0),
+            0xFFFF_FFFE
+        );
+        assert_eq!(m(AluOp::Mad24, U32, MulMode::Lo, 3, 5, 7), 22);
+        assert_eq!(m(AluOp::Sad, U32, MulMode::None, 3, 10, 100), 107);
+        assert_eq!(m(AluOp::Sad, S32, MulMode::None, 0xFFFF_FFFB, 5, 1), 11);
+        assert_eq!(
+            alu(
+                AluOp::Mad24,
+                S32,
+                MulMode::Hi,
+                true,
+                0x7F_FFFF,
+                0x7F_FFFF,
+                0x7FFF_FFFF
+            ),
+            0x7FFF_FFFF
+        );
+    }
+
+    fn f(op: AluOp, x: f32, y: f32) -> f32 {
+        f32::from_bits(alu(
+            op,
+            Type::F32,
+            MulMode::None,
+            false,
+            from_f32(x),
+            from_f32(y),
+            0,
+        ) as u32)
+    }
+
+    #[test]
+    fn approximate_functions_copysign_and_nan_aware_min_max() {
+        assert_eq!(f(AluOp::Ex2, 3.0, 0.0), 8.0);
+        assert_eq!(f(AluOp::Ex2, -1.0, 0.0), 0.5);
+        assert_eq!(f(AluOp::Lg2, 8.0, 0.0), 3.0);
+        assert_eq!(f(AluOp::Sin, 0.0, 0.0), 0.0);
+        assert_eq!(f(AluOp::Cos, 0.0, 0.0), 1.0);
+        assert_eq!(f(AluOp::Tanh, 0.0, 0.0), 0.0);
+        assert_eq!(f(AluOp::Copysign, -1.0, 2.5), -2.5);
+        assert_eq!(f(AluOp::Copysign, 0.0, -3.0), 3.0);
+        assert_eq!(f(AluOp::MinNan, f32::NAN, 1.0).to_bits(), CANONICAL_NAN_F32);
+        assert_eq!(f(AluOp::Min, f32::NAN, 1.0), 1.0);
+        assert_eq!(f(AluOp::MaxNan, 1.0, 2.0), 2.0);
+        assert_eq!(f(AluOp::MinXorsign, -2.0, 3.0), -2.0);
+        assert_eq!(f(AluOp::MaxXorsign, -2.0, -3.0), 3.0);
+    }
+
+    #[test]
+    fn testp_slct_set_and_cvt_pack() {
+        use Type::*;
+        let t = |op, x: f32| testp(op, F32, from_f32(x));
+        assert!(t(TestpOp::Finite, 1.0));
+        assert!(!t(TestpOp::Finite, f32::INFINITY));
+        assert!(t(TestpOp::Infinite, f32::NEG_INFINITY));
+        assert!(t(TestpOp::NotANumber, f32::NAN));
+        assert!(!t(TestpOp::Number, f32::NAN));
+        assert!(t(TestpOp::Normal, 0.0));
+        assert!(t(TestpOp::Subnormal, f32::from_bits(1)));
+        assert!(!t(TestpOp::Normal, f32::from_bits(1)));
+        assert!(testp(TestpOp::Subnormal, F64, 1));
+        assert_eq!(slct(U32, S32, false, 1, 2, 0xFFFF_FFFF), 2);
+        assert_eq!(slct(U32, S32, false, 1, 2, 0), 1);
+        assert_eq!(slct(U32, F32, false, 1, 2, from_f32(-0.0)), 1);
+        assert_eq!(slct(U32, F32, false, 1, 2, from_f32(f32::NAN)), 2);
+        let neg_sub = from_f32(-f32::from_bits(1));
+        assert_eq!(slct(U32, F32, false, 1, 2, neg_sub), 2);
+        assert_eq!(slct(U32, F32, true, 1, 2, neg_sub), 1);
+        assert_eq!(set_value(U32, true), 0xFFFF_FFFF);
+        assert_eq!(set_value(F32, true), from_f32(1.0));
+        assert_eq!(set_value(S32, false), 0);
+        assert_eq!(cvt_pack(U16, 70000, (-5i64) as u64, 0), 0xFFFF_0000);
+        assert_eq!(cvt_pack(S16, 5, (-70000i64) as u64, 0), 0x0005_8000);
+        assert_eq!(cvt_pack(S8, 200, (-200i64) as u64, 0x1234), 0x1234_7F80);
+    }
+
+    #[test]
+    fn atomic_operations_store_what_the_ptx_isa_says() {
+        use Type::*;
+        let ap = |k, ty, old: u64, v: u64, c: u64| atom_apply(k, ty, true, old, v, c);
+        assert_eq!(ap(AtomKind::Add, U32, 0xFFFF_FFFF, 2, 0), 1);
+        assert_eq!(ap(AtomKind::Inc, U32, 5, 5, 0), 0);
+        assert_eq!(ap(AtomKind::Inc, U32, 3, 5, 0), 4);
+        assert_eq!(ap(AtomKind::Dec, U32, 0, 5, 0), 5);
+        assert_eq!(ap(AtomKind::Dec, U32, 7, 5, 0), 5);
+        assert_eq!(ap(AtomKind::Dec, U32, 3, 5, 0), 2);
+        assert_eq!(ap(AtomKind::Cas, B32, 4, 4, 9), 9);
+        assert_eq!(ap(AtomKind::Cas, B32, 4, 5, 9), 4);
+        assert_eq!(ap(AtomKind::Cas, B64, 1 << 40, 1 << 40, 7), 7);
+        assert_eq!(ap(AtomKind::Exch, B32, 4, 8, 0), 8);
+        assert_eq!(ap(AtomKind::Min, S32, 0xFFFF_FFFF, 3, 0), 0xFFFF_FFFF);
+        assert_eq!(ap(AtomKind::Min, U32, 0xFFFF_FFFF, 3, 0), 3);
+        assert_eq!(ap(AtomKind::Max, S64, 5, u64::MAX, 0), 5);
+        assert_eq!(ap(AtomKind::And, B64, 0xFF00, 0x0FF0, 0), 0x0F00);
+        assert_eq!(ap(AtomKind::Or, B32, 0xFF00, 0x0FF0, 0), 0xFFF0);
+        assert_eq!(ap(AtomKind::Xor, B32, 0xFF00, 0x0FF0, 0), 0xF0F0);
+        assert_eq!(ap(AtomKind::Add, U64, u64::MAX, 1, 0), 0);
+        let sub = u64::from(f32::from_bits(1).to_bits());
+        // Global atom.add.f32 flushes subnormals to zero; shared keeps them.
+        assert_eq!(atom_apply(AtomKind::Add, F32, true, sub, 0, 0), 0);
+        assert_eq!(atom_apply(AtomKind::Add, F32, false, sub, 0, 0), sub);
+        assert_eq!(
+            ap(AtomKind::Add, F32, from_f32(1.5), from_f32(2.25), 0),
+            from_f32(3.75)
+        );
+        assert_eq!(
+            ap(AtomKind::Add, F64, 0.5f64.to_bits(), 0.25f64.to_bits(), 0),
+            0.75f64.to_bits()
+        );
+    }
+
+    #[test]
+    fn warp_and_block_reductions() {
+        assert_eq!(redux(ReduxOp::Add, Type::U32, 1..=32), 528);
+        assert_eq!(
+            redux(ReduxOp::Min, Type::S32, [4, 0xFFFF_FFFD, 7].into_iter()),
+            0xFFFF_FFFD
+        );
+        assert_eq!(
+            redux(ReduxOp::Min, Type::U32, [4, 0xFFFF_FFFD, 7].into_iter()),
+            4
+        );
+        assert_eq!(redux(ReduxOp::Xor, Type::B32, [1, 2, 3].into_iter()), 0);
+        assert_eq!(bar_red(BarRedOp::Popc, 5, 8), 5);
+        assert_eq!(bar_red(BarRedOp::And, 8, 8), 1);
+        assert_eq!(bar_red(BarRedOp::And, 7, 8), 0);
+        assert_eq!(bar_red(BarRedOp::Or, 0, 8), 0);
+    }
+
+    #[test]
+    fn directed_rounding_conversions() {
+        use Type::*;
+        let x = (1.0f64 + 2f64.powi(-30)).to_bits();
+        let to32 = |rnd, a| f32::from_bits(convert(F32, F64, Some(rnd), false, a) as u32);
+        assert_eq!(to32(Rounding::Rn, x), 1.0);
+        assert_eq!(to32(Rounding::Rz, x), 1.0);
+        assert_eq!(to32(Rounding::Rm, x), 1.0);
+        assert_eq!(to32(Rounding::Rp, x).to_bits(), 0x3F80_0001);
+        let nx = (-(1.0f64 + 2f64.powi(-30))).to_bits();
+        assert_eq!(to32(Rounding::Rm, nx).to_bits(), 0xBF80_0001);
+        assert_eq!(to32(Rounding::Rz, nx), -1.0);
+        assert_eq!(to32(Rounding::Rz, f64::MAX.to_bits()), f32::MAX);
+        assert_eq!(to32(Rounding::Rn, f64::MAX.to_bits()), f32::INFINITY);
+        // 2^24 + 1 is halfway between two f32s.
+        let i = |rnd, v: i64| f32::from_bits(convert(F32, S32, rnd, false, v as u64) as u32);
+        assert_eq!(i(Some(Rounding::Rn), 16_777_217), 16_777_216.0);
+        assert_eq!(i(Some(Rounding::Rz), 16_777_217), 16_777_216.0);
+        assert_eq!(i(Some(Rounding::Rp), 16_777_217), 16_777_218.0);
+        assert_eq!(i(Some(Rounding::Rm), -16_777_217), -16_777_218.0);
+        assert_eq!(i(None, 16_777_219), 16_777_220.0);
+        assert_eq!(
+            convert(F32, U64, Some(Rounding::Rz), false, u64::MAX),
+            0x5F7F_FFFF
+        );
+        assert_eq!(
+            convert(F32, U64, Some(Rounding::Rn), false, u64::MAX),
+            0x5F80_0000
+        );
+        assert_eq!(
+            f64::from_bits(convert(F64, U64, Some(Rounding::Rz), false, u64::MAX)),
+            18_446_744_073_709_549_568.0
+        );
+    }
+
+    #[test]
+    fn half_precision_conversions() {
+        use Type::*;
+        let h = |rnd, x: f32| convert(F16, F32, Some(rnd), false, from_f32(x));
+        assert_eq!(h(Rounding::Rn, 1.0), 0x3C00);
+        assert_eq!(h(Rounding::Rn, -2.5), 0xC100);
+        assert_eq!(h(Rounding::Rn, 65504.0), 0x7BFF);
+        assert_eq!(h(Rounding::Rn, 65520.0), 0x7C00);
+        assert_eq!(h(Rounding::Rz, 65520.0), 0x7BFF);
+        assert_eq!(h(Rounding::Rn, 2f32.powi(-24)), 0x0001);
+        assert_eq!(h(Rounding::Rn, 2f32.powi(-25)), 0x0000);
+        assert_eq!(h(Rounding::Rp, 2f32.powi(-25)), 0x0001);
+        assert_eq!(h(Rounding::Rn, 1.0 / 3.0), 0x3555);
+        assert_eq!(h(Rounding::Rz, 1.0 / 3.0), 0x3555);
+        assert_eq!(h(Rounding::Rp, 1.0 / 3.0), 0x3556);
+        assert_eq!(h(Rounding::Rn, f32::NAN), 0x7FFF);
+        assert_eq!(
+            f32::from_bits(convert(F32, F16, None, false, 0x3555) as u32),
+            0.333_251_95
+        );
+        assert_eq!(
+            convert(S32, F16, Some(Rounding::Rni), false, 0xC100),
+            (-2i64) as u64 & 0xFFFF_FFFF
+        );
+        assert_eq!(convert(F16, S32, Some(Rounding::Rn), false, 3), 0x4200);
+    }
+
+    #[test]
+    fn directed_rounding_arithmetic() {
+        use Type::*;
+        let f32r = |op, rnd, x: f32, y: f32, z: f32| {
+            f32::from_bits(
+                float_rounded(op, F32, rnd, false, from_f32(x), from_f32(y), from_f32(z)) as u32,
+            )
+        };
+        let one_up = f32::from_bits(0x3F80_0001);
+        let tiny = 2f32.powi(-30);
+        // 1 + 2^-30 lies strictly between 1 and the next f32.
+        assert_eq!(f32r(AluOp::Add, Rounding::Rz, 1.0, tiny, 0.0), 1.0);
+        assert_eq!(f32r(AluOp::Add, Rounding::Rm, 1.0, tiny, 0.0), 1.0);
+        assert_eq!(f32r(AluOp::Add, Rounding::Rp, 1.0, tiny, 0.0), one_up);
+        assert_eq!(
+            f32r(AluOp::Sub, Rounding::Rz, 1.0, tiny, 0.0),
+            f32::from_bits(0x3F7F_FFFF)
+        );
+        assert_eq!(f32r(AluOp::Sub, Rounding::Rp, 1.0, tiny, 0.0), 1.0);
+        // Exact results are not moved.
+        assert_eq!(f32r(AluOp::Add, Rounding::Rp, 1.5, 2.25, 0.0), 3.75);
+        // (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46.
+        let a = one_up;
+        assert_eq!(
+            f32r(AluOp::Mul, Rounding::Rz, a, a, 0.0).to_bits(),
+            0x3F80_0002
+        );
+        assert_eq!(
+            f32r(AluOp::Mul, Rounding::Rp, a, a, 0.0).to_bits(),
+            0x3F80_0003
+        );
+        assert_eq!(
+            f32r(AluOp::Mul, Rounding::Rm, -a, a, 0.0).to_bits(),
+            0xBF80_0003
+        );
+        // fma rounds once: a*a - 1 = 2^-22 + 2^-46 exactly representable.
+        assert_eq!(
+            f32r(AluOp::Fma, Rounding::Rz, a, a, -1.0),
+            2f32.powi(-22) + 2f32.powi(-46)
+        );
+        // NVRTC's expf: fma.rm of (x * 252 + 12582913), a round-down to an integer.
+        assert_eq!(
+            f32r(AluOp::Fma, Rounding::Rm, 0.75, 252.0, 12_582_913.0),
+            12_583_102.0
+        );
+        // Overflow: toward zero stays finite.
+        assert_eq!(f32r(AluOp::Mul, Rounding::Rz, f32::MAX, 2.0, 0.0), f32::MAX);
+        assert_eq!(
+            f32r(AluOp::Mul, Rounding::Rp, f32::MAX, 2.0, 0.0),
+            f32::INFINITY
+        );
+        // x - x is -0 rounding down, +0 otherwise.
+        assert!(f32r(AluOp::Sub, Rounding::Rm, 2.0, 2.0, 0.0).is_sign_negative());
+        assert!(f32r(AluOp::Sub, Rounding::Rz, 2.0, 2.0, 0.0).is_sign_positive());
+        assert!(f32r(AluOp::Add, Rounding::Rm, 0.0, 0.0, 0.0).is_sign_positive());
+        let f64r = |op, rnd, x: f64, y: f64, z: f64| {
+            f64::from_bits(float_rounded(
+                op,
+                F64,
+                rnd,
+                false,
+                x.to_bits(),
+                y.to_bits(),
+                z.to_bits(),
+            ))
+        };
+        let t = 2f64.powi(-60);
+        assert_eq!(
+            f64r(AluOp::Add, Rounding::Rp, 1.0, t, 0.0),
+            1.0 + f64::EPSILON
+        );
+        assert_eq!(f64r(AluOp::Add, Rounding::Rz, 1.0, t, 0.0), 1.0);
+        assert_eq!(
+            f64r(AluOp::Add, Rounding::Rm, -1.0, -t, 0.0),
+            -1.0 - f64::EPSILON
+        );
+        let b = 1.0 + f64::EPSILON;
+        assert_eq!(
+            f64r(AluOp::Mul, Rounding::Rp, b, b, 0.0),
+            1.0 + 3.0 * f64::EPSILON
+        );
+        assert_eq!(
+            f64r(AluOp::Mul, Rounding::Rz, b, b, 0.0),
+            1.0 + 2.0 * f64::EPSILON
+        );
+        // fma: b*b + t; the nearest is 1 + 2 eps, the exact value a little above it.
+        assert_eq!(
+            f64r(AluOp::Fma, Rounding::Rz, b, b, t),
+            1.0 + 2.0 * f64::EPSILON
+        );
+        assert_eq!(
+            f64r(AluOp::Fma, Rounding::Rp, b, b, t),
+            1.0 + 3.0 * f64::EPSILON
+        );
+        assert_eq!(f64r(AluOp::Fma, Rounding::Rm, b, b, -t), 1.0 + f64::EPSILON);
+    }
+
+    #[test]
+    fn mul_hi_of_64_bit_operands_does_not_overflow() {
+        let hi = |ty, a: u64, b: u64| alu(AluOp::Mul, ty, MulMode::Hi, false, a, b, 0);
+        assert_eq!(hi(Type::U64, u64::MAX, u64::MAX), u64::MAX - 1);
+        assert_eq!(hi(Type::S64, u64::MAX, u64::MAX), 0);
+        assert_eq!(hi(Type::S64, i64::MIN as u64, 2), u64::MAX);
+        assert_eq!(hi(Type::U32, 0xFFFF_FFFF, 0xFFFF_FFFF), 0xFFFF_FFFE);
+        assert_eq!(hi(Type::S32, 0xFFFF_FFFF, 2), 0xFFFF_FFFF);
     }
 }

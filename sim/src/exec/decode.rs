@@ -4,7 +4,7 @@
 
 use crate::error::{Error, SourceLoc};
 use crate::ptx::ast::{Function, Instruction, Operand, Special, Statement, Type};
-use crate::ptx::inst::{AluOp, Op};
+use crate::ptx::inst::{AluOp, BitOp, CarryOp, Op};
 use std::collections::HashMap;
 
 /// Marks an unused register slot.
@@ -124,6 +124,21 @@ pub fn decode(
             regs.entry(n).or_insert(idx as u16);
         }
     }
+    // The carry flag CC.CF of `add.cc`/`addc` and friends: one hidden register per thread, so
+    // that the scoreboard orders a carry chain like any other dependency.
+    let cc = regs.len();
+    if cc >= NO_REG as usize {
+        return Err(Error::Ptx {
+            loc: SourceLoc {
+                file: file.into(),
+                line: line_of(src, f.span.start),
+                col: 1,
+            },
+            message: "more than 65534 registers declared".into(),
+            text: f.name.clone(),
+        });
+    }
+    let cc = cc as u16;
     let mut labels = HashMap::new();
     let mut n = 0u32;
     for s in &f.body {
@@ -139,11 +154,12 @@ pub fn decode(
         insts: vec![],
         lines: vec![],
         texts: vec![],
-        num_regs: regs.len(),
+        num_regs: regs.len() + 1,
     };
     for s in &f.body {
         if let Statement::Inst(i) = s {
             let ctx = Ctx {
+                cc,
                 regs: &regs,
                 labels: &labels,
                 symbols,
@@ -161,6 +177,7 @@ pub fn decode(
             );
         }
     }
+    results_unused_become_red(&mut p.insts);
     // A kernel that falls off its end exits.
     p.insts.push(DInst {
         op: Op::Exit,
@@ -177,11 +194,42 @@ pub fn decode(
     Ok(p)
 }
 
+/// An `atom` whose destination no instruction ever reads is a reduction: ptxas emits `RED` for it,
+/// as for `red` (clang writes `atom` with an unused result where NVVM writes `red`), and it is
+/// counted as one. Functionally the two are the same.
+fn results_unused_become_red(insts: &mut [DInst]) {
+    let mut read = vec![false; NO_REG as usize];
+    let mut mark = |s: &Src| {
+        if let Src::Reg(r) | Src::NotPred(r) = s {
+            read[*r as usize] = true;
+        }
+    };
+    for i in insts.iter() {
+        i.src[..usize::from(i.nsrc)].iter().for_each(&mut mark);
+        if let Some(a) = &i.addr {
+            mark(&a.base);
+        }
+        if i.guard != NO_REG {
+            mark(&Src::Reg(i.guard));
+        }
+    }
+    for i in insts.iter_mut() {
+        if let Op::Atom(a) = i.op {
+            if i.dst[0] == NO_REG || !read[i.dst[0] as usize] {
+                i.op = Op::Red(a);
+                i.dst = [NO_REG; 4];
+            }
+        }
+    }
+}
+
 fn line_of(src: &str, offset: usize) -> usize {
     src[..offset.min(src.len())].matches('\n').count() + 1
 }
 
 struct Ctx<'a> {
+    /// The hidden carry-flag register.
+    cc: u16,
     regs: &'a HashMap<String, u16>,
     labels: &'a HashMap<String, u32>,
     symbols: &'a HashMap<String, SymbolAddr>,
@@ -222,6 +270,8 @@ impl Ctx<'_> {
                         Operand::Reg(r) if r == "_" => NO_REG,
                         Operand::Reg(r) => self.reg(r)?,
                         Operand::Symbol(s) if s == "_" => NO_REG,
+                        // A register declared without `%` (`.reg .b32 tmp;`, as clang writes).
+                        Operand::Symbol(s) if self.regs.contains_key(s) => self.reg(s)?,
                         _ => {
                             return Err(self.err("a vector destination holds registers only".into()))
                         }
@@ -229,6 +279,7 @@ impl Ctx<'_> {
                 }
             }
             Operand::Symbol(s) if s == "_" => {}
+            Operand::Symbol(s) if self.regs.contains_key(s) => d[0] = self.reg(s)?,
             _ => return Err(self.err("the destination must be a register".into())),
         }
         Ok(d)
@@ -263,6 +314,7 @@ impl Ctx<'_> {
                     )));
                 }
             }
+            Operand::Symbol(s) if self.regs.contains_key(s) => Src::Reg(self.reg(s)?),
             Operand::Symbol(s) => match self.symbols.get(s) {
                 Some(a) => Src::Imm(a.value()),
                 None => return Err(self.err(format!("unknown symbol `{s}`"))),
@@ -280,6 +332,7 @@ impl Ctx<'_> {
         let base = match base.as_deref() {
             None => Src::Imm(0),
             Some(Operand::Reg(r)) => Src::Reg(self.reg(r)?),
+            Some(Operand::Symbol(s)) if self.regs.contains_key(s) => Src::Reg(self.reg(s)?),
             Some(Operand::Symbol(s)) => match self.symbols.get(s) {
                 Some(a) => Src::Imm(a.value()),
                 None => return Err(self.err(format!("unknown symbol `{s}`"))),
@@ -377,7 +430,29 @@ impl Ctx<'_> {
             Op::Mov(ty) => {
                 self.arity(2..=2)?;
                 d.dst = self.dst(&a[0])?;
-                srcs(&mut d, &a[1..], &[ty])?;
+                let vector = |o: &Operand| match o {
+                    Operand::Vector(v) => Some(v.len()),
+                    _ => None,
+                };
+                match (vector(&a[0]), vector(&a[1])) {
+                    (None, None) => srcs(&mut d, &a[1..], &[ty])?,
+                    (None, Some(n)) => {
+                        let Operand::Vector(v) = &a[1] else {
+                            unreachable!("checked above")
+                        };
+                        let elem = self.pack_elem(ty, n)?;
+                        d.op = Op::MovPack { ty, n: n as u8 };
+                        srcs(&mut d, v, &[elem; 4])?;
+                    }
+                    (Some(n), None) => {
+                        self.pack_elem(ty, n)?;
+                        d.op = Op::MovUnpack { ty, n: n as u8 };
+                        srcs(&mut d, &a[1..], &[ty])?;
+                    }
+                    (Some(_), Some(_)) => {
+                        return Err(self.err("`mov` packs or unpacks, not both".into()))
+                    }
+                }
             }
             Op::Cvta { .. } => {
                 self.arity(2..=2)?;
@@ -400,8 +475,13 @@ impl Ctx<'_> {
                     | AluOp::Brev
                     | AluOp::Rcp
                     | AluOp::Sqrt
-                    | AluOp::Rsqrt => 1,
-                    AluOp::Mad | AluOp::Fma => 3,
+                    | AluOp::Rsqrt
+                    | AluOp::Ex2
+                    | AluOp::Lg2
+                    | AluOp::Sin
+                    | AluOp::Cos
+                    | AluOp::Tanh => 1,
+                    AluOp::Mad | AluOp::Fma | AluOp::Sad | AluOp::Mad24 => 3,
                     _ => 2,
                 };
                 if !ty.is_float()
@@ -459,7 +539,130 @@ impl Ctx<'_> {
                 self.arity(1..=1)?;
                 d.dst = self.dst(&a[0])?;
             }
+            Op::Atom(m) => {
+                let cas = m.kind == crate::ptx::inst::AtomKind::Cas;
+                self.arity(if cas { 4..=4 } else { 3..=3 })?;
+                d.dst = self.dst(&a[0])?;
+                d.addr = Some(self.addr(&a[1])?);
+                srcs(&mut d, &a[2..], &[m.ty, m.ty])?;
+            }
+            Op::Red(m) => {
+                self.arity(2..=2)?;
+                d.addr = Some(self.addr(&a[0])?);
+                srcs(&mut d, &a[1..], &[m.ty])?;
+            }
+            Op::Bits(b) => {
+                use Type::{B32, S32, U32};
+                let tys: &[Type] = match b {
+                    BitOp::Bfe(t) => &[t, U32, U32],
+                    BitOp::Bfi(t) => &[t, t, U32, U32],
+                    BitOp::Prmt(_) => &[B32, B32, B32],
+                    BitOp::Bfind { ty, .. } => &[ty],
+                    BitOp::Fns => &[B32, U32, S32],
+                    BitOp::Lop3 => &[B32, B32, B32, B32],
+                    BitOp::Shf { .. } => &[B32, B32, U32],
+                    BitOp::Dp4a { .. } | BitOp::Dp2a { .. } => &[B32, B32, B32],
+                    BitOp::Bmsk { .. } | BitOp::Szext { .. } => &[B32, U32],
+                };
+                self.arity(tys.len() + 1..=tys.len() + 1)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], tys)?;
+            }
+            Op::Carry {
+                op,
+                ty,
+                cc_in,
+                cc_out,
+                ..
+            } => {
+                let n = if op == CarryOp::Mad { 3 } else { 2 };
+                self.arity(n + 1..=n + 1)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty; 3])?;
+                if cc_in {
+                    d.src[n] = Src::Reg(self.cc);
+                    d.nsrc = n as u8 + 1;
+                }
+                if cc_out {
+                    d.dst[1] = self.cc;
+                }
+            }
+            Op::Slct { ty, cty, .. } => {
+                self.arity(4..=4)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty, ty, cty])?;
+            }
+            Op::Set { bool_op, src, .. } => {
+                self.arity(if bool_op.is_some() { 4..=4 } else { 3..=3 })?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[src, src, Type::Pred])?;
+            }
+            Op::Testp { ty, .. } => {
+                self.arity(2..=2)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty])?;
+            }
+            Op::CvtPack { dst } => {
+                self.arity(if dst.bits() == 8 { 4..=4 } else { 3..=3 })?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[Type::S32, Type::S32, Type::B32])?;
+            }
+            Op::MovPack { .. } | Op::MovUnpack { .. } => {
+                return Err(self.err("internal: mov forms are made by decoding".into()))
+            }
+            // Operands of no-ops are not needed (registers, addresses, counts).
+            Op::Nop => {}
+            Op::BarRed(_) => {
+                // bar.red.op d, a[, b], {!}c: the predicate is the last operand.
+                self.arity(3..=4)?;
+                d.dst = self.dst(&a[0])?;
+                let last = &a[a.len() - 1];
+                srcs(&mut d, std::slice::from_ref(last), &[Type::Pred])?;
+            }
+            Op::Match { ty, .. } => {
+                self.arity(3..=3)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty, Type::U32])?;
+            }
+            Op::Redux { ty, .. } => {
+                self.arity(3..=3)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty, Type::U32])?;
+            }
+            Op::Call => return Err(self.err(
+                "`call` reached the decoder: calls are inlined first (ptx::inline::inline_calls)"
+                    .into(),
+            )),
+            Op::FloatRnd { op, ty, .. } => {
+                let n = if matches!(op, AluOp::Mad | AluOp::Fma) {
+                    3
+                } else {
+                    2
+                };
+                self.arity(n + 1..=n + 1)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[ty; 3])?;
+            }
+            Op::Isspacep(_) => {
+                self.arity(2..=2)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[Type::U64])?;
+            }
         }
         Ok(d)
+    }
+
+    /// The element type of `mov.ty` packing or unpacking `n` elements: `.b64` into 2 x 32 bits or
+    /// 4 x 16, `.b32` into 2 x 16 or 4 x 8, `.b16` into 2 x 8.
+    fn pack_elem(&self, ty: Type, n: usize) -> Result<Type, Error> {
+        match (ty.bits(), n) {
+            (64, 2) => Ok(Type::B32),
+            (64, 4) | (32, 2) => Ok(Type::B16),
+            (32, 4) | (16, 2) => Ok(Type::B8),
+            _ => Err(self.err(format!(
+                "`mov.{}` cannot pack or unpack {n} elements",
+                ty.name()
+            ))),
+        }
     }
 }

@@ -16,6 +16,8 @@ use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::{CacheOp, MemOp};
 
+mod atomic;
+
 /// Base of the addresses local memory is given in the cache model (interleaved per lane).
 const LOCAL_MODEL_BASE: u64 = 0x7e00_0000_0000;
 

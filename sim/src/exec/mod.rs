@@ -15,6 +15,7 @@ pub mod alu;
 pub mod decode;
 mod mem;
 mod step;
+mod sync;
 pub mod trace;
 mod warp;
 
@@ -26,6 +27,8 @@ use crate::memory::image::GlobalView;
 use crate::memory::system::{L2Model, L2Outcome, MemorySystem, Params, SmCaches};
 use crate::memory::{Level, MemoryImage};
 use crate::metrics::{Counters, PcStats};
+use crate::ptx::ast::StateSpace;
+use crate::ptx::inst::Op;
 use crate::timing::replay::Replay;
 use crate::timing::{Costs, SmWork};
 use rayon::prelude::*;
@@ -233,6 +236,11 @@ pub fn run(
     } = mem;
     let per_wave = sm_count * u64::from(occ);
     let blocks = dims.blocks();
+    let global_atomics = launch
+        .program
+        .insts
+        .iter()
+        .any(|i| matches!(i.op, Op::Atom(a) | Op::Red(a) if a.space != StateSpace::Shared));
     let waves = blocks.div_ceil(per_wave);
     let every = match launch.sampling {
         Sampling::Full => 1,
@@ -263,11 +271,19 @@ pub fn run(
                 budget, nwarps,
             )
         };
-        // Blocks of one SM run in order on one thread; SMs in parallel.
-        sms.par_iter_mut()
-            .zip(caches.par_iter_mut())
-            .enumerate()
-            .for_each(run_sm);
+        // Blocks of one SM run in order on one thread; SMs in parallel, unless the kernel has
+        // global atomics: their read-modify-writes must see each other, in a fixed order.
+        if global_atomics {
+            sms.iter_mut()
+                .zip(caches.iter_mut())
+                .enumerate()
+                .for_each(run_sm);
+        } else {
+            sms.par_iter_mut()
+                .zip(caches.par_iter_mut())
+                .enumerate()
+                .for_each(run_sm);
+        }
         // The earliest block that faulted, whatever thread ran it.
         if let Some((_, e)) = sms
             .iter_mut()
@@ -435,6 +451,7 @@ fn run_wave_on_sm(
             budget: &mut left,
             last_alloc: None,
             log,
+            sync: sync::BlockSync::default(),
         };
         if let Err(e) = run_block(&mut ctx, &mut st.warps) {
             st.error = Some((b, e));
@@ -479,6 +496,24 @@ fn resolve_l2(
                 work.queue_dram(log.wave, t.dram_read + t.dram_write);
                 costs.l2
             }
+            L2Kind::Atomic { returns } => {
+                let level = addrs
+                    .iter()
+                    .map(|&a| l2.atomic(a, &mut t))
+                    .max()
+                    .unwrap_or(Level::L2);
+                if *returns {
+                    c.l2_atom_sectors += u64::from(t.sectors);
+                } else {
+                    c.l2_red_sectors += u64::from(t.sectors);
+                }
+                let queued = work.queue_dram(log.wave, t.dram_read + t.dram_write);
+                match (returns, level) {
+                    (false, _) => costs.l2,
+                    (true, Level::Dram) => costs.dram_queued(queued),
+                    (true, _) => costs.global(Level::L2),
+                }
+            }
             L2Kind::Const(served) => {
                 let mut far = addrs.iter();
                 let served: Vec<Level> = served
@@ -506,11 +541,13 @@ fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
                 ctx.step(w)?;
             }
         }
-        let running: Vec<&mut Warp> = warps.iter_mut().filter(|w| w.live != 0).collect();
+        let mut running: Vec<&mut Warp> = warps.iter_mut().filter(|w| w.live != 0).collect();
         if running.is_empty() {
             return Ok(());
         }
-        // Everyone still running waits at the barrier (its timing is the replay's).
+        // Everyone still running waits at the barrier (its timing is the replay's); a `bar.red`
+        // hands out its result.
+        ctx.sync.release(&mut running);
         for w in running {
             w.at_barrier = false;
         }

@@ -15,6 +15,8 @@ use crate::ptx::ast::{Special, Type};
 use crate::ptx::inst::{AluOp, Op, ShflMode, VoteMode};
 use crate::timing::{Costs, SmWork};
 
+mod ext;
+
 /// What one block's warps share while they run on their SM's thread.
 pub struct Ctx<'a> {
     /// The GPU.
@@ -49,6 +51,8 @@ pub struct Ctx<'a> {
     pub last_alloc: Option<usize>,
     /// What the block leaves for the L2 and timing passes.
     pub log: &'a mut BlockLog,
+    /// The block's pending `bar.red`.
+    pub sync: super::sync::BlockSync,
 }
 
 impl Ctx<'_> {
@@ -91,6 +95,12 @@ impl Ctx<'_> {
             }
             Op::Ld(m) => self.load(w, inst, pc, m, exec)?,
             Op::St(m) => self.store(w, inst, pc, m, exec)?,
+            Op::Atom(a) | Op::Red(a) => self.atomic(w, inst, pc, a, exec)?,
+            Op::BarRed(op) => {
+                self.bar_red_arrive(w, inst, op, exec);
+                w.at_barrier = true;
+                0
+            }
             Op::Shfl(mode) => {
                 self.shfl(w, inst, mode, exec);
                 0
@@ -344,7 +354,7 @@ impl Ctx<'_> {
                     w.regs[d0 + l] = alu::trunc(v, ty.bits());
                 }
             }
-            _ => {}
+            _ => self.alu_ext(w, inst, exec),
         }
     }
 }

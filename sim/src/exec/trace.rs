@@ -29,6 +29,11 @@ pub enum L2Kind {
     Load,
     /// A global or local store's written sectors (acknowledged by L2, latency known).
     Store,
+    /// A global `atom` (`returns`: its old value is used) or `red`: read-modify-writes in L2.
+    Atomic {
+        /// The result is read (`atom`), so its latency matters; else acknowledged like a store.
+        returns: bool,
+    },
     /// An indexed constant load: where each request was served, `None` for those that missed
     /// every constant level (their addresses are the request's, in order).
     Const(Vec<Option<Level>>),

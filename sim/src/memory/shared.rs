@@ -84,6 +84,39 @@ pub fn wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
     out
 }
 
+/// Wavefronts of a shared-memory atomic (`atom.shared`, `red.shared`: SASS `ATOMS`). A bank
+/// performs one read-modify-write per wavefront, and lanes that update the same word cannot share
+/// one (unlike a load's broadcast), so the count is, per phase, the most lanes any bank serves.
+/// This is the simulator's model, not a documented rule: Nsight Compute reports the result as
+/// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum`.
+pub fn atomic_wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
+    let phase = lanes_per_phase(access.bytes, banks) as usize;
+    let width = u64::from(banks.width);
+    let mut out = Wavefronts::default();
+    let mut lanes_in_bank = vec![0u32; banks.banks as usize];
+    let mut start = 0;
+    while start < 32 {
+        lanes_in_bank.iter_mut().for_each(|n| *n = 0);
+        let mut any = false;
+        for (lane, a) in access.lanes() {
+            if lane < start || lane >= start + phase {
+                continue;
+            }
+            any = true;
+            let last = (a + u64::from(access.bytes.max(1)) - 1) / width;
+            for w in a / width..=last {
+                lanes_in_bank[(w % u64::from(banks.banks)) as usize] += 1;
+            }
+        }
+        if any {
+            out.ideal += 1;
+            out.wavefronts += lanes_in_bank.iter().copied().max().unwrap_or(1).max(1);
+        }
+        start += phase;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +177,23 @@ mod tests {
         };
         let w = wavefronts(&WarpAccess::from_fn(4, |l| 4 * l), b);
         assert_eq!((w.wavefronts, w.ideal), (2, 2));
+    }
+
+    #[test]
+    fn atomics_on_one_word_serialize_and_distinct_banks_do_not() {
+        assert_eq!(
+            atomic_wavefronts(&WarpAccess::from_fn(4, |_| 64), B4).wavefronts,
+            32
+        );
+        assert_eq!(
+            atomic_wavefronts(&WarpAccess::from_fn(4, |l| 4 * l), B4).wavefronts,
+            1
+        );
+        // Four lanes per word, eight words in eight banks: four updates per bank.
+        assert_eq!(
+            atomic_wavefronts(&WarpAccess::from_fn(4, |l| 4 * (l / 4)), B4).wavefronts,
+            4
+        );
     }
 
     #[test]

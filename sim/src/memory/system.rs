@@ -408,6 +408,8 @@ impl GlobalOutcome {
     }
 }
 
+mod atomic;
+
 /// Per line, the sectors of the smallest aligned block of 1, 2, 4, ... sectors covering the
 /// line's sectors in `sectors` (ascending).
 fn covering_segments(sectors: &[u64], line_bytes: u32, sector_bytes: u32) -> Vec<u64> {

@@ -96,6 +96,27 @@ pub struct Counters {
     pub dmul_threads: u64,
     /// `smsp__sass_thread_inst_executed_op_dfma_pred_on.sum`.
     pub dfma_threads: u64,
+    /// `smsp__sass_inst_executed_op_global_atom.sum`: global atomics whose result is used (ATOMG).
+    pub global_atom_inst: u64,
+    /// `smsp__sass_inst_executed_op_global_red.sum`: global reductions (RED: `red`, and `atom`
+    /// whose result is never read).
+    pub global_red_inst: u64,
+    /// `smsp__sass_inst_executed_op_shared_atom.sum`: shared-memory atomics and reductions (ATOMS).
+    pub shared_atom_inst: u64,
+    /// `l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum`: one per warp instruction.
+    pub global_atom_requests: u64,
+    /// `l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum`.
+    pub global_atom_sectors: u64,
+    /// `l1tex__t_requests_pipe_lsu_mem_global_op_red.sum`.
+    pub global_red_requests: u64,
+    /// `l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum`.
+    pub global_red_sectors: u64,
+    /// `lts__t_sectors_srcunit_tex_op_atom.sum`: L2 sectors of global atomics.
+    pub l2_atom_sectors: u64,
+    /// `lts__t_sectors_srcunit_tex_op_red.sum`: L2 sectors of global reductions.
+    pub l2_red_sectors: u64,
+    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum`: shared atomic wavefronts.
+    pub shared_atom_wavefronts: u64,
 }
 
 impl Counters {
@@ -108,7 +129,9 @@ impl Counters {
             global_st_sectors l1_ld_hits l1_ld_misses local_ld_requests local_ld_sectors local_st_requests local_st_sectors
             shared_ld_inst shared_st_inst shared_ld_wavefronts shared_st_wavefronts shared_ld_conflicts shared_st_conflicts l2_read_sectors l2_read_hits l2_write_sectors l2_write_hits dram_read_bytes
             dram_write_bytes ldc_inst ldc_requests idc_requests idc_hits idc_misses gcc_requests imc_requests const_imm_loads
-            fadd_threads fmul_threads ffma_threads dadd_threads dmul_threads dfma_threads);
+            fadd_threads fmul_threads ffma_threads dadd_threads dmul_threads dfma_threads
+            global_atom_inst global_red_inst shared_atom_inst global_atom_requests global_atom_sectors
+            global_red_requests global_red_sectors l2_atom_sectors l2_red_sectors shared_atom_wavefronts);
     }
 
     /// Extrapolates a sampled launch: the counts gathered between the snapshots `first` (after
@@ -263,6 +286,46 @@ impl Counters {
             (
                 "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
                 c.dfma_threads as f64,
+            ),
+            (
+                "smsp__sass_inst_executed_op_global_atom.sum",
+                c.global_atom_inst as f64,
+            ),
+            (
+                "smsp__sass_inst_executed_op_global_red.sum",
+                c.global_red_inst as f64,
+            ),
+            (
+                "smsp__sass_inst_executed_op_shared_atom.sum",
+                c.shared_atom_inst as f64,
+            ),
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+                c.global_atom_requests as f64,
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+                c.global_atom_sectors as f64,
+            ),
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+                c.global_red_requests as f64,
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+                c.global_red_sectors as f64,
+            ),
+            (
+                "lts__t_sectors_srcunit_tex_op_atom.sum",
+                c.l2_atom_sectors as f64,
+            ),
+            (
+                "lts__t_sectors_srcunit_tex_op_red.sum",
+                c.l2_red_sectors as f64,
+            ),
+            (
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+                c.shared_atom_wavefronts as f64,
             ),
         ]
     }

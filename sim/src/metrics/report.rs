@@ -146,6 +146,21 @@ pub fn explain(l: &LaunchResult) -> String {
             format!("shared accesses take {wf:.1} wavefronts per instruction: bank conflicts serialize them")
         });
     }
+    if c.shared_atom_inst > 0 {
+        let wf = c.shared_atom_wavefronts as f64 / c.shared_atom_inst as f64;
+        parts.push(format!(
+            "shared atomics take {wf:.1} wavefronts per instruction (lanes updating words of one bank serialize)"
+        ));
+    }
+    let atomics = c.global_atom_requests + c.global_red_requests;
+    if atomics > 0 {
+        let sectors = c.global_atom_sectors + c.global_red_sectors;
+        parts.push(format!(
+            "{atomics} global atomic requests ({} returning a value), {:.1} sectors each, performed in L2",
+            c.global_atom_requests,
+            sectors as f64 / atomics as f64
+        ));
+    }
     let bound = match l.timing.bound {
         "latency" => "memory latency (too few warps to hide it)",
         "issue" => "instruction issue",
@@ -198,6 +213,8 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
         "DRAM",
         "shared wf/inst",
         "bank conflicts",
+        "global atomics",
+        "smem atom wf/inst",
         "FLOP/load B",
         "FLOP/DRAM B",
     ])];
@@ -221,6 +238,11 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
             } else {
                 (c.shared_ld_conflicts + c.shared_st_conflicts).to_string()
             },
+            match c.global_atom_requests + c.global_red_requests {
+                0 => "-".into(),
+                n => n.to_string(),
+            },
+            ratio(c.shared_atom_wavefronts, c.shared_atom_inst),
             if c.flops() == 0 || c.global_ld_bytes == 0 {
                 "-".into()
             } else {

@@ -243,6 +243,8 @@ pub struct Function {
     pub is_entry: bool,
     /// Parameters in order.
     pub params: Vec<Param>,
+    /// Return parameters of a `.func` (`.func (.param .b32 retval) name(...)`), empty for kernels.
+    pub rets: Vec<Param>,
     /// Register declarations.
     pub regs: Vec<RegDecl>,
     /// Function-scope `.local` and `.shared` variables.

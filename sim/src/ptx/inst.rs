@@ -81,6 +81,32 @@ pub enum AluOp {
     Rcp,
     Sqrt,
     Rsqrt,
+    /// `ex2.approx`: 2^a (computed exactly, then rounded to the type).
+    Ex2,
+    /// `lg2.approx`: log2(a).
+    Lg2,
+    /// `sin.approx`.
+    Sin,
+    /// `cos.approx`.
+    Cos,
+    /// `tanh.approx`.
+    Tanh,
+    /// `copysign d, a, b`: b's magnitude with a's sign.
+    Copysign,
+    /// `sad d, a, b, c`: c + |a - b|.
+    Sad,
+    /// `mul24.{lo,hi}`: product of the low 24 bits.
+    Mul24,
+    /// `mad24.{lo,hi}`: `mul24` plus c.
+    Mad24,
+    /// `min.NaN`: a NaN input gives the canonical NaN.
+    MinNan,
+    /// `max.NaN`.
+    MaxNan,
+    /// `min.xorsign.abs`: min(|a|, |b|) with the sign sign(a) xor sign(b).
+    MinXorsign,
+    /// `max.xorsign.abs`.
+    MaxXorsign,
 }
 
 /// Which part of a product `mul`/`mad` keeps (PTX ISA §9.7.1.6).
@@ -164,6 +190,150 @@ pub enum VoteMode {
     Ballot,
 }
 
+/// The read-modify-write operation of `atom` and `red` (PTX ISA §9.7.13.5, §9.7.13.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum AtomKind {
+    And,
+    Or,
+    Xor,
+    Cas,
+    Exch,
+    Add,
+    Inc,
+    Dec,
+    Min,
+    Max,
+}
+
+/// The details of `atom` and `red`: `atom{.sem}{.scope}{.space}.op.type`.
+///
+/// The memory-ordering qualifiers (`.relaxed .acquire .release .acq_rel`, scopes `.cta .gpu .sys
+/// .cluster`) are accepted and need no modelling: the simulator performs every access in program
+/// order, one warp at a time, which every ordering allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtomOp {
+    /// `.global`, `.shared` or `Generic`.
+    pub space: StateSpace,
+    /// The operation.
+    pub kind: AtomKind,
+    /// The operand type.
+    pub ty: Type,
+}
+
+/// Byte-selection mode of `prmt` (PTX ISA §9.7.8.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum PrmtMode {
+    /// No mode: four 4-bit selectors in `c`.
+    Generic,
+    F4e,
+    B4e,
+    Rc8,
+    Ecl,
+    Ecr,
+    Rc16,
+}
+
+/// Bit and byte manipulations that read up to four sources (PTX ISA §9.7.1, §9.7.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BitOp {
+    /// `bfe.type d, a, pos, len`: extract a bit field, zero- or sign-extended.
+    Bfe(Type),
+    /// `bfi.type f, a, b, pos, len`: insert the low `len` bits of `a` into `b` at `pos`.
+    Bfi(Type),
+    /// `prmt.b32{.mode} d, a, b, c`: pick four bytes of {b, a}.
+    Prmt(PrmtMode),
+    /// `bfind{.shiftamt}.type d, a`: position of the most significant non-sign bit.
+    Bfind {
+        /// Operand type.
+        ty: Type,
+        /// `.shiftamt`: the left shift that moves it to the msb instead.
+        shiftamt: bool,
+    },
+    /// `fns.b32 d, mask, base, offset`: the n-th set bit from `base`.
+    Fns,
+    /// `lop3.b32 d, a, b, c, immLut`: any logic function of three inputs.
+    Lop3,
+    /// `shf.{l,r}.{clamp,wrap}.b32 d, a, b, c`: funnel shift of {b, a}.
+    Shf {
+        /// `.l` (else `.r`).
+        left: bool,
+        /// `.clamp` (else `.wrap`).
+        clamp: bool,
+    },
+    /// `dp4a.atype.btype d, a, b, c`: four-way byte dot product plus c.
+    Dp4a {
+        /// `a` is `.s32`.
+        a_signed: bool,
+        /// `b` is `.s32`.
+        b_signed: bool,
+    },
+    /// `dp2a.{lo,hi}.atype.btype d, a, b, c`: two-way 16-bit by 8-bit dot product plus c.
+    Dp2a {
+        /// `.hi`: bytes 2 and 3 of `b` (else 0 and 1).
+        hi: bool,
+        /// `a` is `.s32`.
+        a_signed: bool,
+        /// `b` is `.s32`.
+        b_signed: bool,
+    },
+    /// `bmsk.{clamp,wrap}.b32 d, a, b`: a mask of `b` ones starting at bit `a`.
+    Bmsk {
+        /// `.clamp` (else `.wrap`).
+        clamp: bool,
+    },
+    /// `szext.{clamp,wrap}.{s32,u32} d, a, b`: sign- or zero-extend the low `b` bits of `a`.
+    Szext {
+        /// `.clamp` (else `.wrap`).
+        clamp: bool,
+        /// `.s32`: sign-extend.
+        signed: bool,
+    },
+}
+
+/// The carry-chain instructions (PTX ISA §9.7.2 "Extended-Precision Integer Arithmetic").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum CarryOp {
+    Add,
+    Sub,
+    Mad,
+}
+
+/// The property `testp` checks (PTX ISA §9.7.3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum TestpOp {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
+}
+
+/// The reduction of `bar.red` (PTX ISA §9.7.13.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum BarRedOp {
+    Popc,
+    And,
+    Or,
+}
+
+/// The reduction of `redux.sync` (PTX ISA §9.7.13.11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
 /// A typed PTX operation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Op {
@@ -229,6 +399,108 @@ pub enum Op {
     Vote(VoteMode),
     /// `activemask.b32 d`.
     ActiveMask,
+    /// `atom`: read-modify-write, returns the old value.
+    Atom(AtomOp),
+    /// `red`: read-modify-write without a result.
+    Red(AtomOp),
+    /// Bit and byte manipulations.
+    Bits(BitOp),
+    /// `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`: arithmetic with the carry flag.
+    Carry {
+        /// The operation.
+        op: CarryOp,
+        /// Type (`.u32 .s32 .u64 .s64`).
+        ty: Type,
+        /// `.lo`/`.hi` of `mad`.
+        mode: MulMode,
+        /// Adds the carry flag (`addc`, `subc`, `madc`).
+        cc_in: bool,
+        /// Writes the carry flag (`.cc`).
+        cc_out: bool,
+    },
+    /// `slct.dtype.ctype d, a, b, c`: `c >= 0 ? a : b`.
+    Slct {
+        /// Type of `d`, `a`, `b`.
+        ty: Type,
+        /// Type of `c` (`.s32` or `.f32`).
+        cty: Type,
+        /// `.ftz`: a subnormal `c` counts as zero.
+        ftz: bool,
+    },
+    /// `set.cmp[.bop].dtype.stype d, a, b[, c]`: a comparison as all ones or 1.0.
+    Set {
+        /// Comparison.
+        cmp: Cmp,
+        /// Combination with a third predicate operand.
+        bool_op: Option<BoolOp>,
+        /// Destination type (`.u32 .s32 .f32`).
+        dst: Type,
+        /// Operand type.
+        src: Type,
+    },
+    /// `testp.op.type p, a`.
+    Testp {
+        /// The property.
+        op: TestpOp,
+        /// `.f32` or `.f64`.
+        ty: Type,
+    },
+    /// `mov.bN d, {a, b, ...}`: packs `n` elements of `bits / n` bits, the first lowest (made by
+    /// decoding, from a `mov` with a vector source).
+    MovPack {
+        /// The packed type.
+        ty: Type,
+        /// Number of elements.
+        n: u8,
+    },
+    /// `mov.bN {a, b, ...}, s`: unpacks (made by decoding, from a `mov` with a vector destination).
+    MovUnpack {
+        /// The packed type.
+        ty: Type,
+        /// Number of elements.
+        n: u8,
+    },
+    /// `cvt.pack.sat.{u16,s16,u8,s8}.s32[.b32] d, a, b[, c]`: saturate and pack.
+    CvtPack {
+        /// The type each value is saturated to.
+        dst: Type,
+    },
+    /// Instructions with no functional effect here: `membar`, `fence`, `nanosleep`, `prefetch`,
+    /// `prefetchu`, `bar.arrive` / `barrier.arrive` (warps run one after another, so an arrival
+    /// never has to be waited for).
+    Nop,
+    /// `bar.red.popc.u32 d, a[, b], {!}c` and `bar.red.{and,or}.pred p, a[, b], {!}c`.
+    BarRed(BarRedOp),
+    /// `match.{any,all}.sync.type d[|p], a, membermask`.
+    Match {
+        /// `.all` (else `.any`).
+        all: bool,
+        /// `.b32` or `.b64`.
+        ty: Type,
+    },
+    /// `redux.sync.op.type d, a, membermask`.
+    Redux {
+        /// The reduction.
+        op: ReduxOp,
+        /// `.u32 .s32 .b32`.
+        ty: Type,
+    },
+    /// `isspacep.space p, a`: whether a generic address falls in a state space.
+    Isspacep(StateSpace),
+    /// `call{.uni} [(ret), ] func, (args)`: a direct call of a `.func` of the module. Calls are
+    /// inlined before decoding (`ptx::inline`), so the executor never sees one.
+    Call,
+    /// `add sub mul mad fma` on `.f32`/`.f64` with `.rz .rm .rp`: rounded exactly as directed.
+    FloatRnd {
+        /// `Add`, `Sub`, `Mul`, `Mad` or `Fma`.
+        op: AluOp,
+        /// `.f32` or `.f64`.
+        ty: Type,
+        /// The rounding direction.
+        rnd: Rounding,
+        /// `.sat`: clamp to [0, 1] after rounding.
+        sat: bool,
+    },
 }
 
 /// Consumes the modifiers of one instruction; whatever is left at the end is unsupported.
@@ -259,6 +531,43 @@ impl<'a> Mods<'a> {
 
     fn ty(&mut self) -> Option<Type> {
         self.take_map(Type::from_word)
+    }
+
+    fn has(&self, w: &str) -> bool {
+        self.words.contains(&w)
+    }
+
+    /// Takes the memory-ordering qualifiers (`.relaxed .acquire .release .acq_rel .sc .weak` and
+    /// the scopes `.cta .cluster .gpu .sys`); returns (strong semantics, scope) when given.
+    fn ordering(&mut self) -> (Option<&'static str>, Option<&'static str>) {
+        let sem = self.take_map(|w| match w {
+            "relaxed" => Some("relaxed"),
+            "acquire" => Some("acquire"),
+            "release" => Some("release"),
+            "acq_rel" => Some("acq_rel"),
+            "sc" => Some("sc"),
+            _ => None,
+        });
+        self.take("weak");
+        let scope = self.take_map(|w| match w {
+            "cta" => Some("cta"),
+            "cluster" => Some("cluster"),
+            "gpu" => Some("gpu"),
+            "sys" => Some("sys"),
+            _ => None,
+        });
+        (sem, scope)
+    }
+}
+
+/// A state space word, with the sub-qualifiers PTX allows (`shared::cta`; `shared::cluster`,
+/// which for a cluster of one CTA, the only kind launched here, is the CTA's shared memory;
+/// `param::entry`).
+fn space_word(w: &str) -> Option<StateSpace> {
+    match w {
+        "shared::cta" | "shared::cluster" => Some(StateSpace::Shared),
+        "param::entry" => Some(StateSpace::Param),
+        _ => StateSpace::from_word(w),
     }
 }
 
@@ -322,14 +631,21 @@ fn cmp(w: &str) -> Option<Cmp> {
 }
 
 fn mem_op(opcode: &str, m: &mut Mods, is_load: bool) -> Result<MemOp, String> {
-    let space = m
-        .take_map(StateSpace::from_word)
-        .unwrap_or(StateSpace::Generic);
+    let space = m.take_map(space_word).unwrap_or(StateSpace::Generic);
     if space == StateSpace::Reg {
         return Err(format!("`{opcode}` cannot address .reg"));
     }
     let volatile = m.take("volatile");
     let nc = is_load && m.take("nc");
+    // `.relaxed`/`.acquire` loads at GPU or system scope must see other SMs' writes: SASS makes
+    // them strong loads that do not hit in L1, as `.cg` does. Stores write through either way.
+    let (sem, scope) = m.ordering();
+    let strong_beyond_cta = sem.is_some() && matches!(scope, Some("gpu" | "sys") | None);
+    // L2 prefetch-size hints change no counter the simulator reports.
+    m.take_map(|w| match w {
+        "L2::64B" | "L2::128B" | "L2::256B" => Some(()),
+        _ => None,
+    });
     let cache = m
         .take_map(|w| match (w, is_load) {
             ("ca", true) => Some(CacheOp::Ca),
@@ -341,7 +657,11 @@ fn mem_op(opcode: &str, m: &mut Mods, is_load: bool) -> Result<MemOp, String> {
             ("wt", false) => Some(CacheOp::Wt),
             _ => None,
         })
-        .unwrap_or_default();
+        .unwrap_or(if strong_beyond_cta && is_load {
+            CacheOp::Cg
+        } else {
+            CacheOp::Default
+        });
     let vec = m
         .take_map(|w| match w {
             "v2" => Some(2),
@@ -377,10 +697,20 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
         // Float arithmetic rounds to nearest even; approximate forms are computed exactly
         // (IEEE), which is what `.rn` gives and within the error bounds `.approx` allows.
         let rnd = m.take_map(rounding);
-        if let Some(r) = rnd {
-            if r != Rounding::Rn {
+        let directed = rnd.filter(|r| *r != Rounding::Rn);
+        if let Some(r) = directed {
+            // Directed rounding of the basic float operations is exact (FloatRnd); the other
+            // operations round to nearest only.
+            let ok = matches!(
+                (op, r),
+                (
+                    AluOp::Add | AluOp::Sub | AluOp::Mul | AluOp::Mad | AluOp::Fma,
+                    Rounding::Rz | Rounding::Rm | Rounding::Rp
+                )
+            );
+            if !ok {
                 return Err(format!(
-                    "unsupported rounding modifier .{r:?} on `{opcode}` (only .rn)"
+                    "unsupported rounding modifier .{r:?} on `{opcode}` (only .rn; .rz .rm .rp on add sub mul mad fma)"
                 )
                 .to_lowercase());
             }
@@ -395,8 +725,20 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
                 "`{opcode}` .lo/.hi/.wide apply to integer types only"
             ));
         }
+        check_alu_type(opcode, op, ty, mode)?;
+        if let Some(rnd) = directed {
+            if !ty.is_float() {
+                return Err(format!(
+                    "`{opcode}` rounding modifiers apply to float types only"
+                ));
+            }
+            return Ok(Op::FloatRnd { op, ty, rnd, sat });
+        }
         Ok(Op::Alu { op, ty, mode, sat })
     };
+    if let Some(op) = decode_ext(opcode, m)? {
+        return Ok(op);
+    }
     Ok(match opcode {
         "ld" => Op::Ld(mem_op(opcode, m, true)?),
         "ldu" => Op::Ld(mem_op(opcode, m, true)?),
@@ -452,6 +794,15 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
         "rcp" => alu(m, AluOp::Rcp)?,
         "sqrt" => alu(m, AluOp::Sqrt)?,
         "rsqrt" => alu(m, AluOp::Rsqrt)?,
+        "ex2" => alu(m, AluOp::Ex2)?,
+        "lg2" => alu(m, AluOp::Lg2)?,
+        "sin" => alu(m, AluOp::Sin)?,
+        "cos" => alu(m, AluOp::Cos)?,
+        "tanh" => alu(m, AluOp::Tanh)?,
+        "copysign" => alu(m, AluOp::Copysign)?,
+        "sad" => alu(m, AluOp::Sad)?,
+        "mul24" => alu(m, AluOp::Mul24)?,
+        "mad24" => alu(m, AluOp::Mad24)?,
         "setp" => {
             let c = m
                 .take_map(cmp)
@@ -463,10 +814,14 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
                 _ => None,
             });
             m.take("ftz");
+            let ty = need_ty(m, opcode)?;
+            if ty == Type::F16 {
+                return Err(F16_ARITHMETIC.into());
+            }
             Op::Setp {
                 cmp: c,
                 bool_op,
-                ty: need_ty(m, opcode)?,
+                ty,
             }
         }
         "selp" => Op::Selp(need_ty(m, opcode)?),
@@ -520,9 +875,12 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
             Op::ActiveMask
         }
         "bar" | "barrier" => {
-            // bar.sync and barrier.sync (with the optional .aligned) wait for the whole CTA.
-            if !(m.take("sync") || m.take("cta") && m.take("sync")) {
-                return Err(format!("only `{opcode}.sync` is supported"));
+            // bar.sync and barrier.sync (with the optional .cta and .aligned) wait for the CTA.
+            m.take("cta");
+            if !m.take("sync") {
+                return Err(format!(
+                    "only `{opcode}.sync`, `{opcode}.arrive` and `{opcode}.red` are supported"
+                ));
             }
             m.take("aligned");
             Op::BarSync
@@ -535,11 +893,562 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
     })
 }
 
+const F16_ARITHMETIC: &str =
+    "f16 arithmetic is not supported (f16 values can be moved, loaded, stored and converted with cvt)";
+
+/// Type rules of the arithmetic operations beyond "an integer or a float type".
+fn check_alu_type(opcode: &str, op: AluOp, ty: Type, mode: MulMode) -> Result<(), String> {
+    if ty == Type::F16 {
+        return Err(F16_ARITHMETIC.into());
+    }
+    let float_only = matches!(
+        op,
+        AluOp::Ex2
+            | AluOp::Lg2
+            | AluOp::Sin
+            | AluOp::Cos
+            | AluOp::Tanh
+            | AluOp::Copysign
+            | AluOp::MinNan
+            | AluOp::MaxNan
+            | AluOp::MinXorsign
+            | AluOp::MaxXorsign
+    );
+    if float_only && !ty.is_float() {
+        return Err(format!("`{opcode}` needs a float type (.f32)"));
+    }
+    if matches!(
+        op,
+        AluOp::Ex2 | AluOp::Lg2 | AluOp::Sin | AluOp::Cos | AluOp::Tanh
+    ) && ty != Type::F32
+    {
+        return Err(format!("`{opcode}` is supported for .f32 only"));
+    }
+    if matches!(op, AluOp::Sad | AluOp::Mul24 | AluOp::Mad24) && ty.is_float() {
+        return Err(format!("`{opcode}` needs an integer type"));
+    }
+    if matches!(op, AluOp::Mul24 | AluOp::Mad24) {
+        if !matches!(ty, Type::U32 | Type::S32) {
+            return Err(format!("`{opcode}` needs .u32 or .s32"));
+        }
+        if !matches!(mode, MulMode::Lo | MulMode::Hi) {
+            return Err(format!("`{opcode}` needs .lo or .hi"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `atom`/`red` `kind` exists for `ty` (PTX ISA §9.7.13.5: bitwise operations on
+/// `.b32 .b64`, `cas` also `.b16`; `add` on `.u32 .s32 .u64 .f32 .f64`; `inc dec` on `.u32`;
+/// `min max` on `.u32 .s32 .u64 .s64`). Integer types of the right width are accepted for the
+/// bitwise ones, as ptxas does.
+fn atom_type_ok(kind: AtomKind, ty: Type) -> bool {
+    use Type::*;
+    match kind {
+        AtomKind::And | AtomKind::Or | AtomKind::Xor | AtomKind::Exch => {
+            matches!(ty, B32 | B64 | U32 | S32 | U64 | S64)
+        }
+        AtomKind::Cas => matches!(ty, B16 | U16 | S16 | B32 | B64 | U32 | S32 | U64 | S64),
+        AtomKind::Add => matches!(ty, U32 | S32 | U64 | S64 | F32 | F64),
+        AtomKind::Inc | AtomKind::Dec => ty == U32,
+        AtomKind::Min | AtomKind::Max => matches!(ty, U32 | S32 | U64 | S64),
+    }
+}
+
+/// The opcodes and forms added for "any kernel" coverage; `None` when `opcode` is not one of them
+/// (the main table decodes it).
+fn decode_ext(opcode: &str, m: &mut Mods) -> Result<Option<Op>, String> {
+    let carry_ty = |m: &mut Mods| -> Result<Type, String> {
+        let ty = need_ty(m, opcode)?;
+        if !matches!(ty, Type::U32 | Type::S32 | Type::U64 | Type::S64) {
+            return Err(format!(
+                "`{opcode}` with carry needs .u32 .s32 .u64 or .s64"
+            ));
+        }
+        Ok(ty)
+    };
+    let mad_mode = |m: &mut Mods| -> Result<MulMode, String> {
+        if m.take("lo") {
+            Ok(MulMode::Lo)
+        } else if m.take("hi") {
+            Ok(MulMode::Hi)
+        } else {
+            Err(format!("`{opcode}` needs .lo or .hi"))
+        }
+    };
+    let two_signs = |m: &mut Mods| -> Result<(bool, bool), String> {
+        let mut signed = [false; 2];
+        for s in &mut signed {
+            *s = match m.ty() {
+                Some(Type::S32) => true,
+                Some(Type::U32) => false,
+                _ => return Err(format!("`{opcode}` needs two types of .u32 or .s32")),
+            };
+        }
+        Ok((signed[0], signed[1]))
+    };
+    let op = match opcode {
+        "atom" | "red" => {
+            m.ordering();
+            let space = m.take_map(space_word).unwrap_or(StateSpace::Generic);
+            if !matches!(
+                space,
+                StateSpace::Global | StateSpace::Shared | StateSpace::Generic
+            ) {
+                return Err(format!(
+                    "`{opcode}` works on .global or .shared memory (or a generic address), not .{}",
+                    space.name()
+                ));
+            }
+            m.ordering();
+            let kind = m
+                .take_map(|w| {
+                    Some(match w {
+                        "and" => AtomKind::And,
+                        "or" => AtomKind::Or,
+                        "xor" => AtomKind::Xor,
+                        "cas" => AtomKind::Cas,
+                        "exch" => AtomKind::Exch,
+                        "add" => AtomKind::Add,
+                        "inc" => AtomKind::Inc,
+                        "dec" => AtomKind::Dec,
+                        "min" => AtomKind::Min,
+                        "max" => AtomKind::Max,
+                        _ => return None,
+                    })
+                })
+                .ok_or_else(|| {
+                    format!("`{opcode}` needs an operation (.add .min .max .inc .dec .and .or .xor .exch .cas)")
+                })?;
+            let ty = need_ty(m, opcode)?;
+            if !atom_type_ok(kind, ty)
+                || (opcode == "red" && matches!(kind, AtomKind::Cas | AtomKind::Exch))
+            {
+                return Err(format!(
+                    "`{opcode}.{}.{}` is not supported (the PTX ISA's 32- and 64-bit integer and \
+float forms are; `red` has no .cas or .exch)",
+                    format!("{kind:?}").to_lowercase(),
+                    ty.name()
+                ));
+            }
+            let a = AtomOp { space, kind, ty };
+            if opcode == "atom" {
+                Op::Atom(a)
+            } else {
+                Op::Red(a)
+            }
+        }
+        "add" | "sub" if m.has("cc") => {
+            m.take("cc");
+            Op::Carry {
+                op: if opcode == "add" {
+                    CarryOp::Add
+                } else {
+                    CarryOp::Sub
+                },
+                ty: carry_ty(m)?,
+                mode: MulMode::None,
+                cc_in: false,
+                cc_out: true,
+            }
+        }
+        "addc" | "subc" => {
+            let cc_out = m.take("cc");
+            Op::Carry {
+                op: if opcode == "addc" {
+                    CarryOp::Add
+                } else {
+                    CarryOp::Sub
+                },
+                ty: carry_ty(m)?,
+                mode: MulMode::None,
+                cc_in: true,
+                cc_out,
+            }
+        }
+        "mad" if m.has("cc") => {
+            m.take("cc");
+            let mode = mad_mode(m)?;
+            Op::Carry {
+                op: CarryOp::Mad,
+                ty: carry_ty(m)?,
+                mode,
+                cc_in: false,
+                cc_out: true,
+            }
+        }
+        "madc" => {
+            let cc_out = m.take("cc");
+            let mode = mad_mode(m)?;
+            Op::Carry {
+                op: CarryOp::Mad,
+                ty: carry_ty(m)?,
+                mode,
+                cc_in: true,
+                cc_out,
+            }
+        }
+        "min" | "max" if m.has("NaN") || m.has("xorsign") => {
+            let min = opcode == "min";
+            m.take("ftz");
+            let op = if m.take("NaN") {
+                if min {
+                    AluOp::MinNan
+                } else {
+                    AluOp::MaxNan
+                }
+            } else {
+                m.take("xorsign");
+                if !m.take("abs") {
+                    return Err(format!("`{opcode}.xorsign` needs .abs"));
+                }
+                if min {
+                    AluOp::MinXorsign
+                } else {
+                    AluOp::MaxXorsign
+                }
+            };
+            let ty = need_ty(m, opcode)?;
+            if ty != Type::F32 {
+                return Err(format!(
+                    "`{opcode}.NaN` and `.xorsign.abs` are supported for .f32 only"
+                ));
+            }
+            Op::Alu {
+                op,
+                ty,
+                mode: MulMode::None,
+                sat: false,
+            }
+        }
+        "bfe" | "bfind" => {
+            let shiftamt = opcode == "bfind" && m.take("shiftamt");
+            let ty = need_ty(m, opcode)?;
+            if !matches!(ty, Type::U32 | Type::S32 | Type::U64 | Type::S64) {
+                return Err(format!("`{opcode}` needs .u32 .s32 .u64 or .s64"));
+            }
+            Op::Bits(if opcode == "bfe" {
+                BitOp::Bfe(ty)
+            } else {
+                BitOp::Bfind { ty, shiftamt }
+            })
+        }
+        "bfi" => {
+            let ty = need_ty(m, opcode)?;
+            if !matches!(ty, Type::B32 | Type::B64) {
+                return Err("`bfi` needs .b32 or .b64".into());
+            }
+            Op::Bits(BitOp::Bfi(ty))
+        }
+        "prmt" => {
+            let mode = m
+                .take_map(|w| {
+                    Some(match w {
+                        "f4e" => PrmtMode::F4e,
+                        "b4e" => PrmtMode::B4e,
+                        "rc8" => PrmtMode::Rc8,
+                        "ecl" => PrmtMode::Ecl,
+                        "ecr" => PrmtMode::Ecr,
+                        "rc16" => PrmtMode::Rc16,
+                        _ => return None,
+                    })
+                })
+                .unwrap_or(PrmtMode::Generic);
+            if need_ty(m, opcode)? != Type::B32 {
+                return Err("`prmt` needs .b32".into());
+            }
+            Op::Bits(BitOp::Prmt(mode))
+        }
+        "fns" | "lop3" => {
+            if need_ty(m, opcode)? != Type::B32 {
+                return Err(format!("`{opcode}` needs .b32"));
+            }
+            Op::Bits(if opcode == "fns" {
+                BitOp::Fns
+            } else {
+                BitOp::Lop3
+            })
+        }
+        "shf" => {
+            let left = if m.take("l") {
+                true
+            } else if m.take("r") {
+                false
+            } else {
+                return Err("`shf` needs .l or .r".into());
+            };
+            let clamp = if m.take("clamp") {
+                true
+            } else if m.take("wrap") {
+                false
+            } else {
+                return Err("`shf` needs .clamp or .wrap".into());
+            };
+            if !matches!(need_ty(m, opcode)?, Type::B32 | Type::U32) {
+                return Err("`shf` needs .b32".into());
+            }
+            Op::Bits(BitOp::Shf { left, clamp })
+        }
+        "dp4a" => {
+            let (a_signed, b_signed) = two_signs(m)?;
+            Op::Bits(BitOp::Dp4a { a_signed, b_signed })
+        }
+        "dp2a" => {
+            let hi = m.take("hi");
+            if !hi && !m.take("lo") {
+                return Err("`dp2a` needs .lo or .hi".into());
+            }
+            let (a_signed, b_signed) = two_signs(m)?;
+            Op::Bits(BitOp::Dp2a {
+                hi,
+                a_signed,
+                b_signed,
+            })
+        }
+        "bmsk" | "szext" => {
+            let clamp = if m.take("clamp") {
+                true
+            } else if m.take("wrap") {
+                false
+            } else {
+                return Err(format!("`{opcode}` needs .clamp or .wrap"));
+            };
+            let ty = need_ty(m, opcode)?;
+            if opcode == "bmsk" {
+                if ty != Type::B32 {
+                    return Err("`bmsk` needs .b32".into());
+                }
+                Op::Bits(BitOp::Bmsk { clamp })
+            } else {
+                if !matches!(ty, Type::U32 | Type::S32) {
+                    return Err("`szext` needs .u32 or .s32".into());
+                }
+                Op::Bits(BitOp::Szext {
+                    clamp,
+                    signed: ty == Type::S32,
+                })
+            }
+        }
+        "slct" => {
+            let ftz = m.take("ftz");
+            let ty = need_ty(m, opcode)?;
+            let cty = need_ty(m, opcode)?;
+            if !matches!(cty, Type::S32 | Type::F32) {
+                return Err("`slct` compares a .s32 or .f32 operand".into());
+            }
+            if ty == Type::Pred {
+                return Err("`slct` selects values, not predicates".into());
+            }
+            Op::Slct { ty, cty, ftz }
+        }
+        "set" => {
+            let c = m
+                .take_map(cmp)
+                .ok_or("`set` needs a comparison (.eq .lt ...)")?;
+            let bool_op = m.take_map(|w| match w {
+                "and" => Some(BoolOp::And),
+                "or" => Some(BoolOp::Or),
+                "xor" => Some(BoolOp::Xor),
+                _ => None,
+            });
+            m.take("ftz");
+            let dst = need_ty(m, opcode)?;
+            let src = need_ty(m, opcode)?;
+            if !matches!(dst, Type::U32 | Type::S32 | Type::F32 | Type::B32) {
+                return Err("`set` writes .u32 .s32 or .f32".into());
+            }
+            if src == Type::F16 {
+                return Err(F16_ARITHMETIC.into());
+            }
+            Op::Set {
+                cmp: c,
+                bool_op,
+                dst,
+                src,
+            }
+        }
+        "testp" => {
+            let op = m
+                .take_map(|w| {
+                    Some(match w {
+                        "finite" => TestpOp::Finite,
+                        "infinite" => TestpOp::Infinite,
+                        "number" => TestpOp::Number,
+                        "notanumber" => TestpOp::NotANumber,
+                        "normal" => TestpOp::Normal,
+                        "subnormal" => TestpOp::Subnormal,
+                        _ => return None,
+                    })
+                })
+                .ok_or(
+                    "`testp` needs .finite .infinite .number .notanumber .normal or .subnormal",
+                )?;
+            let ty = need_ty(m, opcode)?;
+            if !matches!(ty, Type::F32 | Type::F64) {
+                return Err("`testp` needs .f32 or .f64".into());
+            }
+            Op::Testp { op, ty }
+        }
+        "cvt" if m.has("pack") => {
+            m.take("pack");
+            if !m.take("sat") {
+                return Err("`cvt.pack` needs .sat".into());
+            }
+            let dst = need_ty(m, opcode)?;
+            if !matches!(dst, Type::U16 | Type::S16 | Type::U8 | Type::S8) {
+                return Err("`cvt.pack` is supported to .u16 .s16 .u8 .s8".into());
+            }
+            if need_ty(m, opcode)? != Type::S32 {
+                return Err("`cvt.pack` converts .s32 values".into());
+            }
+            if dst.bits() == 8 && need_ty(m, opcode)? != Type::B32 {
+                return Err("`cvt.pack` to 8 bits needs a .b32 third type".into());
+            }
+            Op::CvtPack { dst }
+        }
+        "membar" => {
+            m.take_map(|w| matches!(w, "cta" | "gl" | "sys").then_some(()))
+                .ok_or("`membar` needs .cta, .gl or .sys")?;
+            Op::Nop
+        }
+        "fence" => {
+            if m.take("proxy") {
+                m.take_map(|w| {
+                    matches!(
+                        w,
+                        "alias"
+                            | "async"
+                            | "async::global"
+                            | "async::shared::cta"
+                            | "async::shared::cluster"
+                    )
+                    .then_some(())
+                })
+                .ok_or("`fence.proxy` is supported with .alias and .async")?;
+                m.take_map(space_word);
+            } else {
+                let (sem, scope) = m.ordering();
+                if sem.is_none() && scope.is_none() {
+                    return Err("`fence` needs .sc or .acq_rel and a scope".into());
+                }
+            }
+            Op::Nop
+        }
+        "nanosleep" => {
+            need_ty(m, opcode)?;
+            Op::Nop
+        }
+        "prefetch" | "prefetchu" => {
+            m.take_map(space_word);
+            m.take_map(|w| {
+                matches!(w, "L1" | "L2" | "L2::evict_last" | "L2::evict_normal").then_some(())
+            })
+            .ok_or_else(|| format!("`{opcode}` needs a cache level (.L1 or .L2)"))?;
+            Op::Nop
+        }
+        "bar" | "barrier" if m.has("arrive") || m.has("red") => {
+            m.take("cta");
+            m.take("aligned");
+            if m.take("arrive") {
+                Op::Nop
+            } else {
+                m.take("red");
+                let op = m
+                    .take_map(|w| {
+                        Some(match w {
+                            "popc" => BarRedOp::Popc,
+                            "and" => BarRedOp::And,
+                            "or" => BarRedOp::Or,
+                            _ => return None,
+                        })
+                    })
+                    .ok_or_else(|| format!("`{opcode}.red` needs .popc, .and or .or"))?;
+                m.take("aligned");
+                let ty = need_ty(m, opcode)?;
+                let want = if op == BarRedOp::Popc {
+                    Type::U32
+                } else {
+                    Type::Pred
+                };
+                if ty != want {
+                    return Err(format!(
+                        "`{opcode}.red.{}` needs .{}",
+                        format!("{op:?}").to_lowercase(),
+                        want.name()
+                    ));
+                }
+                Op::BarRed(op)
+            }
+        }
+        "match" => {
+            m.take("sync");
+            let all = if m.take("all") {
+                true
+            } else if m.take("any") {
+                false
+            } else {
+                return Err("`match` needs .any or .all".into());
+            };
+            m.take("sync");
+            let ty = need_ty(m, opcode)?;
+            if !matches!(ty, Type::B32 | Type::B64) {
+                return Err("`match` needs .b32 or .b64".into());
+            }
+            Op::Match { all, ty }
+        }
+        "redux" => {
+            m.take("sync");
+            let op = m
+                .take_map(|w| {
+                    Some(match w {
+                        "add" => ReduxOp::Add,
+                        "min" => ReduxOp::Min,
+                        "max" => ReduxOp::Max,
+                        "and" => ReduxOp::And,
+                        "or" => ReduxOp::Or,
+                        "xor" => ReduxOp::Xor,
+                        _ => return None,
+                    })
+                })
+                .ok_or("`redux` needs .add .min .max .and .or or .xor")?;
+            let ty = need_ty(m, opcode)?;
+            let ok = match op {
+                ReduxOp::Add | ReduxOp::Min | ReduxOp::Max => matches!(ty, Type::U32 | Type::S32),
+                _ => ty == Type::B32,
+            };
+            if !ok {
+                return Err(format!(
+                    "`redux.sync.{}` is not supported for .{}",
+                    format!("{op:?}").to_lowercase(),
+                    ty.name()
+                ));
+            }
+            Op::Redux { op, ty }
+        }
+        "call" => {
+            m.take("uni");
+            Op::Call
+        }
+        "isspacep" => {
+            let space = m
+                .take_map(space_word)
+                .filter(|s| !matches!(s, StateSpace::Reg | StateSpace::Generic))
+                .ok_or("`isspacep` needs .global .shared .local .const or .param")?;
+            Op::Isspacep(space)
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(op))
+}
+
 /// The opcodes the simulator executes, for error messages.
 pub const SUPPORTED: &str =
-    "ld ldu st mov cvta cvt add sub mul mad fma div rem min max neg abs and or xor not cnot \
-shl shr popc clz brev rcp sqrt rsqrt setp selp bra ret exit bar.sync barrier.sync bar.warp.sync \
-shfl.sync vote.sync activemask";
+    "ld ldu st mov cvta cvt cvt.pack isspacep prefetch prefetchu atom red add sub mul mad fma div \
+rem min max neg abs sad mul24 mad24 add.cc addc sub.cc subc mad.cc madc and or xor not cnot lop3 \
+shl shr shf popc clz brev bfe bfi bfind fns prmt bmsk szext dp4a dp2a rcp sqrt rsqrt ex2 lg2 sin \
+cos tanh copysign testp setp set selp slct bra call ret exit bar.sync barrier.sync bar.arrive \
+barrier.arrive bar.red barrier.red bar.warp.sync membar fence nanosleep shfl.sync vote.sync \
+match.sync redux.sync activemask";
 
 #[cfg(test)]
 mod tests {
@@ -563,8 +1472,8 @@ mod tests {
     fn unknown_modifier_is_named() {
         let e = decode("ld", &["global", "L1::evict_last", "u32"]).unwrap_err();
         assert!(e.contains(".L1::evict_last"), "{e}");
-        let e = decode("add", &["s32", "cc"]).unwrap_err();
-        assert_eq!(e, "unsupported modifier .cc on `add`");
+        let e = decode("add", &["s32", "relu"]).unwrap_err();
+        assert_eq!(e, "unsupported modifier .relu on `add`");
     }
 
     #[test]
@@ -587,5 +1496,134 @@ mod tests {
                 sat: false
             })
         );
+    }
+
+    #[test]
+    fn atomics_take_ordering_scope_and_space_in_any_order() {
+        let want = |space, kind, ty| Ok(Op::Atom(AtomOp { space, kind, ty }));
+        assert_eq!(
+            decode("atom", &["global", "add", "u32"]),
+            want(StateSpace::Global, AtomKind::Add, Type::U32)
+        );
+        assert_eq!(
+            decode("atom", &["acquire", "gpu", "shared::cta", "cas", "b64"]),
+            want(StateSpace::Shared, AtomKind::Cas, Type::B64)
+        );
+        assert_eq!(
+            decode("atom", &["global", "relaxed", "sys", "inc", "u32"]),
+            want(StateSpace::Global, AtomKind::Inc, Type::U32)
+        );
+        assert_eq!(
+            decode("red", &["add", "f32"]),
+            Ok(Op::Red(AtomOp {
+                space: StateSpace::Generic,
+                kind: AtomKind::Add,
+                ty: Type::F32
+            }))
+        );
+        assert!(decode("atom", &["global", "inc", "s32"]).is_err());
+        assert!(decode("red", &["global", "cas", "b32"]).is_err());
+        assert!(decode("atom", &["local", "add", "u32"]).is_err());
+        let e = decode("atom", &["global", "add", "L2::cache_hint", "u32"]).unwrap_err();
+        assert!(e.contains(".L2::cache_hint"), "{e}");
+    }
+
+    #[test]
+    fn carry_forms() {
+        assert_eq!(
+            decode("add", &["cc", "u32"]),
+            Ok(Op::Carry {
+                op: CarryOp::Add,
+                ty: Type::U32,
+                mode: MulMode::None,
+                cc_in: false,
+                cc_out: true
+            })
+        );
+        assert_eq!(
+            decode("madc", &["hi", "cc", "u64"]),
+            Ok(Op::Carry {
+                op: CarryOp::Mad,
+                ty: Type::U64,
+                mode: MulMode::Hi,
+                cc_in: true,
+                cc_out: true
+            })
+        );
+        assert!(decode("addc", &["f32"]).is_err());
+        assert!(decode("mad", &["cc", "u32"]).is_err());
+    }
+
+    #[test]
+    fn barriers_fences_and_hints() {
+        assert_eq!(decode("bar", &["cta", "sync"]), Ok(Op::BarSync));
+        assert_eq!(decode("barrier", &["sync", "aligned"]), Ok(Op::BarSync));
+        assert_eq!(decode("bar", &["arrive"]), Ok(Op::Nop));
+        assert_eq!(
+            decode("bar", &["red", "popc", "u32"]),
+            Ok(Op::BarRed(BarRedOp::Popc))
+        );
+        assert_eq!(
+            decode("barrier", &["cta", "red", "and", "aligned", "pred"]),
+            Ok(Op::BarRed(BarRedOp::And))
+        );
+        assert!(decode("bar", &["red", "popc", "pred"]).is_err());
+        assert_eq!(decode("membar", &["gl"]), Ok(Op::Nop));
+        assert_eq!(decode("fence", &["acq_rel", "gpu"]), Ok(Op::Nop));
+        assert_eq!(decode("fence", &["sc", "cta"]), Ok(Op::Nop));
+        assert_eq!(decode("fence", &["proxy", "async"]), Ok(Op::Nop));
+        assert_eq!(decode("nanosleep", &["u32"]), Ok(Op::Nop));
+        assert_eq!(decode("prefetch", &["global", "L2"]), Ok(Op::Nop));
+        assert_eq!(decode("prefetchu", &["L1"]), Ok(Op::Nop));
+        let relaxed = decode("ld", &["relaxed", "gpu", "global", "u32"]);
+        assert!(matches!(
+            relaxed,
+            Ok(Op::Ld(MemOp {
+                cache: CacheOp::Cg,
+                ..
+            }))
+        ));
+        let cta = decode("ld", &["relaxed", "cta", "global", "u32"]);
+        assert!(matches!(
+            cta,
+            Ok(Op::Ld(MemOp {
+                cache: CacheOp::Default,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            decode("st", &["shared::cta", "v2", "u32"]),
+            Ok(Op::St(MemOp {
+                space: StateSpace::Shared,
+                vec: 2,
+                ..
+            }))
+        ));
+    }
+
+    #[test]
+    fn what_stays_unsupported_is_named() {
+        for (op, mods) in [
+            ("tex", &["2d", "v4", "f32", "s32"][..]),
+            (
+                "mma",
+                &[
+                    "sync", "aligned", "m16n8k16", "row", "col", "f32", "f16", "f16", "f32",
+                ],
+            ),
+            (
+                "wmma",
+                &["load", "a", "sync", "aligned", "row", "m16n16k16", "f16"],
+            ),
+            ("cp", &["async", "ca", "shared", "global"]),
+        ] {
+            let e = decode(op, mods).unwrap_err();
+            assert!(
+                e.starts_with(&format!("unsupported instruction `{op}`")),
+                "{e}"
+            );
+        }
+        assert_eq!(decode("add", &["f16"]).unwrap_err(), F16_ARITHMETIC);
+        assert!(decode("cvt", &["rn", "f16", "f32"]).is_ok());
     }
 }

@@ -6,6 +6,7 @@
 //! before anything runs.
 
 pub mod ast;
+pub mod inline;
 pub mod inst;
 pub mod lexer;
 pub mod parser;

@@ -44,6 +44,8 @@ pub fn parse_all(src: &str, file: &str) -> Result<Module, Vec<Error>> {
                 file,
                 lines,
                 errors: vec![],
+                scopes: vec![],
+                scope_count: 0,
             };
             return Err(vec![p.error_at(span, "unexpected character")]);
         }
@@ -55,6 +57,8 @@ pub fn parse_all(src: &str, file: &str) -> Result<Module, Vec<Error>> {
         file,
         lines,
         errors: vec![],
+        scopes: vec![],
+        scope_count: 0,
     };
     let module = p.module();
     if p.errors.is_empty() {
@@ -73,6 +77,13 @@ struct Parser<'s> {
     file: &'s str,
     lines: LineIndex,
     errors: Vec<Error>,
+    /// Registers declared in the nested `{ }` scopes being parsed, innermost last: each maps a
+    /// declared name to the unique name it gets (`%r1` → `%r1$3`), so that a block's `.reg` shadows
+    /// the function's register of the same name, as PTX scoping says (NVRTC's math library
+    /// declares `{ .reg .u32 %r0, %r1, ...; }` inside functions that have `%r<38>`).
+    scopes: Vec<std::collections::HashMap<String, String>>,
+    /// Nested scopes opened so far in this module (numbers the renamed registers).
+    scope_count: usize,
 }
 
 impl<'s> Parser<'s> {
@@ -316,10 +327,12 @@ impl<'s> Parser<'s> {
 
     /// `name (params) [perf directives] { body }` or `;` for a prototype (returns `None`).
     fn function(&mut self, is_entry: bool, start: usize) -> PResult<Option<Function>> {
-        if !is_entry && self.peek() == Some(Token::LParen) {
-            // Return parameters of a .func: parse and drop (calls are not supported yet).
-            self.params()?;
-        }
+        let rets = if !is_entry && self.peek() == Some(Token::LParen) {
+            // Return parameters of a .func.
+            self.params()?
+        } else {
+            vec![]
+        };
         let name = self.expect(Token::Ident, "a function name")?.to_string();
         let params = if self.peek() == Some(Token::LParen) {
             self.params()?
@@ -341,6 +354,7 @@ impl<'s> Parser<'s> {
             name,
             is_entry,
             params,
+            rets,
             regs: vec![],
             locals: vec![],
             body: vec![],
@@ -527,7 +541,10 @@ impl<'s> Parser<'s> {
                 }
                 Some(Token::LBrace) => {
                     self.pos += 1;
+                    self.scope_count += 1;
+                    self.scopes.push(std::collections::HashMap::new());
                     self.block(f);
+                    self.scopes.pop();
                 }
                 _ => {
                     let start = self.pos;
@@ -566,6 +583,15 @@ impl<'s> Parser<'s> {
                     f.locals.push(v);
                     return Ok(());
                 }
+                "param" => {
+                    // The argument and return slots of a call sequence (`.param .b64 param0;`):
+                    // calls are inlined (ptx::inline), which binds them by name and offset.
+                    while !matches!(self.peek(), Some(Token::Semi) | None) {
+                        self.pos += 1;
+                    }
+                    self.expect(Token::Semi, "`;`")?;
+                    return Ok(());
+                }
                 _ => return Err(self.error("unsupported directive in a function body")),
             }
         }
@@ -575,9 +601,39 @@ impl<'s> Parser<'s> {
             f.body.push(Statement::Label(name));
             return Ok(());
         }
-        let inst = self.instruction()?;
+        let mut inst = self.instruction()?;
+        if !self.scopes.is_empty() {
+            self.rename_scoped(&mut inst);
+        }
         f.body.push(Statement::Inst(inst));
         Ok(())
+    }
+
+    /// The unique name of a register declared in an enclosing nested scope, if any.
+    fn scoped(&self, name: &str) -> Option<String> {
+        self.scopes.iter().rev().find_map(|m| m.get(name).cloned())
+    }
+
+    /// Renames the registers of `inst` that a nested scope declares.
+    fn rename_scoped(&self, inst: &mut Instruction) {
+        fn walk(p: &Parser, o: &mut Operand) {
+            match o {
+                Operand::Reg(r) | Operand::NotPred(r) | Operand::Symbol(r) => {
+                    if let Some(n) = p.scoped(r) {
+                        *r = n;
+                    }
+                }
+                Operand::Address { base: Some(b), .. } => walk(p, b),
+                Operand::Vector(v) => v.iter_mut().for_each(|x| walk(p, x)),
+                _ => {}
+            }
+        }
+        if let Some(g) = &mut inst.guard {
+            if let Some(n) = self.scoped(&g.reg) {
+                g.reg = n;
+            }
+        }
+        inst.args.iter_mut().for_each(|a| walk(self, a));
     }
 
     /// `.reg [.v2] .type %r<10>, %x;` (after `.reg`).
@@ -605,7 +661,26 @@ impl<'s> Parser<'s> {
             } else {
                 None
             };
-            f.regs.push(RegDecl { name, ty, count });
+            if self.scopes.is_empty() {
+                f.regs.push(RegDecl { name, ty, count });
+            } else {
+                // In a nested scope: one uniquely named register per declared name.
+                let names: Vec<String> = match count {
+                    Some(n) => (0..n).map(|k| format!("{name}{k}")).collect(),
+                    None => vec![name],
+                };
+                for n in names {
+                    let unique = format!("{n}${}", self.scope_count);
+                    if let Some(top) = self.scopes.last_mut() {
+                        top.insert(n, unique.clone());
+                    }
+                    f.regs.push(RegDecl {
+                        name: unique,
+                        ty,
+                        count: None,
+                    });
+                }
+            }
             if !self.eat(Token::Comma) {
                 break;
             }
@@ -688,6 +763,18 @@ impl<'s> Parser<'s> {
                 self.expect(Token::RBrace, "`}`")?;
                 Ok(Operand::Vector(items))
             }
+            Some(Token::LParen) => {
+                // The return and argument lists of `call`: `(retval0)`, `(param0, param1)`, `()`.
+                self.pos += 1;
+                let mut items = vec![];
+                while !self.eat(Token::RParen) {
+                    items.push(self.operand()?);
+                    if !self.eat(Token::Comma) && self.peek() != Some(Token::RParen) {
+                        return Err(self.error("expected `,` or `)`"));
+                    }
+                }
+                Ok(Operand::Vector(items))
+            }
             Some(Token::Minus) | Some(Token::Int) => {
                 if self.peek() == Some(Token::Minus)
                     && matches!(self.peek_at(1), Some(Token::HexFloat) | Some(Token::Float))
@@ -768,4 +855,114 @@ pub fn parse_int(t: &str) -> Option<i64> {
         t.parse::<u64>().ok()?
     };
     Some(v as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALLER: &str = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.func (.param .b64 func_retval0) twice(.param .b64 twice_param_0)
+{
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [twice_param_0];
+    add.s64 %rd2, %rd1, %rd1;
+    st.param.b64 [func_retval0+0], %rd2;
+    ret;
+}
+.visible .entry k(.param .u64 k_param_0)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [k_param_0];
+    mov.u32 %r1, 7;
+    {
+    .reg .b32 %r1;
+    mov.u32 %r1, 9;
+    mov.b64 %rd2, {%r1, %r1};
+    }
+    { // callseq 0, 0
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd2;
+    .param .b64 retval0;
+    call.uni (retval0), twice, (param0);
+    ld.param.b64 %rd3, [retval0+0];
+    }
+    ret;
+}
+"#;
+
+    #[test]
+    fn a_nested_scope_shadows_the_registers_it_declares() {
+        let m = parse(CALLER, "t.ptx").unwrap();
+        let k = m.entry("k").unwrap();
+        let insts: Vec<&Instruction> = k
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Inst(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        // mov.u32 %r1, 7 writes the function's %r1; the block's mov.u32 %r1, 9 another register.
+        assert_eq!(insts[1].args[0], Operand::Reg("%r1".into()));
+        let Operand::Reg(inner) = &insts[2].args[0] else {
+            panic!("a register")
+        };
+        assert_ne!(inner, "%r1");
+        assert!(k.regs.iter().any(|d| &d.name == inner));
+        assert_eq!(
+            insts[3].args[1],
+            Operand::Vector(vec![
+                Operand::Reg(inner.clone()),
+                Operand::Reg(inner.clone())
+            ])
+        );
+    }
+
+    #[test]
+    fn calls_parse_and_inline_into_moves_and_the_body() {
+        let m = parse(CALLER, "t.ptx").unwrap();
+        let twice = m.functions.iter().find(|f| f.name == "twice").unwrap();
+        assert_eq!(twice.rets.len(), 1);
+        let k = m.entry("k").unwrap();
+        let call = k
+            .body
+            .iter()
+            .find_map(|s| match s {
+                Statement::Inst(i) if i.op == Op::Call => Some(i),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(call.args.len(), 3);
+        let flat = crate::ptx::inline::inline_calls(&m, k, CALLER, "t.ptx").unwrap();
+        let ops: Vec<Op> = flat
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Inst(i) => Some(i.op),
+                _ => None,
+            })
+            .collect();
+        assert!(!ops.contains(&Op::Call));
+        // The argument and the result pass through movs; the callee's ret became a branch.
+        assert!(ops.contains(&Op::Bra));
+        let movs = ops.iter().filter(|o| matches!(o, Op::Mov(_))).count();
+        assert_eq!(
+            movs,
+            3 + 4,
+            "the kernel's three movs and one per parameter slot access"
+        );
+        // Calling what the module does not define is an error naming it.
+        let undefined =
+            CALLER.replace("call.uni (retval0), twice,", "call.uni (retval0), vprintf,");
+        let m = parse(&undefined, "t.ptx").unwrap();
+        let e = crate::ptx::inline::inline_calls(&m, m.entry("k").unwrap(), &undefined, "t.ptx")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("vprintf") && e.contains("t.ptx:"), "{e}");
+    }
 }

@@ -59,7 +59,7 @@ impl Board {
         let inst = &program.insts[e.pc as usize];
         let issue = self.issue_time(inst);
         let ready = match inst.op {
-            Op::BarSync => {
+            Op::BarSync | Op::BarRed(_) => {
                 // The barrier waits for the warp's outstanding results, then for the others.
                 self.clock = issue.max(self.results_ready());
                 self.at_barrier = true;
@@ -70,6 +70,12 @@ impl Board {
                 self.drain = self.drain.max(issue + log.latency(e));
                 None
             }
+            // An atomic's result is ready after its latency; a reduction is acknowledged then.
+            Op::Atom(_) | Op::Red(_) if inst.dst[0] == NO_REG => {
+                self.drain = self.drain.max(issue + log.latency(e));
+                None
+            }
+            Op::Atom(_) | Op::Red(_) => Some(issue + log.latency(e)),
             Op::Shfl(_) => Some(issue + shared_latency),
             Op::Bra | Op::Exit | Op::Ret | Op::WarpSync => None,
             _ => Some(issue + costs.alu),

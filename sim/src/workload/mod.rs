@@ -2,7 +2,8 @@
 //!
 //! The format is a public interface (DESIGN.md, "Workload files"): extend it, never rename. A file
 //! is resolved by name in the bundled catalog (`gpumemsim::workload`) or read from a path; paths
-//! inside it (`ptx`, `file:` inits) are relative to the file. Counts, grid and block sizes and
+//! inside it (`ptx`, or `cuda` for a CUDA source the simulator compiles, `file:` inits) are relative
+//! to the file. Counts, grid and block sizes and
 //! integer arguments are expressions over `[params]`, evaluated by [`expr::eval`].
 
 pub mod expr;
@@ -122,8 +123,13 @@ pub struct Workload {
     /// One line for `sim list`.
     #[serde(default)]
     pub description: String,
-    /// PTX file, relative to the workload file.
+    /// PTX file, relative to the workload file (empty when `cuda` names the kernel's source).
+    #[serde(default)]
     pub ptx: String,
+    /// CUDA source (`.cu`), relative to the workload file, that the simulator compiles to PTX
+    /// (NVRTC or clang, for the config's compute capability) instead of reading `ptx`.
+    #[serde(default)]
+    pub cuda: Option<String>,
     /// Integer parameters, overridable with `--set`.
     #[serde(default)]
     pub params: BTreeMap<String, i64>,
@@ -239,6 +245,20 @@ impl Workload {
             }
         })?;
         w.source = source;
+        match (w.ptx.is_empty(), &w.cuda) {
+            (true, None) => {
+                return Err(w.err(
+                    "ptx",
+                    "missing: name the kernel's PTX (`ptx = \"kernel.ptx\"`) or its CUDA source \
+(`cuda = \"kernel.cu\"`)"
+                        .into(),
+                ))
+            }
+            (false, Some(_)) => {
+                return Err(w.err("cuda", "give either `ptx` or `cuda`, not both".into()))
+            }
+            _ => {}
+        }
         if w.launches.is_empty() {
             return Err(w.err("launch", "the workload has no [[launch]]".into()));
         }

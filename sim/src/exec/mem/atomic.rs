@@ -1,0 +1,149 @@
+//! `atom` and `red`: the functional read-modify-write, lane by lane, and the warp-level access
+//! handed to the memory models (global atomics to L2, shared atomics to the banks).
+
+use super::{resolve, resolved};
+use crate::error::Result;
+use crate::exec::alu;
+use crate::exec::decode::{DInst, NO_REG};
+use crate::exec::step::{lanes, Ctx};
+use crate::exec::trace::L2Kind;
+use crate::exec::warp::Warp;
+use crate::memory::shared::{self, Banks};
+use crate::memory::{WarpAccess, WARP};
+use crate::metrics::SharedSample;
+use crate::ptx::ast::StateSpace;
+use crate::ptx::inst::{AtomOp, Op};
+
+impl Ctx<'_> {
+    /// Executes `atom` (returns the old value) or `red`: the active lanes in ascending order, each
+    /// atomically (one valid order of a warp's atomics). Returns the latency of the result (`atom`)
+    /// or of the acknowledgement (`red`).
+    pub fn atomic(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        pc: u32,
+        a: AtomOp,
+        exec: u32,
+    ) -> Result<u32> {
+        let returns = matches!(inst.op, Op::Atom(_)) && inst.dst[0] != NO_REG;
+        let addrs = self.addresses(w, inst, exec);
+        let bytes = a.ty.bytes() as usize;
+        for l in lanes(exec) {
+            let (sp, ea) = resolve(a.space, addrs[l]);
+            if !matches!(sp, StateSpace::Global | StateSpace::Shared) {
+                return Err(self.fault(
+                    w,
+                    pc,
+                    l,
+                    "atomic (only global and shared memory)",
+                    sp,
+                    ea,
+                    bytes as u32,
+                ));
+            }
+            if ea % bytes as u64 != 0 {
+                return Err(self.fault(w, pc, l, "misaligned atomic", sp, ea, bytes as u32));
+            }
+            let old = self
+                .access(w, l, sp, ea, bytes, None)
+                .ok_or_else(|| self.fault(w, pc, l, "atomic", sp, ea, bytes as u32))?;
+            let b = self.read(w, inst.src[0], l);
+            let c = self.read(w, inst.src[1], l);
+            let new = alu::atom_apply(a.kind, a.ty, sp == StateSpace::Global, old, b, c);
+            self.access(w, l, sp, ea, bytes, Some(new))
+                .ok_or_else(|| self.fault(w, pc, l, "atomic", sp, ea, bytes as u32))?;
+            if returns {
+                w.regs[inst.dst[0] as usize * 32 + l] = old;
+            }
+        }
+        if exec == 0 {
+            return Ok(0);
+        }
+        let space = resolve(a.space, addrs[exec.trailing_zeros() as usize]).0;
+        Ok(self.model_atomic(w, pc, a, exec, space, &addrs, returns))
+    }
+
+    /// Counts one warp-level atomic in the memory models; returns its latency.
+    #[allow(clippy::too_many_arguments)]
+    fn model_atomic(
+        &mut self,
+        w: &mut Warp,
+        pc: u32,
+        a: AtomOp,
+        exec: u32,
+        space: StateSpace,
+        addrs: &[u64; WARP],
+        returns: bool,
+    ) -> u32 {
+        let access = WarpAccess {
+            mask: exec,
+            addrs: resolved(a.space, addrs),
+            bytes: a.ty.bytes(),
+        };
+        if space == StateSpace::Shared {
+            let banks = Banks {
+                banks: self.cfg.shared.banks,
+                width: self.launch.bank_width,
+            };
+            let wf = shared::atomic_wavefronts(&access, banks);
+            let n = u64::from(wf.wavefronts);
+            let c = &mut *self.counters;
+            c.shared_atom_inst += 1;
+            c.shared_atom_wavefronts += n;
+            let ps = &mut self.per_pc[pc as usize];
+            ps.requests += 1;
+            ps.wavefronts += n;
+            if ps
+                .worst
+                .as_ref()
+                .is_none_or(|s| s.wavefronts < wf.wavefronts)
+            {
+                ps.worst = Some(SharedSample {
+                    mask: exec,
+                    addrs: access.addrs.to_vec(),
+                    bytes: access.bytes,
+                    banks: banks.banks,
+                    width: banks.width,
+                    wavefronts: wf.wavefronts,
+                });
+            }
+            let work = &mut *self.work;
+            work.mem_insts += 1;
+            work.shared_wavefronts += n;
+            return self.cfg.shared.latency_cycles + wf.wavefronts - 1;
+        }
+        if !w.desc_loaded && self.cfg.compute_capability().0 >= 8 {
+            // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
+            w.desc_loaded = true;
+            self.counters.idc_requests += 1;
+            self.counters.idc_hits += 1;
+        }
+        let o = self.caches.atomic(self.params, &access);
+        let c = &mut *self.counters;
+        if returns {
+            c.global_atom_inst += 1;
+            c.global_atom_requests += 1;
+            c.global_atom_sectors += u64::from(o.sectors);
+        } else {
+            c.global_red_inst += 1;
+            c.global_red_requests += 1;
+            c.global_red_sectors += u64::from(o.sectors);
+        }
+        let ps = &mut self.per_pc[pc as usize];
+        ps.requests += 1;
+        ps.sectors += u64::from(o.sectors);
+        ps.misses += u64::from(o.l1_misses);
+        let work = &mut *self.work;
+        work.mem_insts += 1;
+        work.l1_sectors += u64::from(o.sectors);
+        work.l1_tags += u64::from(o.lines);
+        let ticket = self.log.request(L2Kind::Atomic { returns }, &o.to_l2);
+        if returns {
+            ticket
+        } else {
+            // Acknowledged by L2, like a store.
+            self.costs.l2
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The warp-level arms of the instructions added for broad PTX coverage: bit manipulation,
+//! carry chains, selects, packing, warp-wide match and reduction, `isspacep`, and the arrival
+//! at `bar.red`. Each lane's value comes from a plain function of [`crate::exec::alu`].
+
+use super::{lanes, Ctx};
+use crate::exec::alu;
+use crate::exec::decode::{DInst, NO_REG};
+use crate::exec::mem::resolve;
+use crate::exec::warp::Warp;
+use crate::ptx::ast::StateSpace;
+use crate::ptx::inst::{BarRedOp, CarryOp, Op};
+
+impl Ctx<'_> {
+    /// Executes the instructions of this module (any other is left alone).
+    pub(super) fn alu_ext(&mut self, w: &mut Warp, inst: &DInst, exec: u32) {
+        let d0 = inst.dst[0];
+        let write = |w: &mut Warp, reg: u16, l: usize, v: u64| {
+            if reg != NO_REG {
+                w.regs[reg as usize * 32 + l] = v;
+            }
+        };
+        let src = |k: usize| inst.src[k];
+        match inst.op {
+            Op::Bits(b) => {
+                let n = usize::from(inst.nsrc);
+                for l in lanes(exec) {
+                    let mut s = [0u64; 4];
+                    for (k, v) in s.iter_mut().enumerate().take(n) {
+                        *v = self.read(w, src(k), l);
+                    }
+                    write(w, d0, l, alu::bits(b, s));
+                }
+            }
+            Op::Carry {
+                op,
+                ty,
+                mode,
+                cc_in,
+                ..
+            } => {
+                let n = if op == CarryOp::Mad { 3 } else { 2 };
+                for l in lanes(exec) {
+                    let a = self.read(w, src(0), l);
+                    let b = self.read(w, src(1), l);
+                    let c = if n == 3 { self.read(w, src(2), l) } else { 0 };
+                    let cf = cc_in.then(|| self.read(w, src(n), l));
+                    let (r, carry) = alu::carry(op, ty, mode, a, b, c, cf);
+                    write(w, d0, l, r);
+                    write(w, inst.dst[1], l, carry);
+                }
+            }
+            Op::Slct { ty, cty, ftz } => {
+                for l in lanes(exec) {
+                    let (a, b, c) = (
+                        self.read(w, src(0), l),
+                        self.read(w, src(1), l),
+                        self.read(w, src(2), l),
+                    );
+                    write(w, d0, l, alu::slct(ty, cty, ftz, a, b, c));
+                }
+            }
+            Op::Set {
+                cmp,
+                bool_op,
+                dst,
+                src: sty,
+            } => {
+                for l in lanes(exec) {
+                    let r =
+                        alu::compare(cmp, sty, self.read(w, src(0), l), self.read(w, src(1), l));
+                    let c = bool_op.is_none() || self.read(w, src(2), l) & 1 == 1;
+                    write(w, d0, l, alu::set_value(dst, alu::combine(bool_op, r, c)));
+                }
+            }
+            Op::Testp { op, ty } => {
+                for l in lanes(exec) {
+                    let r = alu::testp(op, ty, self.read(w, src(0), l));
+                    write(w, d0, l, u64::from(r));
+                }
+            }
+            Op::CvtPack { dst } => {
+                for l in lanes(exec) {
+                    let (a, b, c) = (
+                        self.read(w, src(0), l),
+                        self.read(w, src(1), l),
+                        self.read(w, src(2), l),
+                    );
+                    write(w, d0, l, alu::cvt_pack(dst, a, b, c));
+                }
+            }
+            Op::MovPack { ty, n } => {
+                let width = ty.bits() / u32::from(n);
+                for l in lanes(exec) {
+                    let mut v = 0u64;
+                    for k in 0..usize::from(n) {
+                        v |= alu::trunc(self.read(w, src(k), l), width) << (k as u32 * width);
+                    }
+                    write(w, d0, l, alu::trunc(v, ty.bits()));
+                }
+            }
+            Op::MovUnpack { ty, n } => {
+                let width = ty.bits() / u32::from(n);
+                for l in lanes(exec) {
+                    let v = self.read(w, src(0), l);
+                    for k in 0..usize::from(n) {
+                        write(
+                            w,
+                            inst.dst[k],
+                            l,
+                            alu::trunc(v >> (k as u32 * width), width),
+                        );
+                    }
+                }
+            }
+            Op::Match { all, ty } => {
+                let vals: Vec<(usize, u64)> = lanes(exec)
+                    .map(|l| (l, alu::trunc(self.read(w, src(0), l), ty.bits())))
+                    .collect();
+                let same = |v: u64| -> u32 {
+                    vals.iter()
+                        .filter(|(_, x)| *x == v)
+                        .fold(0, |m, (l, _)| m | 1 << l)
+                };
+                let uniform = vals.first().is_none_or(|(_, v)| same(*v) == exec);
+                for &(l, v) in &vals {
+                    if all {
+                        write(w, d0, l, if uniform { u64::from(exec) } else { 0 });
+                        write(w, inst.dst[1], l, u64::from(uniform));
+                    } else {
+                        write(w, d0, l, u64::from(same(v)));
+                    }
+                }
+            }
+            Op::Redux { op, ty } => {
+                let v = alu::redux(op, ty, lanes(exec).map(|l| self.read(w, src(0), l)));
+                for l in lanes(exec) {
+                    write(w, d0, l, v);
+                }
+            }
+            Op::FloatRnd { op, ty, rnd, sat } => {
+                for l in lanes(exec) {
+                    let (a, b, c) = (
+                        self.read(w, src(0), l),
+                        self.read(w, src(1), l),
+                        self.read(w, src(2), l),
+                    );
+                    write(w, d0, l, alu::float_rounded(op, ty, rnd, sat, a, b, c));
+                }
+            }
+            Op::Isspacep(space) => {
+                for l in lanes(exec) {
+                    let a = self.read(w, src(0), l);
+                    let (s, _) = resolve(StateSpace::Generic, a);
+                    write(
+                        w,
+                        d0,
+                        l,
+                        u64::from(s == space && space != StateSpace::Param),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A warp reaches `bar.red`: its active threads add their predicates to the block's pending
+    /// reduction; the result is written when the barrier releases.
+    pub(super) fn bar_red_arrive(&mut self, w: &Warp, inst: &DInst, op: BarRedOp, exec: u32) {
+        let mut yes = 0u32;
+        for l in lanes(exec) {
+            yes |= ((self.read(w, inst.src[0], l) & 1) as u32) << l;
+        }
+        self.sync.arrive(op, w.index, inst.dst[0], exec, yes);
+    }
+}
