@@ -167,6 +167,7 @@ impl Ctx<'_> {
         };
         if !self.load_from_one_allocation(w, inst, m, exec, &addrs, space)
             && !self.load_from_shared_or_constant(w, inst, m, exec, &addrs)
+            && !self.load_param(w, inst, m, exec)
         {
             self.load_per_lane(w, inst, pc, m, exec, &addrs)?;
         }
@@ -275,6 +276,39 @@ impl Ctx<'_> {
         true
     }
 
+    /// `ld.param` of a kernel parameter at a fixed offset: one value for every lane.
+    fn load_param(&mut self, w: &mut Warp, inst: &DInst, m: MemOp, exec: u32) -> bool {
+        let Some(super::decode::Addr {
+            base: Src::Imm(base),
+            offset,
+        }) = inst.addr
+        else {
+            return false;
+        };
+        if m.space != StateSpace::Param {
+            return false;
+        }
+        let esize = m.ty.bytes() as usize;
+        let at = base.wrapping_add(offset as u64) as usize;
+        let mut vals = [0u64; 4];
+        for (k, v) in vals.iter_mut().enumerate().take(usize::from(m.vec)) {
+            match read_le(&self.launch.params, at + k * esize, esize) {
+                Some(x) if m.ty.is_signed() => *v = crate::exec::alu::sext(x, m.ty.bits()) as u64,
+                Some(x) => *v = x,
+                None => return false,
+            }
+        }
+        for (k, &d) in inst.dst.iter().enumerate().take(usize::from(m.vec)) {
+            if d != NO_REG {
+                let out = &mut w.regs[d as usize * 32..][..32];
+                for l in lanes(exec) {
+                    out[l] = vals[k];
+                }
+            }
+        }
+        true
+    }
+
     /// Any load, lane by lane, faulting on the first lane outside its state space.
     fn load_per_lane(
         &mut self,
@@ -322,7 +356,8 @@ impl Ctx<'_> {
         let addrs = self.addresses(w, inst, exec);
         let esize = m.ty.bytes() as usize;
         let first = exec.trailing_zeros() as usize;
-        for l in lanes(exec) {
+        let done = self.store_to_one_allocation(w, inst, m, exec, &addrs);
+        for l in lanes(if done { 0 } else { exec }) {
             let (sp, a) = resolve(m.space, addrs[l]);
             if matches!(sp, StateSpace::Const | StateSpace::Param) {
                 return Err(self.fault(
@@ -347,6 +382,50 @@ impl Ctx<'_> {
         }
         let space = resolve(m.space, addrs[first]).0;
         Ok(self.model(w, inst, pc, m, exec, space, &addrs, true))
+    }
+
+    /// The common case of a global store: every lane inside one allocation. Writes straight into
+    /// it; returns `false` (having done nothing) when the case does not apply.
+    fn store_to_one_allocation(
+        &mut self,
+        w: &Warp,
+        inst: &DInst,
+        m: MemOp,
+        exec: u32,
+        addrs: &[u64; WARP],
+    ) -> bool {
+        if exec == 0 || (m.space != StateSpace::Global && m.space != StateSpace::Generic) {
+            return false;
+        }
+        let esize = m.ty.bytes() as u64;
+        let span = esize * u64::from(m.vec);
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for l in lanes(exec) {
+            lo = lo.min(addrs[l]);
+            hi = hi.max(addrs[l]);
+        }
+        if resolve(m.space, lo).0 != StateSpace::Global
+            || resolve(m.space, hi).0 != StateSpace::Global
+        {
+            return false;
+        }
+        let Some(i) = self.global.find(lo, 1) else {
+            return false;
+        };
+        let (base, end) = self.global.bounds(i);
+        if hi.checked_add(span).is_none_or(|e| e > end) {
+            return false;
+        }
+        self.last_alloc = Some(i);
+        for k in 0..usize::from(m.vec) {
+            let s = inst.src[k];
+            for l in lanes(exec) {
+                let off = (addrs[l] - base) as usize + k * esize as usize;
+                let ok = self.global.write(i, off, esize as usize, self.read(w, s, l));
+                debug_assert!(ok, "bounds checked above");
+            }
+        }
+        true
     }
 
     /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
