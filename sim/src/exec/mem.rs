@@ -325,7 +325,8 @@ impl Ctx<'_> {
                 self.costs.imc
             }
             StateSpace::Const => {
-                let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)));
+                let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)))
+                    && self.costs.sass.is_const_operand(pc); // timing::sass: LDC when if-converted
                 if fixed {
                     // A constant at a fixed address is an operand of the instruction (IMC,
                     // DESIGN.md). ptxas sometimes loads such values with LDC instead: on an H200
@@ -352,7 +353,7 @@ impl Ctx<'_> {
                 ps.misses += u64::from(o.misses);
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-cache time only.
-                work.const_cycles += self.costs.constant_occupancy(&o.served);
+                work.ldc(self.costs, pc, &o.served); // timing: the constant pipe
                 work.queue_dram(self.wave, o.dram_read_bytes);
                 self.costs.constant_load(&o.served)
             }
@@ -434,6 +435,9 @@ impl Ctx<'_> {
                 work.mem_insts += 1;
                 work.l1_sectors += u64::from(o.sectors);
                 work.l1_tags += u64::from(o.lines);
+                if store {
+                    work.l2_write_lines += u64::from(o.lines); // timing: L2 write requests
+                }
                 let queued = work.queue_dram(self.wave, o.dram_read_bytes + o.dram_write_bytes);
                 match o.level {
                     // Stores are acknowledged by L2.

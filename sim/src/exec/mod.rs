@@ -144,7 +144,7 @@ pub fn run(
         occupancy_blocks: occ,
         ..Default::default()
     };
-    let costs = Costs::new(cfg);
+    let costs = Costs::for_program(cfg, launch.program); // timing: with the SASS profile
     let threads = dims.block_threads();
     let nwarps = threads.div_ceil(32) as usize;
     let mut warps: Vec<Warp> = (0..nwarps)
@@ -204,7 +204,8 @@ fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
             return Ok(());
         }
         // Everyone still running waits at the barrier: release it at the latest arrival.
-        let t = running.iter().map(|w| w.clock).max().unwrap_or(0);
+        let t = running.iter().map(|w| w.clock).max().unwrap_or(0)
+            + ctx.costs.barrier(running.len()); // timing: barrier release
         for w in running {
             w.at_barrier = false;
             w.clock = t;

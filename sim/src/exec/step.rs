@@ -67,10 +67,17 @@ impl Ctx<'_> {
 
         // Scoreboard: issue when the sources are ready.
         let issue = self.issue_time(w, inst);
+        // timing: SASS issue slots, constant-pipe work, first use of a unit (timing::sass)
+        self.stats.sms[self.sm].issued(self.costs, pc, inst, self.wave, issue);
         let taken = if inst.op == Op::Bra { exec } else { 0 };
         w.advance(pc, mask, taken, inst.target);
         match inst.op {
-            Op::Bra => {}
+            Op::Bra => {
+                if exec == mask {
+                    // timing: an if-converted region is issued even when every lane skips it
+                    w.clock += self.stats.sms[self.sm].skipped(self.costs, pc);
+                }
+            }
             Op::Exit | Op::Ret => w.live &= !exec,
             Op::BarSync => {
                 // The barrier waits for the warp's outstanding results, then for the other warps.
@@ -104,14 +111,14 @@ impl Ctx<'_> {
                 }
                 self.alu(w, inst, exec);
                 for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
-                    w.ready[d as usize] = issue + self.costs.alu;
+                    w.ready[d as usize] = issue + self.costs.result_latency(pc); // timing::sass
                 }
             }
         }
         // Dataflow issue: the next instruction may issue one cycle later unless its own sources
         // are not ready; an independent load does not wait behind a stalled store. This stands
         // for the instruction scheduling ptxas does (SASS hoists loads above dependent uses).
-        w.clock += 1;
+        w.clock += u32::from(self.costs.sass.at(pc).slots); // timing: SASS issue slots
         Ok(())
     }
 
