@@ -339,7 +339,11 @@ fn l1(l: &L1) -> Check {
     }
     float_range("l1.sectors_per_cycle", l.sectors_per_cycle, 0.0, true, 64.0)?;
     let tags = l.tag_lookups_per_cycle;
-    float_range("l1.tag_lookups_per_cycle", tags, 0.0, true, 64.0)
+    float_range("l1.tag_lookups_per_cycle", tags, 0.0, true, 64.0)?;
+    if let Some(w) = l.store_merge_cycles {
+        int_range("l1.store_merge_cycles", w.into(), 0, 1000)?;
+    }
+    Ok(())
 }
 
 fn l2(l: &L2) -> Check {

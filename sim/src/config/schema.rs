@@ -145,6 +145,10 @@ pub struct L1 {
     pub tag_lookups_per_cycle: f64,
     /// What a global store does to L1 (the data always goes on to L2).
     pub store_policy: StorePolicy,
+    /// Stores of one SM to the same sector issued at most this many cycles apart leave L1 as one
+    /// L2 write (0 to 1000). Optional: absent, stores never merge.
+    #[serde(default)]
+    pub store_merge_cycles: Option<u32>,
 }
 
 /// How L1 treats global stores.

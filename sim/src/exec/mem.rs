@@ -435,16 +435,16 @@ impl Ctx<'_> {
                 work.mem_insts += 1;
                 work.l1_sectors += u64::from(o.sectors);
                 work.l1_tags += u64::from(o.lines);
-                if store {
-                    work.l2_write_lines += u64::from(o.lines); // timing: L2 write requests
-                }
                 let queued = work.queue_dram(self.wave, o.dram_read_bytes + o.dram_write_bytes);
-                match o.level {
+                let lat = match o.level {
                     // Stores are acknowledged by L2.
                     None => self.costs.l2,
                     Some(Level::Dram) => self.costs.dram_queued(queued),
                     Some(l) => self.costs.global(l),
-                }
+                };
+                // timing: L1 data pipe, hits on fills in flight, stores merged before L2
+                let hit = o.level == Some(Level::Cache(0));
+                work.global(self.costs, self.wave, &access, store, hit, o.l1_misses, lat)
             }
             StateSpace::Shared => {
                 let banks = Banks {

@@ -68,13 +68,15 @@ impl Ctx<'_> {
         // Scoreboard: issue when the sources are ready.
         let issue = self.issue_time(w, inst);
         // timing: SASS issue slots, constant-pipe work, first use of a unit (timing::sass)
-        self.stats.sms[self.sm].issued(self.costs, pc, inst, self.wave, issue);
+        self.stats.sms[self.sm].issued(self.costs, pc, inst, self.wave, issue, w.index);
         let taken = if inst.op == Op::Bra { exec } else { 0 };
         w.advance(pc, mask, taken, inst.target);
         match inst.op {
             Op::Bra => {
+                // timing: instructions after a branch issue after it and all before it; an
+                // if-converted region is issued even when every lane skips it
+                w.clock = self.stats.sms[self.sm].branch(self.costs, pc, w.index, w.clock, issue);
                 if exec == mask {
-                    // timing: an if-converted region is issued even when every lane skips it
                     w.clock += self.stats.sms[self.sm].skipped(self.costs, pc);
                 }
             }

@@ -28,7 +28,9 @@ pub mod sass;
 
 use crate::config::GpuConfig;
 use crate::exec::{DInst, Program};
-use crate::memory::Level;
+use crate::memory::shared::{lanes_per_phase, Banks};
+use crate::memory::{Level, WarpAccess};
+use std::collections::HashMap;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
 use serde::Serialize;
@@ -61,6 +63,14 @@ pub struct Costs {
     /// What the program's instructions become on the GPU ([`sass::Profile`]); empty when the
     /// costs were made without a program (every instruction one SASS instruction).
     pub sass: sass::Profile,
+    /// The banks of the L1/shared data array, which global accesses pass too.
+    pub banks: Banks,
+    /// L1 sector and line bytes.
+    pub l1_sector: u64,
+    /// L1 line bytes.
+    pub l1_line: u64,
+    /// Stores to one sector this close in cycles merge before L2 (`None`: never).
+    pub store_merge: Option<u32>,
 }
 
 impl Costs {
@@ -84,6 +94,13 @@ impl Costs {
             barrier_latency: cfg.sm.barrier_latency_cycles,
             barrier_per_warp: cfg.sm.barrier_cycles_per_warp,
             sass: sass::Profile::default(),
+            banks: Banks {
+                banks: cfg.shared.banks,
+                width: cfg.shared.bank_width_bytes,
+            },
+            l1_sector: u64::from(cfg.l1.sector_bytes),
+            l1_line: u64::from(cfg.l1.line_bytes),
+            store_merge: cfg.l1.store_merge_cycles,
         }
     }
 
@@ -246,6 +263,27 @@ pub struct SmWork {
     pub starts: Starts,
     /// Latency-bound cycles of each block, in dispatch order, with its wave.
     pub blocks: Vec<(usize, u64)>,
+    /// Issue cycle of the instruction being executed (set by [`SmWork::issued`]).
+    pub now: u32,
+    /// L1 data-pipe wavefronts of global and local accesses ([`data_wavefronts`], plus the
+    /// missed sectors a fill writes into the data array).
+    pub data_wavefronts: u64,
+    /// Sectors stores touched, and those that left L1 unmerged (L2 writes).
+    pub store_sectors: u64,
+    /// Store sectors that left L1 as L2 writes (not merged into another store's).
+    pub store_sectors_sent: u64,
+    /// The wave whose fills and stores the maps below track.
+    #[serde(skip)]
+    track_wave: usize,
+    /// Sector -> cycle its fill from L2/DRAM arrives (the wave's L1 misses in flight).
+    #[serde(skip)]
+    fills: HashMap<u64, u32>,
+    /// Sector -> cycle of the wave's last store to it.
+    #[serde(skip)]
+    stored: HashMap<u64, u32>,
+    /// Per warp of the running block, the latest cycle it issued an instruction.
+    #[serde(skip)]
+    issued_max: Vec<u32>,
     /// Memory instructions sent to the LSU (global, local, shared; not LDC).
     pub mem_insts: u64,
     /// L1 sectors moved (global and local).
@@ -285,13 +323,28 @@ impl SmWork {
         }
         self.waves[wave] = self.waves[wave].max(cycles);
         self.blocks.push((wave, cycles));
+        self.issued_max.clear();
     }
 
     /// Accounts the instruction at `pc` issued at cycle `issue` by a warp of wave `wave`: its
     /// SASS issue slots, its constant-pipe and barrier work, the first use of its unit.
     #[inline]
-    pub fn issued(&mut self, costs: &Costs, pc: u32, inst: &DInst, wave: usize, issue: u32) {
+    pub fn issued(
+        &mut self,
+        costs: &Costs,
+        pc: u32,
+        inst: &DInst,
+        wave: usize,
+        issue: u32,
+        warp: u32,
+    ) {
         let s = costs.sass.at(pc);
+        self.now = issue;
+        let w = warp as usize;
+        if self.issued_max.len() <= w {
+            self.issued_max.resize(w + 1, 0);
+        }
+        self.issued_max[w] = self.issued_max[w].max(issue);
         self.issue_slots += u64::from(s.slots);
         match inst.op {
             // A pointer parameter is an LDC.64 on the constant pipe, always a hit.
@@ -308,6 +361,20 @@ impl SmWork {
         }
     }
 
+    /// The issue floor of warp `warp` after a branch it issued at `issue` (its floor was `clock`):
+    /// within a basic block ptxas reorders instructions (it hoists loads above the uses that wait
+    /// for them), which the warp's dataflow issue stands for, but it does not move them across a
+    /// branch, and a warp issues in order: what follows a branch issues after the branch and
+    /// after everything before it (stencil_1d's halo load waits for the store of the tile's load).
+    /// A branch ptxas if-converts is no branch in SASS and changes nothing.
+    pub fn branch(&mut self, costs: &Costs, pc: u32, warp: u32, clock: u32, issue: u32) -> u32 {
+        if costs.sass.skipped(pc).is_some() {
+            return clock;
+        }
+        let before = self.issued_max.get(warp as usize).copied().unwrap_or(0);
+        clock.max(issue).max(before)
+    }
+
     /// Accounts an LDC (the `ld.const` at `pc`) whose distinct addresses were served at
     /// `served`; the half of an LDC.64 pair that issues nothing costs nothing.
     #[inline]
@@ -316,6 +383,74 @@ impl SmWork {
             let (pipe, miss) = costs.constant_work(served);
             self.const_cycles += pipe;
             self.const_miss_cycles += miss;
+        }
+    }
+
+    /// Accounts a global or local access (a store when `store`) that L1 served with `l1_misses`
+    /// sectors missed, `hit` when every sector hit, and returns its latency from `lat`, the
+    /// latency of the level that served it:
+    /// - in the L1 data pipe it takes the [`data_wavefronts`] of its words, plus one per missed
+    ///   sector (the fill written into the data array);
+    /// - a load that hits a sector whose fill is still in flight waits for that fill (the miss
+    ///   status holding register merges it), so warps reading the same missed sector get their
+    ///   data together;
+    /// - a store to a sector another store of this SM wrote at most `store_merge` cycles before
+    ///   merges into that store's L2 write.
+    #[allow(clippy::too_many_arguments)]
+    pub fn global(
+        &mut self,
+        costs: &Costs,
+        wave: usize,
+        access: &WarpAccess,
+        store: bool,
+        hit: bool,
+        l1_misses: u32,
+        lat: u32,
+    ) -> u32 {
+        if wave != self.track_wave {
+            self.track_wave = wave;
+            self.fills.clear();
+            self.stored.clear();
+        }
+        self.data_wavefronts += u64::from(data_wavefronts(access, costs.banks) + l1_misses);
+        let now = self.now;
+        let mut sectors = [0u64; 4 * crate::memory::WARP];
+        let n = sectors_of(access, costs.l1_sector, &mut sectors);
+        let sectors = &sectors[..n];
+        if store {
+            self.store_sectors += n as u64;
+            let mut sent_lines: Vec<u64> = Vec::new();
+            for &s in sectors {
+                let merged = costs.store_merge.is_some_and(|w| {
+                    self.stored
+                        .get(&s)
+                        .is_some_and(|&t| t.abs_diff(now) <= w)
+                });
+                self.stored.insert(s, now);
+                if !merged {
+                    self.store_sectors_sent += 1;
+                    let line = s * costs.l1_sector / costs.l1_line;
+                    if !sent_lines.contains(&line) {
+                        sent_lines.push(line);
+                    }
+                }
+            }
+            self.l2_write_lines += sent_lines.len() as u64;
+            return lat;
+        }
+        if hit {
+            let wait = sectors
+                .iter()
+                .filter_map(|s| self.fills.get(s))
+                .map(|&r| r.saturating_sub(now))
+                .max()
+                .unwrap_or(0);
+            lat.max(wait)
+        } else {
+            for &s in sectors {
+                self.fills.entry(s).or_insert(now + lat);
+            }
+            lat
         }
     }
 
@@ -328,6 +463,7 @@ impl SmWork {
             Some(k) => {
                 self.issue_slots += u64::from(k.slots);
                 self.const_cycles += f64::from(k.ldc) * costs.const_serial;
+                self.mem_insts += u64::from(k.mem);
                 k.slots
             }
             None => 0,
@@ -356,6 +492,75 @@ impl SmWork {
         }
         end
     }
+}
+
+/// The distinct `sector`-byte sectors `access` touches, sorted, into `out`; returns how many.
+fn sectors_of(access: &WarpAccess, sector: u64, out: &mut [u64]) -> usize {
+    let mut n = 0;
+    let last = u64::from(access.bytes.max(1)) - 1;
+    for (_, a) in access.lanes() {
+        for s in a / sector..=(a + last) / sector {
+            if n < out.len() {
+                out[n] = s;
+                n += 1;
+            }
+        }
+    }
+    out[..n].sort_unstable();
+    let mut k = 0;
+    for i in 0..n {
+        if k == 0 || out[i] != out[k - 1] {
+            out[k] = out[i];
+            k += 1;
+        }
+    }
+    k
+}
+
+/// L1 data-pipe wavefronts of a global or local access: the L1's data array is the shared-memory
+/// banks ([NV] CUDA-CC §20.4.3, one array for L1 and shared memory), so as for shared memory a
+/// wavefront reads one word per bank, and words of different lines in one bank take a wavefront
+/// each (a warp reading one word from each of 16 rows 4 KiB apart takes 16). [measured] Nsight
+/// Compute's `l1tex__data_pipe_lsu_wavefronts` on an H200 equals these plus the missed sectors
+/// within 1-3% for transpose's four kernels and conv2d's global one
+/// (validate/measurements/h200/ubench/bd.txt).
+pub fn data_wavefronts(access: &WarpAccess, banks: Banks) -> u32 {
+    let phase = lanes_per_phase(access.bytes, banks) as usize;
+    let width = u64::from(banks.width.max(1));
+    let nbanks = u64::from(banks.banks.max(1));
+    let mut total = 0;
+    let mut words = [0u64; 4 * crate::memory::WARP];
+    let mut start = 0;
+    while start < crate::memory::WARP {
+        let mut n = 0;
+        for (lane, a) in access.lanes() {
+            if lane < start || lane >= start + phase {
+                continue;
+            }
+            let last = (a + u64::from(access.bytes.max(1)) - 1) / width;
+            for w in a / width..=last {
+                if n < words.len() {
+                    words[n] = w;
+                    n += 1;
+                }
+            }
+        }
+        if n > 0 {
+            let ws = &mut words[..n];
+            ws.sort_unstable();
+            let mut per_bank = [0u8; 64];
+            let mut prev = None;
+            for &w in ws.iter() {
+                if prev != Some(w) {
+                    per_bank[(w % nbanks) as usize % 64] += 1;
+                    prev = Some(w);
+                }
+            }
+            total += u32::from(per_bank.iter().copied().max().unwrap_or(1).max(1));
+        }
+        start += phase;
+    }
+    total
 }
 
 /// GPU-wide traffic of a launch, for the L2 and DRAM bounds.
@@ -423,13 +628,19 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic) -> Timing {
                 + (w.l1_sectors as f64 / cfg.l1.sectors_per_cycle)
                     .max(w.l1_tags as f64 / cfg.l1.tag_lookups_per_cycle),
         );
+        // The data pipe serves shared and global wavefronts alike, one per cycle; named after the
+        // larger part.
+        let rate = cfg.shared.wavefronts_per_cycle;
+        let data = (mem_start + (w.shared_wavefronts + w.data_wavefronts) as f64 / rate)
+            .max(st.of(Unit::Shared) + w.shared_wavefronts as f64 / rate);
+        if w.shared_wavefronts >= w.data_wavefronts {
+            worst("shared", data);
+        } else {
+            worst("l1", data);
+        }
         worst(
             "constant",
             st.of(Unit::Ldc) + w.const_cycles.max(w.const_miss_cycles) + w.barrier_cycles,
-        );
-        worst(
-            "shared",
-            st.of(Unit::Shared) + w.shared_wavefronts as f64 / cfg.shared.wavefronts_per_cycle,
         );
     }
     // L2: reads at the read bandwidth; writes at the write bandwidth or the write-request rate,
@@ -441,7 +652,16 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic) -> Timing {
     } else {
         cfg.l2.bandwidth_bytes_per_cycle
     };
-    let mut writes = traffic.l2_write_sectors as f64 * sector / write_bw;
+    // Stores merged in L1 never reach L2.
+    let (touched, sent) = sms.iter().fold((0u64, 0u64), |(a, b), w| {
+        (a + w.store_sectors, b + w.store_sectors_sent)
+    });
+    let sent_fraction = if touched == 0 {
+        1.0
+    } else {
+        sent as f64 / touched as f64
+    };
+    let mut writes = traffic.l2_write_sectors as f64 * sent_fraction * sector / write_bw;
     if cfg.l2.write_requests_per_cycle > 0.0 {
         let lines: u64 = sms.iter().map(|w| w.l2_write_lines).sum();
         writes = writes.max(lines as f64 / cfg.l2.write_requests_per_cycle);

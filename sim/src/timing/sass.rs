@@ -144,6 +144,10 @@ pub struct Skip {
     /// LDC instructions of the region (predicated off, they still occupy the constant pipe:
     /// [microbenchmark] `validate/measurements/h200/ubench`, B2).
     pub ldc: u32,
+    /// Global, local and shared memory instructions of the region (predicated off, they still
+    /// pass the LSU: ray's global launch keeps it 74% busy, ncu_pipes.txt, though its executed
+    /// loads and stores would fill 43%).
+    pub mem: u32,
 }
 
 /// SASS slots of a region above which ptxas keeps a branch. The committed SASS shows regions of
@@ -251,7 +255,14 @@ impl Profile {
                         .iter()
                         .map(|s| u32::from(s.slots))
                         .sum(),
-                    ldc: per_pc[region].iter().map(|s| u32::from(s.ldc)).sum(),
+                    ldc: per_pc[region.clone()].iter().map(|s| u32::from(s.ldc)).sum(),
+                    mem: p.insts[region]
+                        .iter()
+                        .filter(|r| {
+                            matches!(r.op, Op::Ld(m) | Op::St(m)
+                                if !matches!(m.space, StateSpace::Const | StateSpace::Param | StateSpace::Reg))
+                        })
+                        .count() as u32,
                 });
             } else {
                 per_pc[pc].slots += 2; // BSSY before, BSYNC at the join (ray, stencil_1d)
