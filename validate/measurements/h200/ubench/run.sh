@@ -40,4 +40,16 @@ raw $P/stencil_1d.ptx stencil_1d_constant 4096 1 256 1 $M4 $M4 u:1048576
 raw $P/transpose_smem.ptx transpose_smem 32 32 32 8 $M4 $M4 u:1024 u:1024
 } > "$out/raw.txt" 2>&1
 grep -E "^=== |pipe_(adu|alu|cbu|fma|fmaheavy|lsu|xu|uniform)\.(avg|sum)\.pct_of_peak_sustained_active|average_warps_issue_stalled_[a-z_]+_per_issue_active|smsp__inst_executed.sum |sm__cycles_active.avg |sm__cycles_elapsed.avg |warps_active.avg.per_cycle_active|sm__warps_active" "$out/raw.txt" | sed 's/  */ /g' > "$out/ncu_pipes.txt"
+# L1 and L2 throughput breakdowns of the transposes and conv2d (bd.txt)
+S="--metrics breakdown:l1tex__throughput.avg.pct_of_peak_sustained_active,breakdown:lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_active.avg"
+bd() { echo "=== $2"; ncu --clock-control none --launch-count 1 $S /tmp/launch_ptx "$@" 2>&1 | grep -v "^==\|^ok "; }
+{
+for k in copy_col transpose_naive_row transpose_naive_col copy_row; do bd $P/transpose.ptx $k 64 64 16 16 $M4 $M4 u:1024 u:1024; done
+bd $P/conv2d.ptx conv2d_global 64 64 16 16 $M4 b:100 $M4 u:1024 u:1024
+bd $P/transpose_smem.ptx transpose_smem 32 32 32 8 $M4 $M4 u:1024 u:1024
+} > "$out/bd.txt" 2>&1
+# F: which stores merge before L2 (merge.csv)
+nvcc -O3 -arch=sm_90 -o /tmp/merge $here/merge.cu
+cuobjdump -sass /tmp/merge | grep -E "Function|STG|CS2R|BAR" > "$out/merge.sass"
+ncu --clock-control none --metrics lts__t_sectors_srcunit_tex_op_write.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,gpu__time_duration.sum --csv /tmp/merge > "$out/merge.csv" 2>&1
 echo "ncu lines: $(wc -l < "$out/ncu.txt") $(wc -l < "$out/ncu_pipes.txt")"
