@@ -522,7 +522,8 @@ fn sectors_of(access: &WarpAccess, sector: u64, out: &mut [u64]) -> usize {
 /// wavefront reads one word per bank, and words of different lines in one bank take a wavefront
 /// each (a warp reading one word from each of 16 rows 4 KiB apart takes 16). [measured] Nsight
 /// Compute's `l1tex__data_pipe_lsu_wavefronts` on an H200 equals these plus the missed sectors
-/// within 1-3% for transpose's four kernels and conv2d's global one
+/// within 3% for transpose's copy_col, naive_row and naive_col and conv2d's global kernel, 8% for
+/// copy_row, and with shared wavefronts added within 3% for transpose_smem
 /// (validate/measurements/h200/ubench/bd.txt).
 pub fn data_wavefronts(access: &WarpAccess, banks: Banks) -> u32 {
     let phase = lanes_per_phase(access.bytes, banks) as usize;
