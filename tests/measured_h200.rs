@@ -14,9 +14,13 @@ use sim::run::{run_workload, Options};
 use sim::workload::Workload;
 use std::collections::HashMap;
 
-/// Mean absolute percentage error of time over all launches when this test was written; a change
-/// that makes it worse fails. Lower it when the timing model improves.
-const TIME_MAPE_BASELINE: f64 = 0.08;
+/// Mean absolute percentage error of time over all launches (5.4% with the SASS issue model,
+/// the constant pipe, block dispatch and the L1 data pipe); a change that makes it worse fails.
+/// Lower it when the timing model improves.
+const TIME_MAPE_BASELINE: f64 = 0.06;
+
+/// No launch's time may be further off than this (issue 6: "no launch worse than 25%").
+const TIME_WORST_BASELINE: f64 = 0.25;
 
 const EXACT_GLOBAL: [&str; 4] = [
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -121,7 +125,15 @@ fn the_simulator_matches_the_h200_measurements() {
                 0.01,
             );
             if let Some(t) = m("gpu__time_duration.sum") {
-                time_errors.push((predicted["gpu__time_duration.sum"] - t).abs() / t);
+                let e = (predicted["gpu__time_duration.sum"] - t).abs() / t;
+                if e > TIME_WORST_BASELINE {
+                    failures.push(format!(
+                        "{name}/{label} time: predicted {} ns, measured {t} ns ({:+.1}%)",
+                        predicted["gpu__time_duration.sum"],
+                        100.0 * (predicted["gpu__time_duration.sum"] - t) / t
+                    ));
+                }
+                time_errors.push(e);
             }
         }
     }

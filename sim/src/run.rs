@@ -381,13 +381,19 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         if opts.warm {
             exec::run(cfg, &launch, &mut image, &mut mem)?;
         }
-        let stats = exec::run(cfg, &launch, &mut image, &mut mem)?;
+        let mut stats = exec::run(cfg, &launch, &mut image, &mut mem)?;
+        // Warp instructions as the GPU counts them: SASS, from the PTX (timing::sass).
+        stats.counters.inst_executed = stats.sms.iter().map(|w| w.issue_slots).sum();
         let c = &stats.counters;
         let timing = timing::estimate(
             cfg,
             &stats.sms,
-            c.l2_read_sectors + c.l2_write_sectors + c.l2_atom_sectors + c.l2_red_sectors,
-            c.dram_read_bytes + c.dram_write_bytes,
+            timing::Traffic {
+                // Atomics and reductions read and write their sectors in L2.
+                l2_read_sectors: c.l2_read_sectors + c.l2_atom_sectors + c.l2_red_sectors,
+                l2_write_sectors: c.l2_write_sectors,
+                dram_bytes: c.dram_read_bytes + c.dram_write_bytes,
+            },
         );
         let outputs = if opts.keep_outputs {
             w.buffers

@@ -223,7 +223,13 @@ fn sm(s: &Sm) -> Check {
     int_range("sm.registers", s.registers.into(), 1024, 1 << 20)?;
     let lsu = s.lsu_instructions_per_cycle;
     float_range("sm.lsu_instructions_per_cycle", lsu, 0.0, true, 32.0)?;
-    int_range("sm.alu_latency_cycles", s.alu_latency_cycles.into(), 1, 100)
+    int_range("sm.alu_latency_cycles", s.alu_latency_cycles.into(), 1, 100)?;
+    let d = s.block_dispatch_cycles;
+    float_range("sm.block_dispatch_cycles", d, 0.0, false, 10_000.0)?;
+    let b = s.barrier_latency_cycles;
+    int_range("sm.barrier_latency_cycles", b.into(), 0, 10_000)?;
+    let b = s.barrier_cycles_per_warp;
+    float_range("sm.barrier_cycles_per_warp", b, 0.0, false, 100.0)
 }
 
 fn shared(s: &Shared) -> Check {
@@ -333,7 +339,11 @@ fn l1(l: &L1) -> Check {
     }
     float_range("l1.sectors_per_cycle", l.sectors_per_cycle, 0.0, true, 64.0)?;
     let tags = l.tag_lookups_per_cycle;
-    float_range("l1.tag_lookups_per_cycle", tags, 0.0, true, 64.0)
+    float_range("l1.tag_lookups_per_cycle", tags, 0.0, true, 64.0)?;
+    if let Some(w) = l.store_merge_cycles {
+        int_range("l1.store_merge_cycles", w.into(), 0, 1000)?;
+    }
+    Ok(())
 }
 
 fn l2(l: &L2) -> Check {
@@ -348,6 +358,10 @@ fn l2(l: &L2) -> Check {
     int_range("l2.latency_cycles", l.latency_cycles.into(), 1, 10_000)?;
     let bw = l.bandwidth_bytes_per_cycle;
     float_range("l2.bandwidth_bytes_per_cycle", bw, 0.0, true, 1e6)?;
+    let w = l.write_bandwidth_bytes_per_cycle;
+    float_range("l2.write_bandwidth_bytes_per_cycle", w, 0.0, false, 1e6)?;
+    let r = l.write_requests_per_cycle;
+    float_range("l2.write_requests_per_cycle", r, 0.0, false, 1e6)?;
     let f = l.fill_bytes;
     if f < l.sector_bytes
         || f > l.line_bytes

@@ -45,6 +45,18 @@ pub struct Sm {
     pub lsu_instructions_per_cycle: f64,
     /// Latency of a dependent ALU instruction, in SM cycles (1 to 100).
     pub alu_latency_cycles: u32,
+    /// Cycles between two thread blocks starting on one SM when blocks are waiting (the block
+    /// dispatch rate; 0 to 10000). Optional: 0 (the default) does not model it.
+    #[serde(default)]
+    pub block_dispatch_cycles: f64,
+    /// Cycles from the last warp's arrival at `bar.sync` to the release, besides
+    /// `barrier_cycles_per_warp` per warp of the block (0 to 10000). Optional, default 0.
+    #[serde(default)]
+    pub barrier_latency_cycles: u32,
+    /// Cycles each warp's `bar.sync` occupies the SM's barrier unit, which serializes the
+    /// arrivals (0 to 100). Optional, default 0.
+    #[serde(default)]
+    pub barrier_cycles_per_warp: f64,
 }
 
 /// `[shared]`: shared memory (the scratchpad carved out of the unified L1/shared array).
@@ -133,6 +145,10 @@ pub struct L1 {
     pub tag_lookups_per_cycle: f64,
     /// What a global store does to L1 (the data always goes on to L2).
     pub store_policy: StorePolicy,
+    /// Stores of one SM to the same sector issued at most this many cycles apart leave L1 as one
+    /// L2 write (0 to 1000). Optional: absent, stores never merge.
+    #[serde(default)]
+    pub store_merge_cycles: Option<u32>,
 }
 
 /// How L1 treats global stores.
@@ -159,8 +175,17 @@ pub struct L2 {
     pub associativity: u32,
     /// Load-to-use latency of an L2 hit, in SM cycles (1 to 10000).
     pub latency_cycles: u32,
-    /// L2 bandwidth of the whole GPU in bytes per SM clock cycle (> 0, <= 1e6).
+    /// L2 bandwidth of the whole GPU in bytes per SM clock cycle (> 0, <= 1e6): reads, and writes
+    /// unless `write_bandwidth_bytes_per_cycle` says otherwise.
     pub bandwidth_bytes_per_cycle: f64,
+    /// L2 write bandwidth of the whole GPU in bytes per SM clock cycle (0 to 1e6). Optional: 0
+    /// (the default) means `bandwidth_bytes_per_cycle`.
+    #[serde(default)]
+    pub write_bandwidth_bytes_per_cycle: f64,
+    /// Write requests (one per 128-byte line a store touches) the L2 of the whole GPU accepts per
+    /// SM clock cycle (0 to 1e6). Optional: 0 (the default) does not limit them.
+    #[serde(default)]
+    pub write_requests_per_cycle: f64,
     /// Bytes an L2 read miss fetches from DRAM: the missing sector, or the aligned block of
     /// sectors around it (a multiple of `sector_bytes`, at most `line_bytes`).
     pub fill_bytes: u32,

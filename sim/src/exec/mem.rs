@@ -3,7 +3,7 @@
 
 use super::decode::{DInst, Src, NO_REG};
 use super::step::{lanes, Ctx};
-use super::trace::L2Kind;
+use super::trace::{L2Kind, MemRec, MEM};
 use super::warp::Warp;
 use crate::error::{Error, Result};
 use crate::memory::image::{
@@ -421,7 +421,9 @@ impl Ctx<'_> {
             let s = inst.src[k];
             for l in lanes(exec) {
                 let off = (addrs[l] - base) as usize + k * esize as usize;
-                let ok = self.global.write(i, off, esize as usize, self.read(w, s, l));
+                let ok = self
+                    .global
+                    .write(i, off, esize as usize, self.read(w, s, l));
                 debug_assert!(ok, "bounds checked above");
             }
         }
@@ -460,7 +462,8 @@ impl Ctx<'_> {
                 self.costs.imc
             }
             StateSpace::Const => {
-                let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)));
+                let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)))
+                    && self.costs.sass.is_const_operand(pc); // timing::sass: LDC when if-converted
                 if fixed {
                     // A constant at a fixed address is an operand of the instruction (IMC,
                     // DESIGN.md). ptxas sometimes loads such values with LDC instead: on an H200
@@ -486,12 +489,12 @@ impl Ctx<'_> {
                 ps.misses += u64::from(o.misses);
                 if !o.to_l2.is_empty() {
                     // Priced by the L2 pass, which knows where the misses were served.
-                    return self.log.request(L2Kind::Const(o.served), &o.to_l2);
+                    return self.log.request(L2Kind::Const(pc, o.served), &o.to_l2);
                 }
                 let served: Vec<Level> = o.served.iter().flatten().copied().collect();
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
-                // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-cache time only.
-                work.const_cycles += self.costs.constant_occupancy(&served);
+                // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
+                work.ldc(self.costs, pc, &served);
                 self.costs.constant_load(&served)
             }
             StateSpace::Global | StateSpace::Local => {
@@ -563,18 +566,30 @@ impl Ctx<'_> {
                 work.mem_insts += 1;
                 work.l1_sectors += u64::from(o.sectors);
                 work.l1_tags += u64::from(o.lines);
-                match (store, o.to_l2.is_empty()) {
+                let hit = !store && o.to_l2.is_empty();
+                let lat = match (store, o.to_l2.is_empty()) {
                     // Every sector hit L1.
                     (false, true) => self.costs.global(Level::Cache(0)),
                     (false, false) => self.log.request(L2Kind::Load, &o.to_l2),
                     // Stores are acknowledged by L2; the L2 pass still runs their writes.
-                    (true, _) => {
-                        if !o.to_l2.is_empty() {
-                            self.log.request(L2Kind::Store, &o.to_l2);
-                        }
-                        self.costs.l2
-                    }
-                }
+                    (true, false) => self.log.request(L2Kind::Store, &o.to_l2),
+                    (true, true) => self.costs.l2,
+                };
+                // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
+                let mut sectors = [0u64; 4 * WARP];
+                let n = crate::timing::sectors_of(&access, self.costs.l1_sector, &mut sectors);
+                let log = &mut *self.log;
+                let start = log.sectors.len() as u32;
+                log.sectors.extend_from_slice(&sectors[..n]);
+                log.mems.push(MemRec {
+                    lat,
+                    dwf: crate::timing::data_wavefronts(&access, self.costs.banks) + o.l1_misses,
+                    start,
+                    end: log.sectors.len() as u32,
+                    store,
+                    hit,
+                });
+                MEM | (log.mems.len() - 1) as u32
             }
             StateSpace::Shared => {
                 let banks = Banks {

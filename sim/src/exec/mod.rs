@@ -32,7 +32,7 @@ use crate::ptx::inst::Op;
 use crate::timing::replay::Replay;
 use crate::timing::{Costs, SmWork};
 use rayon::prelude::*;
-use trace::{BlockLog, L2Kind};
+use trace::{BlockLog, L2Kind, ReqOut};
 use warp::Warp;
 
 /// Grid and block shape of a launch, in threads.
@@ -216,7 +216,7 @@ pub fn run(
         message: m,
     })?;
     let sm_count = cfg.sm.count as u64;
-    let costs = Costs::new(cfg);
+    let costs = Costs::for_program(cfg, launch.program); // with the SASS profile
     let nwarps = dims.block_threads().div_ceil(32) as usize;
     let plen = launch.program.insts.len();
     let mut sms: Vec<SmRun> = (0..sm_count)
@@ -304,7 +304,13 @@ pub fn run(
             let st = &mut sms[s];
             let log = &mut st.logs[k];
             resolve_l2(l2, &costs, &mut counters, &mut st.work, log);
-            let done = replay.block(launch.program, &costs, cfg.shared.latency_cycles, log);
+            let done = replay.block(
+                launch.program,
+                &costs,
+                cfg.shared.latency_cycles,
+                log,
+                &mut st.work,
+            );
             st.work.block_done(wave, done);
         }
         if every > 1 && wave == 0 {
@@ -462,8 +468,9 @@ fn run_wave_on_sm(
     st.executed = budget - left;
 }
 
-/// Pass 2 for one block: runs its L2 requests in order through `l2`, counts their traffic,
-/// queues their DRAM bytes on the SM, and fills in their latencies.
+/// Pass 2 for one block: runs its L2 requests in order through `l2`, counts their traffic and
+/// records for each where it was served and the DRAM bytes it moved (the timing pass queues those
+/// at the request's issue time).
 fn resolve_l2(
     l2: &mut L2Model,
     costs: &Costs,
@@ -474,7 +481,12 @@ fn resolve_l2(
     for req in &log.reqs {
         let addrs = &log.addrs[req.start as usize..req.end as usize];
         let mut t = L2Outcome::default();
-        let lat = match &req.kind {
+        let served = |level: Level| ReqOut {
+            lat: costs.global(level),
+            dram: level == Level::Dram,
+            dram_bytes: 0,
+        };
+        let mut out = match &req.kind {
             L2Kind::Load => {
                 let level = addrs
                     .iter()
@@ -483,18 +495,16 @@ fn resolve_l2(
                     .unwrap_or(Level::L2);
                 c.l2_read_sectors += u64::from(t.sectors);
                 c.l2_read_hits += u64::from(t.hits);
-                let queued = work.queue_dram(log.wave, t.dram_read + t.dram_write);
-                match level {
-                    Level::Dram => costs.dram_queued(queued),
-                    l => costs.global(l),
-                }
+                served(level)
             }
             L2Kind::Store => {
                 l2.write(addrs, &mut t);
                 c.l2_write_sectors += u64::from(t.sectors);
                 c.l2_write_hits += u64::from(t.hits);
-                work.queue_dram(log.wave, t.dram_read + t.dram_write);
-                costs.l2
+                ReqOut {
+                    lat: costs.l2,
+                    ..Default::default()
+                }
             }
             L2Kind::Atomic { returns } => {
                 let level = addrs
@@ -504,17 +514,16 @@ fn resolve_l2(
                     .unwrap_or(Level::L2);
                 if *returns {
                     c.l2_atom_sectors += u64::from(t.sectors);
+                    served(level.max(Level::L2))
                 } else {
                     c.l2_red_sectors += u64::from(t.sectors);
-                }
-                let queued = work.queue_dram(log.wave, t.dram_read + t.dram_write);
-                match (returns, level) {
-                    (false, _) => costs.l2,
-                    (true, Level::Dram) => costs.dram_queued(queued),
-                    (true, _) => costs.global(Level::L2),
+                    ReqOut {
+                        lat: costs.l2,
+                        ..Default::default()
+                    }
                 }
             }
-            L2Kind::Const(served) => {
+            L2Kind::Const(pc, served) => {
                 let mut far = addrs.iter();
                 let served: Vec<Level> = served
                     .iter()
@@ -523,16 +532,23 @@ fn resolve_l2(
                         None => l2.read(*far.next().expect("one address per miss"), &mut t),
                     })
                     .collect();
-                work.const_cycles += costs.constant_occupancy(&served);
-                work.queue_dram(log.wave, t.dram_read);
-                costs.constant_load(&served)
+                work.ldc(costs, *pc, &served);
+                ReqOut {
+                    lat: costs.constant_load(&served),
+                    ..Default::default()
+                }
             }
+        };
+        out.dram_bytes = match req.kind {
+            L2Kind::Const(..) => t.dram_read,
+            _ => t.dram_read + t.dram_write,
         };
         c.dram_read_bytes += t.dram_read;
         c.dram_write_bytes += t.dram_write;
-        log.lat.push(lat);
+        log.out.push(out);
     }
 }
+
 /// Runs one block's warps, releasing `bar.sync` when every running warp has arrived.
 fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
     loop {

@@ -84,7 +84,9 @@ impl Ctx<'_> {
         let taken = if inst.op == Op::Bra { exec } else { 0 };
         w.advance(pc, mask, taken, inst.target);
         let lat = match inst.op {
-            Op::Bra | Op::WarpSync => 0,
+            // A branch every active lane takes: the timing pass needs to know (if-conversion).
+            Op::Bra => u32::from(exec == mask),
+            Op::WarpSync => 0,
             Op::Exit | Op::Ret => {
                 w.live &= !exec;
                 0

@@ -9,8 +9,39 @@
 
 use crate::memory::Level;
 
-/// Marks [`Entry::lat`] as a ticket: the low bits index [`BlockLog::reqs`].
+/// Marks [`Entry::lat`] (or [`MemRec::lat`]) as a ticket: the low bits index [`BlockLog::reqs`].
 pub const TICKET: u32 = 1 << 31;
+/// Marks [`Entry::lat`] of a global or local access: the low bits index [`BlockLog::mems`].
+pub const MEM: u32 = 1 << 30;
+
+/// What the timing pass needs of a global or local access besides its latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemRec {
+    /// Latency in cycles, or [`TICKET`] | request.
+    pub lat: u32,
+    /// L1 data-pipe wavefronts, fills included ([`crate::timing::data_wavefronts`]).
+    pub dwf: u32,
+    /// Its distinct sector numbers: `BlockLog::sectors[start..end]`.
+    pub start: u32,
+    /// End of its sectors.
+    pub end: u32,
+    /// A store.
+    pub store: bool,
+    /// Every sector hit L1.
+    pub hit: bool,
+}
+
+/// What the L2 pass found for a request; the timing pass turns it into a latency once it knows
+/// the DRAM traffic queued before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReqOut {
+    /// Latency when not served by DRAM (cycles).
+    pub lat: u32,
+    /// Served by DRAM: the latency is the queued DRAM latency.
+    pub dram: bool,
+    /// DRAM bytes the request moved (read and written), queued on its SM.
+    pub dram_bytes: u64,
+}
 
 /// One warp instruction as executed: its PC and, for loads and stores, the latency in cycles or
 /// a ticket.
@@ -34,9 +65,9 @@ pub enum L2Kind {
         /// The result is read (`atom`), so its latency matters; else acknowledged like a store.
         returns: bool,
     },
-    /// An indexed constant load: where each request was served, `None` for those that missed
+    /// An indexed constant load at `pc`: where each request was served, `None` for those that missed
     /// every constant level (their addresses are the request's, in order).
-    Const(Vec<Option<Level>>),
+    Const(u32, Vec<Option<Level>>),
 }
 
 /// One warp instruction's traffic to L2.
@@ -63,8 +94,12 @@ pub struct BlockLog {
     pub reqs: Vec<L2Req>,
     /// The addresses of all requests, one after another (one allocation for the block).
     pub addrs: Vec<u64>,
-    /// Latency of each request, filled by the L2 pass (cycles).
-    pub lat: Vec<u32>,
+    /// What the L2 pass found for each request.
+    pub out: Vec<ReqOut>,
+    /// Global and local accesses, for the timing pass.
+    pub mems: Vec<MemRec>,
+    /// Their sector numbers, one after another.
+    pub sectors: Vec<u64>,
 }
 
 impl BlockLog {
@@ -76,7 +111,9 @@ impl BlockLog {
         self.warps.iter_mut().for_each(Vec::clear);
         self.reqs.clear();
         self.addrs.clear();
-        self.lat.clear();
+        self.out.clear();
+        self.mems.clear();
+        self.sectors.clear();
     }
 
     /// Adds a request; returns the ticket its latency will be found under.
@@ -89,15 +126,5 @@ impl BlockLog {
             end: self.addrs.len() as u32,
         });
         TICKET | (self.reqs.len() - 1) as u32
-    }
-
-    /// The latency of `e`: its own, or its ticket's once resolved.
-    #[inline]
-    pub fn latency(&self, e: Entry) -> u32 {
-        if e.lat & TICKET != 0 {
-            self.lat[(e.lat & !TICKET) as usize]
-        } else {
-            e.lat
-        }
     }
 }

@@ -165,7 +165,7 @@ pub fn explain(l: &LaunchResult) -> String {
         "latency" => "memory latency (too few warps to hide it)",
         "issue" => "instruction issue",
         "lsu" => "the load/store unit",
-        "l1" => "L1 bandwidth",
+        "l1" => "the L1 data pipe (one wavefront per cycle; scattered words conflict in its banks)",
         "constant" => "the constant cache (requests serialized per distinct address)",
         "shared" => "shared-memory bandwidth (one wavefront per cycle)",
         "l2" => "L2 bandwidth",

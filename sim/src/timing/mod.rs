@@ -1,29 +1,41 @@
-//! A first cycle-approximate timing model.
+//! A cycle-approximate timing model.
 //!
-//! Two bounds per SM, the larger wins:
+//! Two kinds of bounds per SM, the largest wins:
 //! - **latency**: each warp runs a scoreboard timeline (an instruction issues when its source
-//!   registers are ready; its result is ready after the latency of the level that served it; a
-//!   warp retires when its stores are acknowledged by L2). A DRAM access waits behind the DRAM
-//!   traffic its wave has already queued, served at the SM's share of the bandwidth
-//!   ([`Costs::dram_queued`]): latency plus transfer time, which is how bandwidth reaches
-//!   latency-bound kernels.
-//!   Warps of co-resident blocks overlap; blocks beyond the occupancy limit run in later waves,
-//!   so an SM's latency time is the sum over its waves of the slowest warp of the wave.
-//! - **throughput**: the busiest shared unit of the SM: warp-instruction issue (one per scheduler
-//!   per cycle), the LSU (memory instructions per cycle), L1 data (sectors per cycle) and tags,
-//!   and the indexed constant cache (a constant request is serialized per distinct address, CUDA
-//!   C++ Programming Guide §5.3.2; each address costs a cycle fraction on a hit and a share of the
-//!   next level's latency on a miss, [`Costs::constant_occupancy`]).
+//!   registers are ready and after the SASS instructions before it ([`sass`]); its result is
+//!   ready after the latency of the level that served it; a warp retires when its stores are
+//!   acknowledged by L2). A DRAM access waits behind the DRAM traffic its wave has already queued,
+//!   served at the SM's share of the bandwidth ([`Costs::dram_queued`]): latency plus transfer
+//!   time, which is how bandwidth reaches latency-bound kernels. `bar.sync` releases a block
+//!   after its last warp arrives plus the barrier unit's time ([`Costs::barrier`]). The blocks of
+//!   an SM then run in dispatch order in its block slots (the occupancy limit), each starting in
+//!   the first free slot and no sooner than the block dispatch interval after the previous one
+//!   ([`SmWork::latency`]): the tail of the last wave and a dispatch rate too slow for short
+//!   blocks (reduce) both follow.
+//! - **throughput**: the busiest shared unit of the SM, counted from its first use (before it,
+//!   the warps wait for what the unit's work depends on): SASS instruction issue (one per
+//!   scheduler per cycle, [`sass`]), the LSU (memory instructions per cycle), L1 data (sectors
+//!   per cycle) and tags, shared-memory wavefronts, and the constant pipe (the unit ncu calls the
+//!   ADU: every LDC address and every warp's `bar.sync` passes it, CUDA C++ Programming Guide
+//!   §5.3.2; misses are limited by those in flight, [`Costs::constant_work`]).
 //!
-//! The GPU-wide L2 and DRAM bandwidths give two more bounds; the kernel takes the largest, plus
-//! the launch overhead. What it leaves out (a later model refines it): contention inside a wave,
-//! the tail effect of uneven waves beyond the per-SM sum, L2 slice conflicts, DRAM page effects.
+//! The GPU-wide L2 (reads, and writes at the write bandwidth or write-request rate, from the
+//! first store) and DRAM bandwidths give two more bounds; the kernel takes the largest, plus the
+//! launch overhead. What it leaves out (a later model refines it): contention inside a wave, L2
+//! slice conflicts, DRAM page effects, stores merged in L1 before they reach L2.
+
+pub mod sass;
 
 pub mod replay;
 
 use crate::config::GpuConfig;
-use crate::memory::Level;
+use crate::exec::{DInst, Program};
+use crate::memory::shared::{lanes_per_phase, Banks};
+use crate::memory::{Level, WarpAccess};
+use crate::ptx::ast::StateSpace;
+use crate::ptx::inst::Op;
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// Latencies in SM cycles, read once from the config.
 #[derive(Debug, Clone)]
@@ -46,6 +58,21 @@ pub struct Costs {
     pub const_misses_in_flight: f64,
     /// DRAM bytes per SM cycle available to one SM (its share of the GPU's bandwidth).
     pub dram_bytes_per_cycle_per_sm: f64,
+    /// Cycles from the last warp's arrival at a barrier to its release, besides the per-warp part.
+    pub barrier_latency: u32,
+    /// Cycles each warp's barrier occupies the SM's barrier unit.
+    pub barrier_per_warp: f64,
+    /// What the program's instructions become on the GPU ([`sass::Profile`]); empty when the
+    /// costs were made without a program (every instruction one SASS instruction).
+    pub sass: sass::Profile,
+    /// The banks of the L1/shared data array, which global accesses pass too.
+    pub banks: Banks,
+    /// L1 sector and line bytes.
+    pub l1_sector: u64,
+    /// L1 line bytes.
+    pub l1_line: u64,
+    /// Stores to one sector this close in cycles merge before L2 (`None`: never).
+    pub store_merge: Option<u32>,
 }
 
 impl Costs {
@@ -66,7 +93,54 @@ impl Costs {
             const_serial: 1.0 / cfg.constant.addresses_per_cycle,
             const_misses_in_flight: cfg.constant.misses_in_flight,
             dram_bytes_per_cycle_per_sm: cfg.dram_bytes_per_cycle() / f64::from(cfg.sm.count),
+            barrier_latency: cfg.sm.barrier_latency_cycles,
+            barrier_per_warp: cfg.sm.barrier_cycles_per_warp,
+            sass: sass::Profile::default(),
+            banks: Banks {
+                banks: cfg.shared.banks,
+                width: cfg.shared.bank_width_bytes,
+            },
+            l1_sector: u64::from(cfg.l1.sector_bytes),
+            l1_line: u64::from(cfg.l1.line_bytes),
+            store_merge: cfg.l1.store_merge_cycles,
         }
+    }
+
+    /// Latencies of `cfg` and the SASS profile of program `p`.
+    pub fn for_program(cfg: &GpuConfig, p: &Program) -> Self {
+        Costs {
+            sass: sass::Profile::new(p),
+            ..Self::new(cfg)
+        }
+    }
+
+    /// Cycles until the result of the ALU instruction at `pc` is ready: its dependent SASS steps
+    /// times the ALU latency (0 for an instruction ptxas folds into another).
+    #[inline]
+    pub fn result_latency(&self, pc: u32) -> u32 {
+        u32::from(self.sass.at(pc).steps) * self.alu
+    }
+
+    /// The constant pipe's work for an LDC whose distinct addresses were served at `served`:
+    /// (pipe cycles, miss cycles). Every address passes the pipe (1 / addresses per cycle); each
+    /// one served beyond the nearest level also holds one of the misses in flight for that
+    /// level's latency. The two overlap: the pipe goes on with other addresses while misses are
+    /// outstanding ([`estimate`] takes the larger total).
+    pub fn constant_work(&self, served: &[Level]) -> (f64, f64) {
+        let pipe = served.len() as f64 * self.const_serial;
+        let miss = served
+            .iter()
+            .filter(|&&l| l != Level::Cache(0))
+            .map(|&l| f64::from(self.const_level(l)) / self.const_misses_in_flight)
+            .sum();
+        (pipe, miss)
+    }
+
+    /// Cycles from the last of `warps` warps arriving at `bar.sync` to their release: the
+    /// arrivals pass the barrier unit one after another ([microbenchmark]
+    /// `validate/measurements/h200/ubench`, D: 9 + 2 cycles per warp on an H200).
+    pub fn barrier(&self, warps: usize) -> u32 {
+        self.barrier_latency + (self.barrier_per_warp * warps as f64).round() as u32
     }
 
     fn const_level(&self, l: Level) -> u32 {
@@ -79,22 +153,6 @@ impl Costs {
             Level::L2 => self.l2,
             Level::Dram => self.dram,
         }
-    }
-
-    /// Cycles the SM's constant pipeline is busy with requests served at `served`: a hit in the
-    /// nearest level takes 1 / addresses-per-cycle; a request served farther occupies it for that
-    /// level's latency over the misses kept in flight.
-    pub fn constant_occupancy(&self, served: &[Level]) -> f64 {
-        served
-            .iter()
-            .map(|&l| {
-                if l == Level::Cache(0) {
-                    self.const_serial
-                } else {
-                    f64::from(self.const_level(l)) / self.const_misses_in_flight
-                }
-            })
-            .sum()
     }
 
     /// DRAM latency of a request behind `queued_bytes` of DRAM traffic of its wave: the idle
@@ -126,19 +184,118 @@ impl Costs {
     }
 }
 
+/// The units whose first use starts their throughput bound ([`SmWork::starts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Global and local loads (LSU, L1, L2 reads).
+    Load,
+    /// Global and local stores (LSU, L1, L2 writes).
+    Store,
+    /// Shared-memory accesses.
+    Shared,
+    /// LDC on the constant pipe.
+    Ldc,
+}
+
+impl Unit {
+    /// The unit instruction `inst` (at `pc` of `costs`' program) uses first, if any.
+    pub fn of(costs: &Costs, pc: u32, inst: &DInst) -> Option<Unit> {
+        let (m, store) = match inst.op {
+            Op::Ld(m) => (m, false),
+            Op::St(m) => (m, true),
+            _ => return None,
+        };
+        Some(match m.space {
+            StateSpace::Shared => Unit::Shared,
+            StateSpace::Const if costs.sass.at(pc).ldc > 0 => Unit::Ldc,
+            StateSpace::Const | StateSpace::Param | StateSpace::Reg => return None,
+            _ if store => Unit::Store,
+            _ => Unit::Load,
+        })
+    }
+}
+
+/// The earliest cycle (of the SM's first blocks, which start the launch) each unit was used.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Starts {
+    /// First global/local load.
+    pub load: Option<u32>,
+    /// First global/local store.
+    pub store: Option<u32>,
+    /// First shared-memory access.
+    pub shared: Option<u32>,
+    /// First LDC.
+    pub ldc: Option<u32>,
+}
+
+impl Starts {
+    fn note(&mut self, u: Unit, t: u32) {
+        let slot = match u {
+            Unit::Load => &mut self.load,
+            Unit::Store => &mut self.store,
+            Unit::Shared => &mut self.shared,
+            Unit::Ldc => &mut self.ldc,
+        };
+        *slot = Some(slot.map_or(t, |x| x.min(t)));
+    }
+
+    fn of(&self, u: Unit) -> f64 {
+        let v = match u {
+            Unit::Load => self.load,
+            Unit::Store => self.store,
+            Unit::Shared => self.shared,
+            Unit::Ldc => self.ldc,
+        };
+        v.map_or(0.0, f64::from)
+    }
+}
+
 /// Work done on one SM during a launch, for its throughput bounds.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SmWork {
-    /// Warp instructions issued.
+    /// Warp instructions issued (PTX).
     pub warp_insts: u64,
+    /// SASS warp instructions issued ([`sass`]): the issue bound's work.
+    pub issue_slots: u64,
+    /// Cycles the barrier unit was busy with `bar.sync` arrivals.
+    pub barrier_cycles: f64,
+    /// L2 write requests (128-byte lines the stores touched).
+    pub l2_write_lines: u64,
+    /// When each unit was first used.
+    pub starts: Starts,
+    /// Latency-bound cycles of each block, in dispatch order, with its wave.
+    pub blocks: Vec<(usize, u64)>,
+    /// Issue cycle of the instruction being executed (set by [`SmWork::issued`]).
+    pub now: u32,
+    /// L1 data-pipe wavefronts of global and local accesses ([`data_wavefronts`], plus the
+    /// missed sectors a fill writes into the data array).
+    pub data_wavefronts: u64,
+    /// Sectors stores touched, and those that left L1 unmerged (L2 writes).
+    pub store_sectors: u64,
+    /// Store sectors that left L1 as L2 writes (not merged into another store's).
+    pub store_sectors_sent: u64,
+    /// The wave whose fills and stores the maps below track.
+    #[serde(skip)]
+    track_wave: usize,
+    /// Sector -> cycle its fill from L2/DRAM arrives (the wave's L1 misses in flight).
+    #[serde(skip)]
+    fills: HashMap<u64, u32>,
+    /// Sector -> cycle of the wave's last store to it.
+    #[serde(skip)]
+    stored: HashMap<u64, u32>,
+    /// Per warp of the running block, the latest cycle it issued an instruction.
+    #[serde(skip)]
+    issued_max: Vec<u32>,
     /// Memory instructions sent to the LSU (global, local, shared; not LDC).
     pub mem_insts: u64,
     /// L1 sectors moved (global and local).
     pub l1_sectors: u64,
     /// L1 tag lookups (distinct 128-byte lines per request).
     pub l1_tags: u64,
-    /// Cycles the constant pipeline was busy ([`Costs::constant_occupancy`]).
+    /// Cycles the constant pipe was busy passing addresses ([`Costs::constant_work`]).
     pub const_cycles: f64,
+    /// Cycles of constant-cache misses in flight ([`Costs::constant_work`]).
+    pub const_miss_cycles: f64,
     /// Shared-memory wavefronts.
     pub shared_wavefronts: u64,
     /// The wave whose DRAM traffic `queue_bytes` counts.
@@ -204,7 +361,272 @@ impl SmWork {
             self.waves.resize(wave + 1, 0);
         }
         self.waves[wave] = self.waves[wave].max(cycles);
+        self.blocks.push((wave, cycles));
+        self.issued_max.clear();
     }
+
+    /// Accounts the instruction at `pc` issued at cycle `issue` by a warp of wave `wave`: its
+    /// SASS issue slots, its constant-pipe and barrier work, the first use of its unit.
+    #[inline]
+    pub fn issued(
+        &mut self,
+        costs: &Costs,
+        pc: u32,
+        inst: &DInst,
+        wave: usize,
+        issue: u32,
+        warp: u32,
+    ) {
+        let s = costs.sass.at(pc);
+        self.now = issue;
+        let w = warp as usize;
+        if self.issued_max.len() <= w {
+            self.issued_max.resize(w + 1, 0);
+        }
+        self.issued_max[w] = self.issued_max[w].max(issue);
+        self.issue_slots += u64::from(s.slots);
+        match inst.op {
+            // A pointer parameter is an LDC.64 on the constant pipe, always a hit.
+            Op::Ld(m) if m.space == StateSpace::Param => {
+                self.const_cycles += f64::from(s.ldc) * costs.const_serial
+            }
+            Op::BarSync => self.barrier_cycles += costs.barrier_per_warp,
+            _ => {}
+        }
+        if wave == 0 {
+            if let Some(u) = Unit::of(costs, pc, inst) {
+                self.starts.note(u, issue);
+            }
+        }
+    }
+
+    /// The issue floor of warp `warp` after a branch it issued at `issue` (its floor was `clock`):
+    /// within a basic block ptxas reorders instructions (it hoists loads above the uses that wait
+    /// for them), which the warp's dataflow issue stands for, but it does not move them across a
+    /// branch, and a warp issues in order: what follows a branch issues after the branch and
+    /// after everything before it (stencil_1d's halo load waits for the store of the tile's load).
+    /// A branch ptxas if-converts is no branch in SASS and changes nothing.
+    pub fn branch(&mut self, costs: &Costs, pc: u32, warp: u32, clock: u32, issue: u32) -> u32 {
+        if costs.sass.skipped(pc).is_some() {
+            return clock;
+        }
+        let before = self.issued_max.get(warp as usize).copied().unwrap_or(0);
+        clock.max(issue).max(before)
+    }
+
+    /// Accounts an LDC (the `ld.const` at `pc`) whose distinct addresses were served at
+    /// `served`; the half of an LDC.64 pair that issues nothing costs nothing.
+    #[inline]
+    pub fn ldc(&mut self, costs: &Costs, pc: u32, served: &[Level]) {
+        if costs.sass.at(pc).ldc > 0 {
+            let (pipe, miss) = costs.constant_work(served);
+            self.const_cycles += pipe;
+            self.const_miss_cycles += miss;
+        }
+    }
+
+    /// Accounts a global or local access (a store when `store`) that L1 served with `l1_misses`
+    /// sectors missed, `hit` when every sector hit, and returns its latency from `lat`, the
+    /// latency of the level that served it:
+    /// - in the L1 data pipe it takes the [`data_wavefronts`] of its words, plus one per missed
+    ///   sector (the fill written into the data array);
+    /// - a load that hits a sector whose fill is still in flight waits for that fill (the miss
+    ///   status holding register merges it), so warps reading the same missed sector get their
+    ///   data together;
+    /// - a store to a sector another store of this SM wrote at most `store_merge` cycles before
+    ///   merges into that store's L2 write.
+    #[allow(clippy::too_many_arguments)]
+    pub fn global(
+        &mut self,
+        costs: &Costs,
+        wave: usize,
+        access: &WarpAccess,
+        store: bool,
+        hit: bool,
+        l1_misses: u32,
+        lat: u32,
+    ) -> u32 {
+        let mut sectors = [0u64; 4 * crate::memory::WARP];
+        let n = sectors_of(access, costs.l1_sector, &mut sectors);
+        let dwf = data_wavefronts(access, costs.banks) + l1_misses;
+        self.global_sectors(costs, wave, dwf, &sectors[..n], store, hit, lat)
+    }
+
+    /// [`SmWork::global`] with the access's L1 data-pipe wavefronts `dwf` (fills included) and
+    /// its distinct sector numbers (address / sector size, ascending) already worked out, as the
+    /// functional pass leaves them for the timing pass.
+    #[allow(clippy::too_many_arguments)]
+    pub fn global_sectors(
+        &mut self,
+        costs: &Costs,
+        wave: usize,
+        dwf: u32,
+        sectors: &[u64],
+        store: bool,
+        hit: bool,
+        lat: u32,
+    ) -> u32 {
+        if wave != self.track_wave {
+            self.track_wave = wave;
+            self.fills.clear();
+            self.stored.clear();
+        }
+        self.data_wavefronts += u64::from(dwf);
+        let now = self.now;
+        if store {
+            self.store_sectors += sectors.len() as u64;
+            let mut sent_lines: Vec<u64> = Vec::new();
+            for &s in sectors {
+                let merged = costs
+                    .store_merge
+                    .is_some_and(|w| self.stored.get(&s).is_some_and(|&t| t.abs_diff(now) <= w));
+                self.stored.insert(s, now);
+                if !merged {
+                    self.store_sectors_sent += 1;
+                    let line = s * costs.l1_sector / costs.l1_line;
+                    if !sent_lines.contains(&line) {
+                        sent_lines.push(line);
+                    }
+                }
+            }
+            self.l2_write_lines += sent_lines.len() as u64;
+            return lat;
+        }
+        if hit {
+            let wait = sectors
+                .iter()
+                .filter_map(|s| self.fills.get(s))
+                .map(|&r| r.saturating_sub(now))
+                .max()
+                .unwrap_or(0);
+            lat.max(wait)
+        } else {
+            for &s in sectors {
+                self.fills.entry(s).or_insert(now + lat);
+            }
+            lat
+        }
+    }
+
+    /// A warp jumped over the region of the branch at `pc` with all its lanes: if ptxas
+    /// if-converts that branch the warp issues the region predicated off; accounts it and
+    /// returns its issue slots.
+    #[inline]
+    pub fn skipped(&mut self, costs: &Costs, pc: u32) -> u32 {
+        match costs.sass.skipped(pc) {
+            Some(k) => {
+                self.issue_slots += u64::from(k.slots);
+                self.const_cycles += f64::from(k.ldc) * costs.const_serial;
+                self.mem_insts += u64::from(k.mem);
+                k.slots
+            }
+            None => 0,
+        }
+    }
+
+    /// Latency-bound cycles of this SM: its blocks run in dispatch order, each in the first free
+    /// block slot (as many as its first wave has) and no sooner than `dispatch` cycles after the
+    /// previous block started.
+    pub fn latency(&self, dispatch: f64) -> f64 {
+        let slots = self.blocks.iter().filter(|b| b.0 == 0).count().max(1);
+        let mut free = vec![0.0f64; slots];
+        let mut last_start = f64::NEG_INFINITY;
+        let mut end = 0.0f64;
+        for &(_, dur) in &self.blocks {
+            let (i, f) = free
+                .iter()
+                .copied()
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .expect("at least one slot");
+            let start = f.max(last_start + dispatch).max(0.0);
+            free[i] = start + dur as f64;
+            last_start = start;
+            end = end.max(free[i]);
+        }
+        end
+    }
+}
+
+/// The distinct `sector`-byte sectors `access` touches, sorted, into `out`; returns how many.
+pub fn sectors_of(access: &WarpAccess, sector: u64, out: &mut [u64]) -> usize {
+    let mut n = 0;
+    let last = u64::from(access.bytes.max(1)) - 1;
+    for (_, a) in access.lanes() {
+        for s in a / sector..=(a + last) / sector {
+            if n < out.len() {
+                out[n] = s;
+                n += 1;
+            }
+        }
+    }
+    out[..n].sort_unstable();
+    let mut k = 0;
+    for i in 0..n {
+        if k == 0 || out[i] != out[k - 1] {
+            out[k] = out[i];
+            k += 1;
+        }
+    }
+    k
+}
+
+/// L1 data-pipe wavefronts of a global or local access: the L1's data array is the shared-memory
+/// banks ([NV] CUDA-CC §20.4.3, one array for L1 and shared memory), so as for shared memory a
+/// wavefront reads one word per bank, and words of different lines in one bank take a wavefront
+/// each (a warp reading one word from each of 16 rows 4 KiB apart takes 16). [measured] Nsight
+/// Compute's `l1tex__data_pipe_lsu_wavefronts` on an H200 equals these plus the missed sectors
+/// within 3% for transpose's copy_col, naive_row and naive_col and conv2d's global kernel, 8% for
+/// copy_row, and with shared wavefronts added within 3% for transpose_smem
+/// (validate/measurements/h200/ubench/bd.txt).
+pub fn data_wavefronts(access: &WarpAccess, banks: Banks) -> u32 {
+    let phase = lanes_per_phase(access.bytes, banks) as usize;
+    let width = u64::from(banks.width.max(1));
+    let nbanks = u64::from(banks.banks.max(1));
+    let mut total = 0;
+    let mut words = [0u64; 4 * crate::memory::WARP];
+    let mut start = 0;
+    while start < crate::memory::WARP {
+        let mut n = 0;
+        for (lane, a) in access.lanes() {
+            if lane < start || lane >= start + phase {
+                continue;
+            }
+            let last = (a + u64::from(access.bytes.max(1)) - 1) / width;
+            for w in a / width..=last {
+                if n < words.len() {
+                    words[n] = w;
+                    n += 1;
+                }
+            }
+        }
+        if n > 0 {
+            let ws = &mut words[..n];
+            ws.sort_unstable();
+            let mut per_bank = [0u8; 64];
+            let mut prev = None;
+            for &w in ws.iter() {
+                if prev != Some(w) {
+                    per_bank[(w % nbanks) as usize % 64] += 1;
+                    prev = Some(w);
+                }
+            }
+            total += u32::from(per_bank.iter().copied().max().unwrap_or(1).max(1));
+        }
+        start += phase;
+    }
+    total
+}
+
+/// GPU-wide traffic of a launch, for the L2 and DRAM bounds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Traffic {
+    /// L2 sectors read by the SMs (`lts__t_sectors_srcunit_tex_op_read.sum`).
+    pub l2_read_sectors: u64,
+    /// L2 sectors written by the SMs (`lts__t_sectors_srcunit_tex_op_write.sum`).
+    pub l2_write_sectors: u64,
+    /// DRAM bytes read and written.
+    pub dram_bytes: u64,
 }
 
 /// The predicted time of a launch and what bounds it.
@@ -222,35 +644,105 @@ pub struct Timing {
 }
 
 /// Combines per-SM work and GPU-wide traffic into the launch time.
-pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], l2_sectors: u64, dram_bytes: u64) -> Timing {
+pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic) -> Timing {
     let mut bounds: Vec<(&'static str, f64)> = Vec::new();
     let mut worst = |name: &'static str, v: f64| match bounds.iter_mut().find(|(n, _)| *n == name) {
         Some((_, x)) => *x = x.max(v),
         None => bounds.push((name, v)),
     };
+    // A unit's throughput bound counts from its first use: before it, the SM's warps are still
+    // waiting for what the unit's work depends on (the data of a load, a barrier).
+    let (mut first_load, mut first_store) = (f64::INFINITY, f64::INFINITY);
     for w in sms {
-        worst("latency", w.waves.iter().sum::<u64>() as f64);
-        worst("issue", w.warp_insts as f64 / f64::from(cfg.sm.schedulers));
+        let st = &w.starts;
+        let mem_start = [Unit::Load, Unit::Store, Unit::Shared]
+            .iter()
+            .filter(|&&u| match u {
+                Unit::Load => st.load.is_some(),
+                Unit::Store => st.store.is_some(),
+                _ => st.shared.is_some(),
+            })
+            .map(|&u| st.of(u))
+            .fold(f64::INFINITY, f64::min);
+        let mem_start = if mem_start.is_finite() {
+            mem_start
+        } else {
+            0.0
+        };
+        if let Some(t) = st.load {
+            first_load = first_load.min(f64::from(t));
+        }
+        if let Some(t) = st.store {
+            first_store = first_store.min(f64::from(t));
+        }
+        worst("latency", w.latency(cfg.sm.block_dispatch_cycles));
+        worst("issue", w.issue_slots as f64 / f64::from(cfg.sm.schedulers));
         worst(
             "lsu",
-            w.mem_insts as f64 / cfg.sm.lsu_instructions_per_cycle,
+            mem_start + w.mem_insts as f64 / cfg.sm.lsu_instructions_per_cycle,
         );
         worst(
             "l1",
-            (w.l1_sectors as f64 / cfg.l1.sectors_per_cycle)
-                .max(w.l1_tags as f64 / cfg.l1.tag_lookups_per_cycle),
+            mem_start
+                + (w.l1_sectors as f64 / cfg.l1.sectors_per_cycle)
+                    .max(w.l1_tags as f64 / cfg.l1.tag_lookups_per_cycle),
         );
-        worst("constant", w.const_cycles);
+        // The data pipe serves shared and global wavefronts alike, one per cycle; named after the
+        // larger part.
+        let rate = cfg.shared.wavefronts_per_cycle;
+        let data = (mem_start + (w.shared_wavefronts + w.data_wavefronts) as f64 / rate)
+            .max(st.of(Unit::Shared) + w.shared_wavefronts as f64 / rate);
+        if w.shared_wavefronts >= w.data_wavefronts {
+            worst("shared", data);
+        } else {
+            worst("l1", data);
+        }
         worst(
-            "shared",
-            w.shared_wavefronts as f64 / cfg.shared.wavefronts_per_cycle,
+            "constant",
+            st.of(Unit::Ldc) + w.const_cycles.max(w.const_miss_cycles) + w.barrier_cycles,
         );
     }
+    // L2: reads at the read bandwidth; writes at the write bandwidth or the write-request rate,
+    // whichever is slower; the write stream cannot start before the first store.
+    let sector = f64::from(cfg.l2.sector_bytes);
+    let reads = traffic.l2_read_sectors as f64 * sector / cfg.l2.bandwidth_bytes_per_cycle;
+    let write_bw = if cfg.l2.write_bandwidth_bytes_per_cycle > 0.0 {
+        cfg.l2.write_bandwidth_bytes_per_cycle
+    } else {
+        cfg.l2.bandwidth_bytes_per_cycle
+    };
+    // Stores merged in L1 never reach L2.
+    let (touched, sent) = sms.iter().fold((0u64, 0u64), |(a, b), w| {
+        (a + w.store_sectors, b + w.store_sectors_sent)
+    });
+    let sent_fraction = if touched == 0 {
+        1.0
+    } else {
+        sent as f64 / touched as f64
+    };
+    let mut writes = traffic.l2_write_sectors as f64 * sent_fraction * sector / write_bw;
+    if cfg.l2.write_requests_per_cycle > 0.0 {
+        let lines: u64 = sms.iter().map(|w| w.l2_write_lines).sum();
+        writes = writes.max(lines as f64 / cfg.l2.write_requests_per_cycle);
+    }
+    let first_load = if first_load.is_finite() {
+        first_load
+    } else {
+        0.0
+    };
+    let first_store = if first_store.is_finite() {
+        first_store
+    } else {
+        0.0
+    };
     worst(
         "l2",
-        l2_sectors as f64 * f64::from(cfg.l2.sector_bytes) / cfg.l2.bandwidth_bytes_per_cycle,
+        (first_load + reads + writes).max(first_store + writes),
     );
-    worst("dram", dram_bytes as f64 / cfg.dram_bytes_per_cycle());
+    worst(
+        "dram",
+        first_load + traffic.dram_bytes as f64 / cfg.dram_bytes_per_cycle(),
+    );
     let (bound, cycles) =
         bounds
             .iter()
