@@ -323,18 +323,59 @@ impl SmWork {
     /// the last.
     pub fn extrapolate(&mut self, first: &SmWork, snap: &SmWork, factor: f64, simulated: &[bool]) {
         let ex = |a: u64, b: u64, c: u64| a + crate::metrics::scale(b - a, factor) + (c - b);
+        let exf = |a: f64, b: f64, c: f64| a + (b - a) * factor + (c - b);
         self.warp_insts = ex(first.warp_insts, snap.warp_insts, self.warp_insts);
+        self.issue_slots = ex(first.issue_slots, snap.issue_slots, self.issue_slots);
         self.mem_insts = ex(first.mem_insts, snap.mem_insts, self.mem_insts);
         self.l1_sectors = ex(first.l1_sectors, snap.l1_sectors, self.l1_sectors);
         self.l1_tags = ex(first.l1_tags, snap.l1_tags, self.l1_tags);
+        self.l2_write_lines = ex(first.l2_write_lines, snap.l2_write_lines, self.l2_write_lines);
+        self.data_wavefronts = ex(first.data_wavefronts, snap.data_wavefronts, self.data_wavefronts);
+        self.store_sectors = ex(first.store_sectors, snap.store_sectors, self.store_sectors);
+        self.store_sectors_sent = ex(
+            first.store_sectors_sent,
+            snap.store_sectors_sent,
+            self.store_sectors_sent,
+        );
         self.shared_wavefronts = ex(
             first.shared_wavefronts,
             snap.shared_wavefronts,
             self.shared_wavefronts,
         );
-        self.const_cycles = first.const_cycles
-            + (snap.const_cycles - first.const_cycles) * factor
-            + (self.const_cycles - snap.const_cycles);
+        self.const_cycles = exf(first.const_cycles, snap.const_cycles, self.const_cycles);
+        self.const_miss_cycles = exf(
+            first.const_miss_cycles,
+            snap.const_miss_cycles,
+            self.const_miss_cycles,
+        );
+        self.barrier_cycles = exf(first.barrier_cycles, snap.barrier_cycles, self.barrier_cycles);
+        // Blocks of the waves not simulated: as many per wave as the simulated middle waves had,
+        // each taking their mean time.
+        let n = simulated.len();
+        let middle = |w: usize| w > 0 && w + 1 < n && simulated[w];
+        let sampled: Vec<u64> = self
+            .blocks
+            .iter()
+            .filter(|b| middle(b.0))
+            .map(|b| b.1)
+            .collect();
+        let per_wave = (1..n).find(|&w| middle(w)).map_or(0, |w| {
+            self.blocks.iter().filter(|b| b.0 == w).count()
+        });
+        let mean_block = sampled.iter().sum::<u64>() / (sampled.len() as u64).max(1);
+        let mut blocks = Vec::with_capacity(self.blocks.len() + n * per_wave);
+        let mut it = self.blocks.iter().peekable();
+        for (w, &sim) in simulated.iter().enumerate() {
+            if sim {
+                while let Some(b) = it.next_if(|b| b.0 == w) {
+                    blocks.push(*b);
+                }
+            } else {
+                blocks.extend(std::iter::repeat_n((w, mean_block), per_wave));
+            }
+        }
+        blocks.extend(it);
+        self.blocks = blocks;
         let n = simulated.len();
         let middle: Vec<u64> = (1..n.saturating_sub(1))
             .filter(|&w| simulated[w])
