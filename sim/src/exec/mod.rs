@@ -164,6 +164,7 @@ pub fn run(
         shared.fill(0);
         for (w, warp) in warps.iter_mut().enumerate() {
             warp.reset(w as u32, dims.block);
+            warp.clock = costs.warp_start(w as u32); // timing: the SM launches warps one by one
         }
         let mut ctx = step::Ctx {
             cfg,
