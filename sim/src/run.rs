@@ -394,6 +394,7 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
                 l2_write_sectors: c.l2_write_sectors,
                 dram_bytes: c.dram_read_bytes + c.dram_write_bytes,
             },
+            p.dims.block_threads().div_ceil(32),
         );
         let outputs = if opts.keep_outputs {
             w.buffers

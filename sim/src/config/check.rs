@@ -226,6 +226,8 @@ fn sm(s: &Sm) -> Check {
     int_range("sm.alu_latency_cycles", s.alu_latency_cycles.into(), 1, 100)?;
     let d = s.block_dispatch_cycles;
     float_range("sm.block_dispatch_cycles", d, 0.0, false, 10_000.0)?;
+    let w = s.warp_launch_cycles;
+    float_range("sm.warp_launch_cycles", w, 0.0, false, 1000.0)?;
     let b = s.barrier_latency_cycles;
     int_range("sm.barrier_latency_cycles", b.into(), 0, 10_000)?;
     let b = s.barrier_cycles_per_warp;

@@ -49,6 +49,10 @@ pub struct Sm {
     /// dispatch rate; 0 to 10000). Optional: 0 (the default) does not model it.
     #[serde(default)]
     pub block_dispatch_cycles: f64,
+    /// Cycles between two warps of a block starting (the SM launches a block's warps one after
+    /// another; 0 to 1000). Optional: 0 (the default) starts them together.
+    #[serde(default)]
+    pub warp_launch_cycles: f64,
     /// Cycles from the last warp's arrival at `bar.sync` to the release, besides
     /// `barrier_cycles_per_warp` per warp of the block (0 to 10000). Optional, default 0.
     #[serde(default)]

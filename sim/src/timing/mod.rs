@@ -62,6 +62,8 @@ pub struct Costs {
     pub barrier_latency: u32,
     /// Cycles each warp's barrier occupies the SM's barrier unit.
     pub barrier_per_warp: f64,
+    /// Cycles between two warps of a block starting.
+    pub warp_launch: f64,
     /// What the program's instructions become on the GPU ([`sass::Profile`]); empty when the
     /// costs were made without a program (every instruction one SASS instruction).
     pub sass: sass::Profile,
@@ -95,6 +97,7 @@ impl Costs {
             dram_bytes_per_cycle_per_sm: cfg.dram_bytes_per_cycle() / f64::from(cfg.sm.count),
             barrier_latency: cfg.sm.barrier_latency_cycles,
             barrier_per_warp: cfg.sm.barrier_cycles_per_warp,
+            warp_launch: cfg.sm.warp_launch_cycles,
             sass: sass::Profile::default(),
             banks: Banks {
                 banks: cfg.shared.banks,
@@ -134,6 +137,12 @@ impl Costs {
             .map(|&l| f64::from(self.const_level(l)) / self.const_misses_in_flight)
             .sum();
         (pipe, miss)
+    }
+
+    /// The cycle warp `index` of a block starts: the SM launches a block's warps one after another
+    /// ([microbenchmark] `validate/measurements/h200/ubench`, C).
+    pub fn warp_start(&self, index: u32) -> u32 {
+        (self.warp_launch * f64::from(index)).round() as u32
     }
 
     /// Cycles from the last of `warps` warps arriving at `bar.sync` to their release: the
@@ -267,6 +276,9 @@ pub struct SmWork {
     pub blocks: Vec<(usize, u64)>,
     /// Issue cycle of the instruction being executed (set by [`SmWork::issued`]).
     pub now: u32,
+    /// DRAM bytes per cycle of this SM's share (set by [`SmWork::issued`]).
+    #[serde(skip)]
+    dram_share: f64,
     /// L1 data-pipe wavefronts of global and local accesses ([`data_wavefronts`], plus the
     /// missed sectors a fill writes into the data array).
     pub data_wavefronts: u64,
@@ -307,15 +319,18 @@ pub struct SmWork {
 }
 
 impl SmWork {
-    /// Adds `bytes` of DRAM traffic to the queue of `wave` (a new wave starts an empty queue);
-    /// returns the bytes queued including them.
+    /// Adds `bytes` of DRAM traffic, requested at the current instruction's issue cycle, to the
+    /// queue of `wave` (a new wave starts an empty queue); returns the bytes still ahead of them
+    /// including them: the SM's share of the DRAM bandwidth has drained the queue since the wave
+    /// started (a load issued after the wave's first loads returned finds it empty).
     pub fn queue_dram(&mut self, wave: usize, bytes: u64) -> u64 {
         if wave != self.queue_wave {
             self.queue_wave = wave;
             self.queue_bytes = 0;
         }
         self.queue_bytes += bytes;
-        self.queue_bytes
+        let drained = (f64::from(self.now) * self.dram_share) as u64;
+        self.queue_bytes.saturating_sub(drained).max(bytes)
     }
 
     /// Extrapolates a sampled launch (as [`crate::metrics::Counters::extrapolate`]); the latency
@@ -420,6 +435,7 @@ impl SmWork {
     ) {
         let s = costs.sass.at(pc);
         self.now = issue;
+        self.dram_share = costs.dram_bytes_per_cycle_per_sm;
         let w = warp as usize;
         if self.issued_max.len() <= w {
             self.issued_max.resize(w + 1, 0);
@@ -685,7 +701,7 @@ pub struct Timing {
 }
 
 /// Combines per-SM work and GPU-wide traffic into the launch time.
-pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic) -> Timing {
+pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic, block_warps: u32) -> Timing {
     let mut bounds: Vec<(&'static str, f64)> = Vec::new();
     let mut worst = |name: &'static str, v: f64| match bounds.iter_mut().find(|(n, _)| *n == name) {
         Some((_, x)) => *x = x.max(v),
@@ -716,7 +732,11 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic) -> Timing {
         if let Some(t) = st.store {
             first_store = first_store.min(f64::from(t));
         }
-        worst("latency", w.latency(cfg.sm.block_dispatch_cycles));
+        // The next block's warps launch after this block's: the dispatch interval is at least a
+        // block's worth of warp launches.
+        let warps = f64::from(block_warps.max(1));
+        let dispatch = cfg.sm.block_dispatch_cycles.max(warps * cfg.sm.warp_launch_cycles);
+        worst("latency", w.latency(dispatch));
         worst("issue", w.issue_slots as f64 / f64::from(cfg.sm.schedulers));
         worst(
             "lsu",

@@ -132,8 +132,9 @@ impl Replay {
         if self.boards.len() < n {
             self.boards.resize_with(n, Board::default);
         }
-        for b in &mut self.boards[..n] {
-            b.clock = 0;
+        for (i, b) in self.boards[..n].iter_mut().enumerate() {
+            // The SM launches the block's warps one after another.
+            b.clock = costs.warp_start(i as u32);
             b.drain = 0;
             b.next = 0;
             b.at_barrier = false;
