@@ -113,7 +113,8 @@ impl Ctx<'_> {
                 }
                 self.alu(w, inst, exec);
                 for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
-                    w.ready[d as usize] = issue + self.costs.result_latency(pc); // timing::sass
+                    w.ready[d as usize] = issue + self.costs.result_latency(pc);
+                    // timing::sass
                 }
             }
         }

@@ -30,10 +30,10 @@ use crate::config::GpuConfig;
 use crate::exec::{DInst, Program};
 use crate::memory::shared::{lanes_per_phase, Banks};
 use crate::memory::{Level, WarpAccess};
-use std::collections::HashMap;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// Latencies in SM cycles, read once from the config.
 #[derive(Debug, Clone)]
@@ -437,11 +437,9 @@ impl SmWork {
             self.store_sectors += n as u64;
             let mut sent_lines: Vec<u64> = Vec::new();
             for &s in sectors {
-                let merged = costs.store_merge.is_some_and(|w| {
-                    self.stored
-                        .get(&s)
-                        .is_some_and(|&t| t.abs_diff(now) <= w)
-                });
+                let merged = costs
+                    .store_merge
+                    .is_some_and(|w| self.stored.get(&s).is_some_and(|&t| t.abs_diff(now) <= w));
                 self.stored.insert(s, now);
                 if !merged {
                     self.store_sectors_sent += 1;
@@ -626,7 +624,11 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic, block_warps: 
             })
             .map(|&u| st.of(u))
             .fold(f64::INFINITY, f64::min);
-        let mem_start = if mem_start.is_finite() { mem_start } else { 0.0 };
+        let mem_start = if mem_start.is_finite() {
+            mem_start
+        } else {
+            0.0
+        };
         if let Some(t) = st.load {
             first_load = first_load.min(f64::from(t));
         }
@@ -636,7 +638,10 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic, block_warps: 
         // The next block's warps launch after this block's: the dispatch interval is at least a
         // block's worth of warp launches.
         let warps = f64::from(block_warps.max(1));
-        let dispatch = cfg.sm.block_dispatch_cycles.max(warps * cfg.sm.warp_launch_cycles);
+        let dispatch = cfg
+            .sm
+            .block_dispatch_cycles
+            .max(warps * cfg.sm.warp_launch_cycles);
         worst("latency", w.latency(dispatch));
         worst("issue", w.issue_slots as f64 / f64::from(cfg.sm.schedulers));
         worst(
@@ -687,8 +692,16 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic, block_warps: 
         let lines: u64 = sms.iter().map(|w| w.l2_write_lines).sum();
         writes = writes.max(lines as f64 / cfg.l2.write_requests_per_cycle);
     }
-    let first_load = if first_load.is_finite() { first_load } else { 0.0 };
-    let first_store = if first_store.is_finite() { first_store } else { 0.0 };
+    let first_load = if first_load.is_finite() {
+        first_load
+    } else {
+        0.0
+    };
+    let first_store = if first_store.is_finite() {
+        first_store
+    } else {
+        0.0
+    };
     worst(
         "l2",
         (first_load + reads + writes).max(first_store + writes),
@@ -710,5 +723,59 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic, block_warps: 
         time_ns,
         bound,
         bounds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn banks() -> Banks {
+        Banks {
+            banks: 32,
+            width: 4,
+        }
+    }
+
+    #[test]
+    fn global_words_conflict_per_bank_like_shared_memory() {
+        // 32 consecutive words: one wavefront.
+        let row = WarpAccess::from_fn(4, |l| 4096 + 4 * l);
+        assert_eq!(data_wavefronts(&row, banks()), 1);
+        // Pairs of lanes read two words of 16 rows 4 KiB apart (transpose copy_col): the rows
+        // share banks, 16 wavefronts.
+        let col = WarpAccess::from_fn(4, |l| (l / 2) * 4096 + 4 * (l % 2));
+        assert_eq!(data_wavefronts(&col, banks()), 16);
+        // float4 per lane, consecutive: 512 bytes, four quarter-warp phases.
+        let v4 = WarpAccess::from_fn(16, |l| 16 * l);
+        assert_eq!(data_wavefronts(&v4, banks()), 4);
+    }
+
+    #[test]
+    fn blocks_fill_free_slots_no_faster_than_dispatch() {
+        let mut w = SmWork::default();
+        for wave in [0, 0, 1, 1] {
+            w.block_done(wave, 100);
+        }
+        // Two slots, no dispatch limit: two rounds of 100.
+        assert_eq!(w.latency(0.0), 200.0);
+        // Blocks start 80 apart at most: 0, 80, 160 (slot free at 100), 240 (free at 180).
+        assert_eq!(w.latency(80.0), 340.0);
+    }
+
+    #[test]
+    fn dram_queue_drains_at_the_bandwidth_share() {
+        let mut w = SmWork {
+            dram_share: 16.0,
+            ..Default::default()
+        };
+        w.now = 0;
+        assert_eq!(w.queue_dram(0, 1024), 1024);
+        // 100 cycles later 1600 bytes have drained: only this request is ahead of itself.
+        w.now = 100;
+        assert_eq!(w.queue_dram(0, 128), 128);
+        // A new wave starts an empty queue.
+        w.now = 0;
+        assert_eq!(w.queue_dram(1, 64), 64);
     }
 }
