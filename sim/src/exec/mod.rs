@@ -205,8 +205,9 @@ fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
             return Ok(());
         }
         // Everyone still running waits at the barrier: release it at the latest arrival.
+        // timing: plus the barrier's release time
         let t =
-            running.iter().map(|w| w.clock).max().unwrap_or(0) + ctx.costs.barrier(running.len()); // timing: barrier release
+            running.iter().map(|w| w.clock).max().unwrap_or(0) + ctx.costs.barrier(running.len());
         for w in running {
             w.at_barrier = false;
             w.clock = t;

@@ -113,8 +113,8 @@ impl Ctx<'_> {
                 }
                 self.alu(w, inst, exec);
                 for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
+                    // timing: the latency of the SASS the instruction becomes (timing::sass)
                     w.ready[d as usize] = issue + self.costs.result_latency(pc);
-                    // timing::sass
                 }
             }
         }
