@@ -735,7 +735,10 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic, block_warps: 
         // The next block's warps launch after this block's: the dispatch interval is at least a
         // block's worth of warp launches.
         let warps = f64::from(block_warps.max(1));
-        let dispatch = cfg.sm.block_dispatch_cycles.max(warps * cfg.sm.warp_launch_cycles);
+        let dispatch = cfg
+            .sm
+            .block_dispatch_cycles
+            .max(warps * cfg.sm.warp_launch_cycles);
         worst("latency", w.latency(dispatch));
         worst("issue", w.issue_slots as f64 / f64::from(cfg.sm.schedulers));
         worst(
@@ -817,5 +820,59 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic, block_warps: 
         time_ns,
         bound,
         bounds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn banks() -> Banks {
+        Banks {
+            banks: 32,
+            width: 4,
+        }
+    }
+
+    #[test]
+    fn global_words_conflict_per_bank_like_shared_memory() {
+        // 32 consecutive words: one wavefront.
+        let row = WarpAccess::from_fn(4, |l| 4096 + 4 * l);
+        assert_eq!(data_wavefronts(&row, banks()), 1);
+        // Pairs of lanes read two words of 16 rows 4 KiB apart (transpose copy_col): the rows
+        // share banks, 16 wavefronts.
+        let col = WarpAccess::from_fn(4, |l| (l / 2) * 4096 + 4 * (l % 2));
+        assert_eq!(data_wavefronts(&col, banks()), 16);
+        // float4 per lane, consecutive: 512 bytes, four quarter-warp phases.
+        let v4 = WarpAccess::from_fn(16, |l| 16 * l);
+        assert_eq!(data_wavefronts(&v4, banks()), 4);
+    }
+
+    #[test]
+    fn blocks_fill_free_slots_no_faster_than_dispatch() {
+        let mut w = SmWork::default();
+        for wave in [0, 0, 1, 1] {
+            w.block_done(wave, 100);
+        }
+        // Two slots, no dispatch limit: two rounds of 100.
+        assert_eq!(w.latency(0.0), 200.0);
+        // Blocks start 80 apart at most: 0, 80, 160 (slot free at 100), 240 (free at 180).
+        assert_eq!(w.latency(80.0), 340.0);
+    }
+
+    #[test]
+    fn dram_queue_drains_at_the_bandwidth_share() {
+        let mut w = SmWork {
+            dram_share: 16.0,
+            ..Default::default()
+        };
+        w.now = 0;
+        assert_eq!(w.queue_dram(0, 1024), 1024);
+        // 100 cycles later 1600 bytes have drained: only this request is ahead of itself.
+        w.now = 100;
+        assert_eq!(w.queue_dram(0, 128), 128);
+        // A new wave starts an empty queue.
+        w.now = 0;
+        assert_eq!(w.queue_dram(1, 64), 64);
     }
 }

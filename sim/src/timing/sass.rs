@@ -345,3 +345,73 @@ fn pair_constant_loads(p: &Program, leader: &[bool], per_pc: &mut [Sass]) {
         start = end;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GpuConfig;
+    use crate::run::{plan, Options};
+    use crate::workload::Workload;
+
+    fn program(workload: &str, label: &str) -> Program {
+        let cfg = GpuConfig::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../configs/h200.toml"
+        )))
+        .unwrap();
+        let p = plan(
+            &cfg,
+            &Workload::resolve(workload).unwrap(),
+            &Options::default(),
+        )
+        .unwrap();
+        p.launches
+            .into_iter()
+            .find(|l| l.label == label)
+            .unwrap()
+            .program
+    }
+
+    #[test]
+    fn ray_loads_sphere_pairs_with_ldc64_and_predicates_the_colour_loads() {
+        let p = program("ray", "constant");
+        let prof = Profile::new(&p);
+        let ldc = |pc: usize| prof.per_pc[pc].ldc;
+        let consts: Vec<usize> = (0..p.insts.len())
+            .filter(|&pc| matches!(p.insts[pc].op, Op::Ld(m) if m.space == StateSpace::Const))
+            .collect();
+        // Sphere 0: x and y (offsets 16, 20) are one LDC.64; r (12) one LDC; z (24) one LDC in the
+        // hit branch; r, g, b (0, 8, 4): an LDC.64 and an LDC in an if-converted region.
+        let first_sphere: u8 = consts[..7].iter().map(|&pc| ldc(pc)).sum();
+        assert_eq!(first_sphere, 5);
+        let converted = (0..p.insts.len())
+            .filter(|&pc| prof.skipped(pc as u32).is_some())
+            .count();
+        // The PTX loop is unrolled four times: four colour regions, each if-converted.
+        assert_eq!(converted, 4);
+        // The hit regions (two sqrt.rn and a div.rn) keep their branch.
+        assert!(prof
+            .skip
+            .iter()
+            .zip(&p.insts)
+            .any(|(s, i)| s.is_none() && i.op == Op::Bra && i.guard != NO_REG));
+    }
+
+    #[test]
+    fn conv2d_taps_in_bounds_checks_are_ldc_and_stencil_taps_are_operands() {
+        let conv = program("conv2d", "constant");
+        let prof = Profile::new(&conv);
+        let taps: Vec<usize> = (0..conv.insts.len())
+            .filter(|&pc| matches!(conv.insts[pc].op, Op::Ld(m) if m.space == StateSpace::Const))
+            .collect();
+        assert_eq!(taps.len(), 25);
+        assert!(taps.iter().all(|&pc| !prof.is_const_operand(pc as u32)));
+        let st = program("stencil_1d", "constant");
+        let prof = Profile::new(&st);
+        let taps: Vec<usize> = (0..st.insts.len())
+            .filter(|&pc| matches!(st.insts[pc].op, Op::Ld(m) if m.space == StateSpace::Const))
+            .collect();
+        assert_eq!(taps.len(), 9);
+        assert!(taps.iter().all(|&pc| prof.is_const_operand(pc as u32)));
+    }
+}
