@@ -191,6 +191,8 @@ struct SmRun {
     executed: u64,
     /// The first fault of this wave: (block, error).
     error: Option<(u64, Error)>,
+    /// Scoreboards of the timing pass.
+    replay: Replay,
 }
 
 /// Runs `launch` to completion over `image`, through the hierarchy `mem`.
@@ -226,7 +228,6 @@ pub fn run(
         })
         .collect();
     let mut counters = Counters::default();
-    let mut replay = Replay::default();
     let mut budget = launch.max_warp_instructions;
     let (global, constant) = image.view();
     let MemorySystem {
@@ -297,22 +298,27 @@ pub fn run(
             launch: launch.label.into(),
             budget: launch.max_warp_instructions,
         })?;
-        // L2 and timing, in block order.
+        // L2, in block order.
         for b in first..last {
             let s = (b % sm_count) as usize;
             let k = ((b - first) / sm_count) as usize;
             let st = &mut sms[s];
-            let log = &mut st.logs[k];
-            resolve_l2(l2, &costs, &mut counters, &mut st.work, log);
-            let done = replay.block(
-                launch.program,
-                &costs,
-                cfg.shared.latency_cycles,
-                log,
-                &mut st.work,
-            );
-            st.work.block_done(wave, done);
+            resolve_l2(l2, &costs, &mut counters, &mut st.work, &mut st.logs[k]);
         }
+        // Timing: each SM replays its blocks in order; SMs in parallel.
+        let time_sm = |st: &mut SmRun| {
+            for log in &st.logs[..st.used] {
+                let done = st.replay.block(
+                    launch.program,
+                    &costs,
+                    cfg.shared.latency_cycles,
+                    log,
+                    &mut st.work,
+                );
+                st.work.block_done(wave, done);
+            }
+        };
+        sms.par_iter_mut().for_each(time_sm);
         if every > 1 && wave == 0 {
             after_first = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
         }
