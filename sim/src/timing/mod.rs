@@ -35,7 +35,7 @@ use crate::memory::{Level, WarpAccess};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
 use serde::Serialize;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Latencies in SM cycles, read once from the config.
 #[derive(Debug, Clone)]
