@@ -159,3 +159,16 @@ fn array_sizes_overflowing_64_bits_are_errors() {
     let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .b64 p[4611686018427387904]) { ret; }\n";
     assert!(sim::ptx::parse_all(ptx, "p.ptx").is_err());
 }
+
+/// More initial values than elements: planning copied them past the constant bank's end.
+#[test]
+fn initialisers_longer_than_their_array_are_errors() {
+    let e = run_with_decls(
+        ".const .b8 pad[65532];\n.const .b8 c[1] = {1, 2, 3, 4, 5};",
+        "initlen",
+    );
+    assert!(
+        e.contains("5 initial values for an array of 1 elements"),
+        "{e}"
+    );
+}

@@ -481,6 +481,11 @@ impl<'s> Parser<'s> {
             let vals = self.initializer()?;
             if count == 0 {
                 count = vals.len() as u64;
+            } else if vals.len() as u64 > count {
+                return Err(self.error(&format!(
+                    "{} initial values for an array of {count} elements",
+                    vals.len()
+                )));
             }
             for v in vals {
                 init.extend_from_slice(&v.to_le_bytes()[..ty.bytes() as usize]);
