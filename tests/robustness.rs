@@ -121,3 +121,54 @@ proptest! {
         }
     }
 }
+
+// Inputs the cargo-fuzz targets (sim/fuzz) found, or that their fixes cover: each comes back as an
+// error, never as a panic.
+
+/// The add_one workload with `decls` added to its PTX after `.address_size`, planned (run with a
+/// small budget); returns the error text, or "" when it ran.
+fn run_with_decls(decls: &str, tag: &str) -> String {
+    let ptx = PTX.replacen(".address_size 64", &format!(".address_size 64\n{decls}"), 1);
+    let dir = temp_dir(tag);
+    std::fs::write(dir.join("add_one.ptx"), &ptx).unwrap();
+    std::fs::write(dir.join("add_one.toml"), WORKLOAD).unwrap();
+    let w = Workload::resolve(dir.join("add_one.toml").to_str().unwrap()).unwrap();
+    match run_workload(
+        &config(),
+        &w,
+        &Options {
+            max_warp_instructions: 20_000,
+            ..Default::default()
+        },
+    ) {
+        Ok(_) => String::new(),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn array_sizes_overflowing_64_bits_are_errors() {
+    for decl in [
+        ".global .v4 .b32 x[4611686018427387904];",
+        ".global .b64 y[4611686018427387904];",
+        ".const .b32 z[9223372036854775807];",
+    ] {
+        let e = run_with_decls(decl, "arraylen");
+        assert!(e.contains("array length too large"), "{decl}: {e}");
+    }
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .b64 p[4611686018427387904]) { ret; }\n";
+    assert!(sim::ptx::parse_all(ptx, "p.ptx").is_err());
+}
+
+/// More initial values than elements: planning copied them past the constant bank's end.
+#[test]
+fn initialisers_longer_than_their_array_are_errors() {
+    let e = run_with_decls(
+        ".const .b8 pad[65532];\n.const .b8 c[1] = {1, 2, 3, 4, 5};",
+        "initlen",
+    );
+    assert!(
+        e.contains("5 initial values for an array of 1 elements"),
+        "{e}"
+    );
+}

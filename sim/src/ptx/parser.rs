@@ -391,7 +391,7 @@ impl<'s> Parser<'s> {
             }
             let ty = ty.ok_or_else(|| self.error("expected a parameter type"))?;
             let name = self.expect(Token::Ident, "a parameter name")?.to_string();
-            let count = self.array_len()?.unwrap_or(1);
+            let count = self.array_len(u64::from(ty.bytes()))?.unwrap_or(1);
             out.push(Param {
                 name,
                 ty,
@@ -415,7 +415,8 @@ impl<'s> Parser<'s> {
     }
 
     /// `[N]`, `[]` (extern: 0) or nothing.
-    fn array_len(&mut self) -> PResult<Option<u64>> {
+    /// `[N]` of elements of `elem_bytes` bytes each (`[]` is 0); its size in bytes must fit a u64.
+    fn array_len(&mut self, elem_bytes: u64) -> PResult<Option<u64>> {
         if !self.eat(Token::LBracket) {
             return Ok(None);
         }
@@ -426,6 +427,12 @@ impl<'s> Parser<'s> {
         self.expect(Token::RBracket, "`]`")?;
         if n < 0 {
             return Err(self.error_at(self.toks[self.pos - 2].1.clone(), "negative array length"));
+        }
+        if (n as u64).checked_mul(elem_bytes.max(1)).is_none() {
+            return Err(self.error_at(
+                self.toks[self.pos - 2].1.clone(),
+                "array length too large (its size in bytes overflows 64 bits)",
+            ));
         }
         Ok(Some(n as u64))
     }
@@ -468,12 +475,17 @@ impl<'s> Parser<'s> {
         }
         let ty = ty.ok_or_else(|| self.error("expected a variable type"))?;
         let name = self.expect(Token::Ident, "a variable name")?.to_string();
-        let mut count = self.array_len()?.unwrap_or(1) * vec;
+        let mut count = self.array_len(u64::from(ty.bytes()) * vec)?.unwrap_or(1) * vec;
         let mut init = vec![];
         if self.eat(Token::Eq) {
             let vals = self.initializer()?;
             if count == 0 {
                 count = vals.len() as u64;
+            } else if vals.len() as u64 > count {
+                return Err(self.error(&format!(
+                    "{} initial values for an array of {count} elements",
+                    vals.len()
+                )));
             }
             for v in vals {
                 init.extend_from_slice(&v.to_le_bytes()[..ty.bytes() as usize]);
