@@ -34,8 +34,8 @@ use crate::memory::shared::{lanes_per_phase, Banks};
 use crate::memory::{Level, WarpAccess};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
-use serde::Serialize;
 use rustc_hash::FxHashMap as HashMap;
+use serde::Serialize;
 
 /// Latencies in SM cycles, read once from the config.
 #[derive(Debug, Clone)]
@@ -344,8 +344,16 @@ impl SmWork {
         self.mem_insts = ex(first.mem_insts, snap.mem_insts, self.mem_insts);
         self.l1_sectors = ex(first.l1_sectors, snap.l1_sectors, self.l1_sectors);
         self.l1_tags = ex(first.l1_tags, snap.l1_tags, self.l1_tags);
-        self.l2_write_lines = ex(first.l2_write_lines, snap.l2_write_lines, self.l2_write_lines);
-        self.data_wavefronts = ex(first.data_wavefronts, snap.data_wavefronts, self.data_wavefronts);
+        self.l2_write_lines = ex(
+            first.l2_write_lines,
+            snap.l2_write_lines,
+            self.l2_write_lines,
+        );
+        self.data_wavefronts = ex(
+            first.data_wavefronts,
+            snap.data_wavefronts,
+            self.data_wavefronts,
+        );
         self.store_sectors = ex(first.store_sectors, snap.store_sectors, self.store_sectors);
         self.store_sectors_sent = ex(
             first.store_sectors_sent,
@@ -363,7 +371,11 @@ impl SmWork {
             snap.const_miss_cycles,
             self.const_miss_cycles,
         );
-        self.barrier_cycles = exf(first.barrier_cycles, snap.barrier_cycles, self.barrier_cycles);
+        self.barrier_cycles = exf(
+            first.barrier_cycles,
+            snap.barrier_cycles,
+            self.barrier_cycles,
+        );
         // Blocks of the waves not simulated: as many per wave as the simulated middle waves had,
         // each taking their mean time.
         let n = simulated.len();
@@ -374,9 +386,9 @@ impl SmWork {
             .filter(|b| middle(b.0))
             .map(|b| b.1)
             .collect();
-        let per_wave = (1..n).find(|&w| middle(w)).map_or(0, |w| {
-            self.blocks.iter().filter(|b| b.0 == w).count()
-        });
+        let per_wave = (1..n)
+            .find(|&w| middle(w))
+            .map_or(0, |w| self.blocks.iter().filter(|b| b.0 == w).count());
         let mean_block = sampled.iter().sum::<u64>() / (sampled.len() as u64).max(1);
         let mut blocks = Vec::with_capacity(self.blocks.len() + n * per_wave);
         let mut it = self.blocks.iter().peekable();
