@@ -188,32 +188,13 @@ impl Ctx<'_> {
         addrs: &[u64; WARP],
         space: StateSpace,
     ) -> bool {
-        if space != StateSpace::Global
-            || exec == 0
-            || (m.space != StateSpace::Global && m.space != StateSpace::Generic)
-        {
+        if space != StateSpace::Global {
             return false;
         }
-        let esize = m.ty.bytes() as u64;
-        let span = esize * u64::from(m.vec);
-        let (mut lo, mut hi) = (u64::MAX, 0u64);
-        for l in lanes(exec) {
-            lo = lo.min(addrs[l]);
-            hi = hi.max(addrs[l]);
-        }
-        if resolve(m.space, lo).0 != StateSpace::Global
-            || resolve(m.space, hi).0 != StateSpace::Global
-        {
-            return false;
-        }
-        let Some(i) = self.global.find(lo, 1) else {
+        let Some((i, base)) = self.one_allocation(m, exec, addrs) else {
             return false;
         };
-        let (base, end) = self.global.bounds(i);
-        if hi.checked_add(span).is_none_or(|e| e > end) {
-            return false;
-        }
-        self.last_alloc = Some(i);
+        let esize = m.ty.bytes() as u64;
         let g = self.global;
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
         for l in lanes(exec) {
@@ -384,6 +365,32 @@ impl Ctx<'_> {
         Ok(self.model(w, inst, pc, m, exec, space, &addrs, true))
     }
 
+    /// The allocation (index, base address) that holds every byte the active lanes of a global
+    /// or generic access touch, if one does (the common case, served without per-lane dispatch).
+    fn one_allocation(&mut self, m: MemOp, exec: u32, addrs: &[u64; WARP]) -> Option<(usize, u64)> {
+        if exec == 0 || (m.space != StateSpace::Global && m.space != StateSpace::Generic) {
+            return None;
+        }
+        let span = m.ty.bytes() as u64 * u64::from(m.vec);
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for l in lanes(exec) {
+            lo = lo.min(addrs[l]);
+            hi = hi.max(addrs[l]);
+        }
+        if resolve(m.space, lo).0 != StateSpace::Global
+            || resolve(m.space, hi).0 != StateSpace::Global
+        {
+            return None;
+        }
+        let i = self.global.find(lo, 1)?;
+        let (base, end) = self.global.bounds(i);
+        if hi.checked_add(span).is_none_or(|e| e > end) {
+            return None;
+        }
+        self.last_alloc = Some(i);
+        Some((i, base))
+    }
+
     /// The common case of a global store: every lane inside one allocation. Writes straight into
     /// it; returns `false` (having done nothing) when the case does not apply.
     fn store_to_one_allocation(
@@ -394,29 +401,10 @@ impl Ctx<'_> {
         exec: u32,
         addrs: &[u64; WARP],
     ) -> bool {
-        if exec == 0 || (m.space != StateSpace::Global && m.space != StateSpace::Generic) {
-            return false;
-        }
-        let esize = m.ty.bytes() as u64;
-        let span = esize * u64::from(m.vec);
-        let (mut lo, mut hi) = (u64::MAX, 0u64);
-        for l in lanes(exec) {
-            lo = lo.min(addrs[l]);
-            hi = hi.max(addrs[l]);
-        }
-        if resolve(m.space, lo).0 != StateSpace::Global
-            || resolve(m.space, hi).0 != StateSpace::Global
-        {
-            return false;
-        }
-        let Some(i) = self.global.find(lo, 1) else {
+        let Some((i, base)) = self.one_allocation(m, exec, addrs) else {
             return false;
         };
-        let (base, end) = self.global.bounds(i);
-        if hi.checked_add(span).is_none_or(|e| e > end) {
-            return false;
-        }
-        self.last_alloc = Some(i);
+        let esize = m.ty.bytes() as u64;
         for k in 0..usize::from(m.vec) {
             let s = inst.src[k];
             for l in lanes(exec) {

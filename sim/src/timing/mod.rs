@@ -494,9 +494,8 @@ impl SmWork {
         }
     }
 
-    /// Accounts a global or local access (a store when `store`) that L1 served with `l1_misses`
-    /// sectors missed, `hit` when every sector hit, and returns its latency from `lat`, the
-    /// latency of the level that served it:
+    /// Accounts a global or local access (a store when `store`; `hit` when every sector hit L1)
+    /// and returns its latency from `lat`, the latency of the level that served it:
     /// - in the L1 data pipe it takes the [`data_wavefronts`] of its words, plus one per missed
     ///   sector (the fill written into the data array);
     /// - a load that hits a sector whose fill is still in flight waits for that fill (the miss
@@ -504,26 +503,10 @@ impl SmWork {
     ///   data together;
     /// - a store to a sector another store of this SM wrote at most `store_merge` cycles before
     ///   merges into that store's L2 write.
-    #[allow(clippy::too_many_arguments)]
-    pub fn global(
-        &mut self,
-        costs: &Costs,
-        wave: usize,
-        access: &WarpAccess,
-        store: bool,
-        hit: bool,
-        l1_misses: u32,
-        lat: u32,
-    ) -> u32 {
-        let mut sectors = [0u64; 4 * crate::memory::WARP];
-        let n = sectors_of(access, costs.l1_sector, &mut sectors);
-        let dwf = data_wavefronts(access, costs.banks) + l1_misses;
-        self.global_sectors(costs, wave, dwf, &sectors[..n], store, hit, lat)
-    }
-
-    /// [`SmWork::global`] with the access's L1 data-pipe wavefronts `dwf` (fills included) and
-    /// its distinct sector numbers (address / sector size, ascending) already worked out, as the
-    /// functional pass leaves them for the timing pass.
+    ///
+    /// The access comes as its L1 data-pipe wavefronts `dwf` ([`data_wavefronts`] plus one per
+    /// missed sector) and its distinct sector numbers ([`sectors_of`]), which the functional pass
+    /// leaves for the timing pass.
     #[allow(clippy::too_many_arguments)]
     pub fn global_sectors(
         &mut self,
