@@ -519,10 +519,17 @@ impl Ctx<'_> {
                     }
                     _ => LoadPath::L2Only,
                 };
+                let touched = self.params.sectors(&access);
+                // The timing pass needs the sector numbers (fills in flight, store merging).
+                let shift = self.costs.l1_sector.trailing_zeros();
+                let log = &mut *self.log;
+                let start = log.sectors.len() as u32;
+                log.sectors.extend(touched.iter().map(|s| s >> shift));
+                let end = log.sectors.len() as u32;
                 let o = if store {
-                    self.caches.store(self.params, &access)
+                    self.caches.store_sectors(self.params, touched)
                 } else {
-                    self.caches.load(self.params, &access, path)
+                    self.caches.load_sectors(self.params, touched, path)
                 };
                 match (local, store) {
                     (false, false) => {
@@ -564,16 +571,12 @@ impl Ctx<'_> {
                     (true, true) => self.costs.l2,
                 };
                 // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
-                let mut sectors = [0u64; 4 * WARP];
-                let n = crate::timing::sectors_of(&access, self.costs.l1_sector, &mut sectors);
                 let log = &mut *self.log;
-                let start = log.sectors.len() as u32;
-                log.sectors.extend_from_slice(&sectors[..n]);
                 log.mems.push(MemRec {
                     lat,
                     dwf: crate::timing::data_wavefronts(&access, self.costs.banks) + o.l1_misses,
                     start,
-                    end: log.sectors.len() as u32,
+                    end,
                     store,
                     hit,
                 });

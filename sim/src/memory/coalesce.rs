@@ -14,18 +14,38 @@ pub type Sectors = smallvec::SmallVec<[u64; 64]>;
 /// The distinct `sector_bytes`-aligned sectors the access touches, ascending. A lane whose bytes
 /// straddle a sector boundary touches both. `sector_bytes` must be a power of two.
 pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Sectors {
-    let mask = !(u64::from(sector_bytes) - 1);
+    let shift = sector_bytes.max(1).trailing_zeros();
+    let last_byte = u64::from(access.bytes.max(1)) - 1;
     let mut out = Sectors::new();
+    if access.mask == 0 {
+        return out;
+    }
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
     for (_, a) in access.lanes() {
-        let first = a & mask;
-        let last = (a + u64::from(access.bytes.max(1)) - 1) & mask;
-        let mut s = first;
-        loop {
-            out.push(s);
-            if s >= last {
-                break;
-            }
-            s += u64::from(sector_bytes);
+        lo = lo.min(a);
+        hi = hi.max(a);
+    }
+    let (first, last) = (lo >> shift, hi.saturating_add(last_byte) >> shift);
+    if last - first < 64 {
+        // The common case (coalesced, broadcast, strided within 2 KiB): a bit per sector of the
+        // span, no sort.
+        let mut bits = 0u64;
+        for (_, a) in access.lanes() {
+            let (s, e) = (
+                (a >> shift) - first,
+                (a.saturating_add(last_byte) >> shift) - first,
+            );
+            bits |= (u64::MAX >> (63 - e)) & (u64::MAX << s);
+        }
+        while bits != 0 {
+            out.push((first + u64::from(bits.trailing_zeros())) << shift);
+            bits &= bits - 1;
+        }
+        return out;
+    }
+    for (_, a) in access.lanes() {
+        for s in a >> shift..=a.saturating_add(last_byte) >> shift {
+            out.push(s << shift);
         }
     }
     out.sort_unstable();

@@ -42,10 +42,24 @@ impl WarpAccess {
     }
 
     /// Iterates over the active lanes' (lane, address).
+    #[inline]
     pub fn lanes(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        (0..WARP)
-            .filter(move |l| self.mask >> l & 1 == 1)
-            .map(move |l| (l, self.addrs[l]))
+        let mut m = self.mask;
+        std::iter::from_fn(move || {
+            if m == 0 {
+                return None;
+            }
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some((l, self.addrs[l]))
+        })
+    }
+
+    /// The active lanes of lanes `start..start + n`, as a mask.
+    #[inline]
+    pub fn phase_mask(&self, start: usize, n: usize) -> u32 {
+        let window = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+        self.mask & window.checked_shl(start as u32).unwrap_or(0)
     }
 }
 

@@ -13,7 +13,7 @@
 //! `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`, the wavefronts beyond the minimum
 //! the access needs ([`Wavefronts::conflicts`]).
 
-use super::WarpAccess;
+use super::{WarpAccess, WARP};
 
 /// The bank organisation of shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,39 +49,72 @@ pub fn lanes_per_phase(bytes: u32, banks: Banks) -> u32 {
 /// Wavefronts of `access` on `banks`.
 pub fn wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
     let phase = lanes_per_phase(access.bytes, banks) as usize;
-    let width = u64::from(banks.width);
     let mut out = Wavefronts::default();
-    // words[b] = distinct words of bank b in this phase (few per bank: a small vector each).
-    let mut words: Vec<Vec<u64>> = vec![Vec::new(); banks.banks as usize];
     let mut start = 0;
-    while start < 32 {
-        words.iter_mut().for_each(Vec::clear);
-        let mut any = false;
-        for (lane, a) in access.lanes() {
-            if lane < start || lane >= start + phase {
-                continue;
-            }
-            any = true;
-            let last = (a + u64::from(access.bytes.max(1)) - 1) / width;
-            for w in a / width..=last {
-                let b = &mut words[(w % u64::from(banks.banks)) as usize];
-                if !b.contains(&w) {
-                    b.push(w);
-                }
-            }
-        }
-        if any {
-            out.ideal += 1;
-            out.wavefronts += words
-                .iter()
-                .map(|b| b.len() as u32)
-                .max()
-                .unwrap_or(1)
-                .max(1);
-        }
+    while start < WARP {
+        let mask = access.phase_mask(start, phase);
         start += phase;
+        if mask != 0 {
+            out.ideal += 1;
+            out.wavefronts += phase_wavefronts(access, mask, banks);
+        }
     }
     out
+}
+
+/// Wavefronts of the lanes of `mask` (one phase): the most distinct words any bank holds.
+fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
+    let width = u64::from(banks.width.max(1));
+    let nbanks = u64::from(banks.banks.clamp(1, 64));
+    let last_byte = u64::from(access.bytes.max(1)) - 1;
+    let words_of = |l: u32| {
+        let a = access.addrs[l as usize];
+        a / width..=a.saturating_add(last_byte) / width
+    };
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for l in bits(mask) {
+        let w = words_of(l);
+        lo = lo.min(*w.start());
+        hi = hi.max(*w.end());
+    }
+    // Fewer words in the span than banks: each word has a bank to itself (coalesced, broadcast).
+    if hi - lo < nbanks {
+        return 1;
+    }
+    // A phase moves at most `banks * width` bytes, so at most 4 words per lane plus straddles.
+    let mut words = [0u64; 5 * WARP];
+    let mut n = 0;
+    for l in bits(mask) {
+        for w in words_of(l) {
+            if n < words.len() {
+                words[n] = w;
+                n += 1;
+            }
+        }
+    }
+    let words = &mut words[..n];
+    words.sort_unstable();
+    let mut per_bank = [0u8; 64];
+    let mut prev = None;
+    for &w in words.iter() {
+        if prev != Some(w) {
+            per_bank[(w % nbanks) as usize] += 1;
+            prev = Some(w);
+        }
+    }
+    u32::from(per_bank.iter().copied().max().unwrap_or(1).max(1))
+}
+
+/// The set bits of `mask`, ascending.
+#[inline]
+fn bits(mut mask: u32) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let l = mask.trailing_zeros();
+            mask &= mask - 1;
+            l
+        })
+    })
 }
 
 /// Wavefronts of a shared-memory atomic (`atom.shared`, `red.shared`: SASS `ATOMS`). A bank

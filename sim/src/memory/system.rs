@@ -78,6 +78,13 @@ pub struct Params {
     broadcast_lanes: u32,
 }
 
+impl Params {
+    /// The distinct L1 sectors `access` touches, ascending (byte addresses).
+    pub fn sectors(&self, access: &WarpAccess) -> coalesce::Sectors {
+        coalesce::sectors(access, self.l1_sector_bytes)
+    }
+}
+
 /// The caches private to one SM: L1 and the constant cache levels. The executor drives each SM's
 /// caches on its own thread; what misses them goes to the shared [`L2Model`] in a second,
 /// serial step, in a fixed order, so results do not depend on the thread count.
@@ -123,7 +130,17 @@ pub struct ConstLevelsOutcome {
 impl SmCaches {
     /// L1 part of a global or local load along `path`.
     pub fn load(&mut self, p: &Params, access: &WarpAccess, path: LoadPath) -> L1Outcome {
-        let mut sectors = coalesce::sectors(access, p.l1_sector_bytes);
+        self.load_sectors(p, coalesce::sectors(access, p.l1_sector_bytes), path)
+    }
+
+    /// As [`SmCaches::load`], for an access whose distinct L1 sectors ([`Params::sectors`]) the
+    /// caller already has.
+    pub fn load_sectors(
+        &mut self,
+        p: &Params,
+        mut sectors: coalesce::Sectors,
+        path: LoadPath,
+    ) -> L1Outcome {
         if matches!(path, LoadPath::L1 { .. }) && p.l1_transaction_bytes > p.l1_sector_bytes {
             sectors = whole_lines(&sectors, p.l1_line_bytes, p.l1_sector_bytes).into();
         }
@@ -148,7 +165,12 @@ impl SmCaches {
     /// L1 part of a global or local store: update what L1 holds, or evict the line, as the
     /// config's store policy says; every written sector goes on to L2.
     pub fn store(&mut self, p: &Params, access: &WarpAccess) -> L1Outcome {
-        let sectors = coalesce::sectors(access, p.l1_sector_bytes);
+        self.store_sectors(p, coalesce::sectors(access, p.l1_sector_bytes))
+    }
+
+    /// As [`SmCaches::store`], for an access whose distinct L1 sectors ([`Params::sectors`]) the
+    /// caller already has.
+    pub fn store_sectors(&mut self, p: &Params, sectors: coalesce::Sectors) -> L1Outcome {
         let mut o = L1Outcome {
             sectors: sectors.len() as u32,
             lines: coalesce::lines(&sectors, p.l1_line_bytes) as u32,

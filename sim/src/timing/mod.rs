@@ -30,7 +30,7 @@ pub mod replay;
 
 use crate::config::GpuConfig;
 use crate::exec::{DInst, Program};
-use crate::memory::shared::{lanes_per_phase, Banks};
+use crate::memory::shared::Banks;
 use crate::memory::{Level, WarpAccess};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
@@ -505,7 +505,8 @@ impl SmWork {
     ///   merges into that store's L2 write.
     ///
     /// The access comes as its L1 data-pipe wavefronts `dwf` ([`data_wavefronts`] plus one per
-    /// missed sector) and its distinct sector numbers ([`sectors_of`]), which the functional pass
+    /// missed sector) and its distinct sector numbers (address / sector size, from
+    /// [`crate::memory::coalesce::sectors`]), which the functional pass
     /// leaves for the timing pass.
     #[allow(clippy::too_many_arguments)]
     pub fn global_sectors(
@@ -600,29 +601,6 @@ impl SmWork {
     }
 }
 
-/// The distinct `sector`-byte sectors `access` touches, sorted, into `out`; returns how many.
-pub fn sectors_of(access: &WarpAccess, sector: u64, out: &mut [u64]) -> usize {
-    let mut n = 0;
-    let last = u64::from(access.bytes.max(1)) - 1;
-    for (_, a) in access.lanes() {
-        for s in a / sector..=(a + last) / sector {
-            if n < out.len() {
-                out[n] = s;
-                n += 1;
-            }
-        }
-    }
-    out[..n].sort_unstable();
-    let mut k = 0;
-    for i in 0..n {
-        if k == 0 || out[i] != out[k - 1] {
-            out[k] = out[i];
-            k += 1;
-        }
-    }
-    k
-}
-
 /// L1 data-pipe wavefronts of a global or local access: the L1's data array is the shared-memory
 /// banks ([NV] CUDA-CC §20.4.3, one array for L1 and shared memory), so as for shared memory a
 /// wavefront reads one word per bank, and words of different lines in one bank take a wavefront
@@ -632,42 +610,7 @@ pub fn sectors_of(access: &WarpAccess, sector: u64, out: &mut [u64]) -> usize {
 /// copy_row, and with shared wavefronts added within 3% for transpose_smem
 /// (validate/measurements/h200/ubench/bd.txt).
 pub fn data_wavefronts(access: &WarpAccess, banks: Banks) -> u32 {
-    let phase = lanes_per_phase(access.bytes, banks) as usize;
-    let width = u64::from(banks.width.max(1));
-    let nbanks = u64::from(banks.banks.max(1));
-    let mut total = 0;
-    let mut words = [0u64; 4 * crate::memory::WARP];
-    let mut start = 0;
-    while start < crate::memory::WARP {
-        let mut n = 0;
-        for (lane, a) in access.lanes() {
-            if lane < start || lane >= start + phase {
-                continue;
-            }
-            let last = (a + u64::from(access.bytes.max(1)) - 1) / width;
-            for w in a / width..=last {
-                if n < words.len() {
-                    words[n] = w;
-                    n += 1;
-                }
-            }
-        }
-        if n > 0 {
-            let ws = &mut words[..n];
-            ws.sort_unstable();
-            let mut per_bank = [0u8; 64];
-            let mut prev = None;
-            for &w in ws.iter() {
-                if prev != Some(w) {
-                    per_bank[(w % nbanks) as usize % 64] += 1;
-                    prev = Some(w);
-                }
-            }
-            total += u32::from(per_bank.iter().copied().max().unwrap_or(1).max(1));
-        }
-        start += phase;
-    }
-    total
+    crate::memory::shared::wavefronts(access, banks).wavefronts
 }
 
 /// GPU-wide traffic of a launch, for the L2 and DRAM bounds.
