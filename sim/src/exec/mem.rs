@@ -477,9 +477,10 @@ impl Ctx<'_> {
                 ps.misses += u64::from(o.misses);
                 if !o.to_l2.is_empty() {
                     // Priced by the L2 pass, which knows where the misses were served.
-                    return self.log.request(L2Kind::Const(pc, o.served), &o.to_l2);
+                    return self.log.request(L2Kind::Const(pc, o.served.to_vec()), &o.to_l2);
                 }
-                let served: Vec<Level> = o.served.iter().flatten().copied().collect();
+                let served: smallvec::SmallVec<[Level; 32]> =
+                    o.served.iter().flatten().copied().collect();
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
                 work.ldc(self.costs, pc, &served);

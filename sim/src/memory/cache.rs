@@ -37,9 +37,17 @@ pub struct Outcome {
     pub writeback_sectors: u32,
 }
 
+/// What [`SectorCache::access_line`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LineOutcome {
+    /// The sectors (mask) that were present.
+    pub hits: u32,
+    /// Dirty sectors of an evicted line that must be written to the next level.
+    pub writeback_sectors: u32,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Slot {
-    line: u64,
     valid: u32,
     dirty: u32,
     /// Neighbours in the set's recency list (slot indices; [`NIL`] at the ends).
@@ -61,6 +69,9 @@ pub struct SectorCache {
     /// log2 of the line and sector sizes (powers of two), so the hot path shifts, not divides.
     line_shift: u32,
     sector_shift: u32,
+    /// The line number each way holds ([`EMPTY`] if none), apart from the rest of the slot so a
+    /// set's tags are scanned in one or two host cache lines.
+    tags: Vec<u64>,
     slots: Vec<Slot>,
     /// Most and least recently used slot of each set.
     head: Vec<u32>,
@@ -80,6 +91,7 @@ impl SectorCache {
             sets,
             line_shift: geom.line_bytes.trailing_zeros(),
             sector_shift: geom.sector_bytes.trailing_zeros(),
+            tags: Vec::new(),
             slots: Vec::new(),
             head: Vec::new(),
             tail: Vec::new(),
@@ -97,7 +109,6 @@ impl SectorCache {
             .map(|i| {
                 let w = i % ways;
                 Slot {
-                    line: EMPTY,
                     valid: 0,
                     dirty: 0,
                     prev: if w == 0 { NIL } else { i - 1 },
@@ -105,6 +116,7 @@ impl SectorCache {
                 }
             })
             .collect();
+        self.tags = vec![EMPTY; n];
         self.head = (0..self.sets as u32).map(|s| s * ways).collect();
         self.tail = (0..self.sets as u32).map(|s| s * ways + ways - 1).collect();
         if let Some(index) = &mut self.index {
@@ -157,60 +169,91 @@ impl SectorCache {
     ) -> Outcome {
         let line = addr >> self.line_shift;
         let bit = 1u32 << ((addr & ((1u64 << self.line_shift) - 1)) >> self.sector_shift);
-        let ways = u64::from(self.geom.associativity.max(1));
+        let o = self.access_line(line, bit, write, allocate, evict_first);
+        Outcome {
+            hit: o.hits != 0,
+            writeback_sectors: o.writeback_sectors,
+        }
+    }
+
+    /// The line number (`addr / line_bytes`) of byte `addr`, and its sector's bit in a line's
+    /// sector mask.
+    #[inline]
+    pub fn line_of(&self, addr: u64) -> (u64, u32) {
+        let line = addr >> self.line_shift;
+        let bit = 1u32 << ((addr & ((1u64 << self.line_shift) - 1)) >> self.sector_shift);
+        (line, bit)
+    }
+
+    /// Looks up the sectors `sectors` (a mask, bit `i` = sector `i`) of line number `line` at
+    /// once: the same outcome, sector for sector, as [`SectorCache::access_as`] on each of them in
+    /// ascending order, for one tag lookup instead of one per sector.
+    pub fn access_line(
+        &mut self,
+        line: u64,
+        sectors: u32,
+        write: bool,
+        allocate: bool,
+        evict_first: bool,
+    ) -> LineOutcome {
+        let ways = self.geom.associativity.max(1) as usize;
         let set = if self.sets.is_power_of_two() {
             line & (self.sets - 1)
         } else {
             line % self.sets
         } as usize;
-        let base = set * ways as usize;
+        let base = set * ways;
         let found = match &self.index {
             Some(index) => index.get(&line).copied(),
-            None => self.slots[base..base + ways as usize]
+            None => self.tags[base..base + ways]
                 .iter()
-                .position(|s| s.line == line)
+                .position(|&t| t == line)
                 .map(|i| (base + i) as u32),
         };
         if let Some(i) = found {
             self.touch(set, i);
             let s = &mut self.slots[i as usize];
-            let hit = s.valid & bit != 0;
-            if allocate || hit {
-                s.valid |= bit;
+            let hits = s.valid & sectors;
+            if allocate {
+                s.valid |= sectors;
                 if write {
-                    s.dirty |= bit;
+                    s.dirty |= sectors;
                 }
+            } else if write {
+                s.dirty |= hits;
             }
-            return Outcome {
-                hit,
+            return LineOutcome {
+                hits,
                 writeback_sectors: 0,
             };
         }
         if !allocate {
-            return Outcome::default();
+            return LineOutcome::default();
         }
         let victim = self.tail[set];
-        let old = self.slots[victim as usize];
-        let writeback_sectors = if old.line == EMPTY {
+        let old_line = self.tags[victim as usize];
+        let writeback_sectors = if old_line == EMPTY {
             0
         } else {
             if let Some(index) = &mut self.index {
-                index.remove(&old.line);
+                index.remove(&old_line);
             }
-            old.dirty.count_ones()
+            self.slots[victim as usize].dirty.count_ones()
         };
+        self.tags[victim as usize] = line;
         let s = &mut self.slots[victim as usize];
-        s.line = line;
-        s.valid = bit;
-        s.dirty = if write { bit } else { 0 };
-        if !evict_first {
+        s.valid = sectors;
+        s.dirty = if write { sectors } else { 0 };
+        // A streamed line stays least recent, unless a later sector of the same request finds it
+        // (as a lookup per sector would).
+        if !evict_first || sectors.count_ones() > 1 {
             self.touch(set, victim);
         }
         if let Some(index) = &mut self.index {
             index.insert(line, victim);
         }
-        Outcome {
-            hit: false,
+        LineOutcome {
+            hits: 0,
             writeback_sectors,
         }
     }
@@ -227,14 +270,15 @@ impl SectorCache {
         let base = set * ways as usize;
         let found = match &mut self.index {
             Some(index) => index.remove(&line),
-            None => self.slots[base..base + ways as usize]
+            None => self.tags[base..base + ways as usize]
                 .iter()
-                .position(|s| s.line == line)
+                .position(|&t| t == line)
                 .map(|i| (base + i) as u32),
         };
         let Some(i) = found else { return false };
+        self.tags[i as usize] = EMPTY;
         let s = &mut self.slots[i as usize];
-        (s.line, s.valid, s.dirty) = (EMPTY, 0, 0);
+        (s.valid, s.dirty) = (0, 0);
         // The empty way becomes the next victim: move it to the tail of the recency list.
         let tail = self.tail[set];
         if tail != i {

@@ -10,12 +10,16 @@
 
 use super::WarpAccess;
 
+/// The requests of one warp access: at most one per lane, kept inline so the hot path does not
+/// allocate.
+pub type Requests = smallvec::SmallVec<[u64; 32]>;
+
 /// The distinct addresses of the access, per group of `broadcast_lanes` consecutive lanes (32: the
 /// whole warp; 16: each half-warp on its own), in the order they would be served. Two lanes reading
 /// any bytes of the same 4-byte word share a request.
-pub fn requests(access: &WarpAccess, broadcast_lanes: u32) -> Vec<u64> {
+pub fn requests(access: &WarpAccess, broadcast_lanes: u32) -> Requests {
     let group = broadcast_lanes.clamp(1, 32) as usize;
-    let mut out = Vec::with_capacity(4);
+    let mut out = Requests::new();
     let mut start = 0;
     while start < 32 {
         let first = out.len();
@@ -60,6 +64,6 @@ mod tests {
     fn inactive_lanes_do_not_count() {
         let mut a = WarpAccess::from_fn(4, |l| 4 * l);
         a.mask = 0b1011;
-        assert_eq!(requests(&a, 32), vec![0, 4, 12]);
+        assert_eq!(requests(&a, 32).to_vec(), vec![0, 4, 12]);
     }
 }

@@ -122,9 +122,9 @@ pub struct ConstLevelsOutcome {
     pub level_misses: [u32; 3],
     /// Where each request was served from, in service order; `None`: it missed every level and
     /// goes to L2 (the addresses are in `to_l2`, in the same order).
-    pub served: Vec<Option<Level>>,
+    pub served: smallvec::SmallVec<[Option<Level>; 32]>,
     /// Addresses of the requests that missed every constant level.
-    pub to_l2: Vec<u64>,
+    pub to_l2: constant::Requests,
 }
 
 impl SmCaches {
@@ -149,15 +149,31 @@ impl SmCaches {
             lines: coalesce::lines(&sectors, p.l1_line_bytes) as u32,
             ..Default::default()
         };
-        for &s in &sectors {
-            if let LoadPath::L1 { evict_first } = path {
-                if self.l1.access_as(s, false, true, evict_first).hit {
+        let LoadPath::L1 { evict_first } = path else {
+            o.l1_misses = o.sectors;
+            o.to_l2 = sectors;
+            return o;
+        };
+        // One tag lookup per line: the sectors come sorted, so a line's are consecutive.
+        let mut rest = &sectors[..];
+        while let Some(&first) = rest.first() {
+            let (line, _) = self.l1.line_of(first);
+            let n = rest
+                .iter()
+                .position(|&s| self.l1.line_of(s).0 != line)
+                .unwrap_or(rest.len());
+            let (group, tail) = rest.split_at(n);
+            let mask = group.iter().fold(0, |m, &s| m | self.l1.line_of(s).1);
+            let hits = self.l1.access_line(line, mask, false, true, evict_first).hits;
+            for &s in group {
+                if hits & self.l1.line_of(s).1 != 0 {
                     o.l1_hits += 1;
-                    continue;
+                } else {
+                    o.l1_misses += 1;
+                    o.to_l2.push(s);
                 }
             }
-            o.l1_misses += 1;
-            o.to_l2.push(s);
+            rest = tail;
         }
         o
     }
@@ -203,7 +219,6 @@ impl SmCaches {
         let reqs = constant::requests(access, p.broadcast_lanes);
         let mut o = ConstLevelsOutcome {
             requests: reqs.len() as u32,
-            served: Vec::with_capacity(reqs.len()),
             ..Default::default()
         };
         for &a in &reqs {
