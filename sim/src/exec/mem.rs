@@ -477,7 +477,9 @@ impl Ctx<'_> {
                 ps.misses += u64::from(o.misses);
                 if !o.to_l2.is_empty() {
                     // Priced by the L2 pass, which knows where the misses were served.
-                    return self.log.request(L2Kind::Const(pc, o.served.to_vec()), &o.to_l2);
+                    return self
+                        .log
+                        .request(L2Kind::Const(pc, o.served.to_vec()), &o.to_l2);
                 }
                 let served: smallvec::SmallVec<[Level; 32]> =
                     o.served.iter().flatten().copied().collect();

@@ -6,8 +6,6 @@
 //! tags only; data lives in the [`super::MemoryImage`]. Set index = line number mod sets (real
 //! GPUs hash the index; the hash is unpublished).
 
-use rustc_hash::FxHashMap;
-
 /// Geometry of a cache, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
@@ -78,7 +76,7 @@ pub struct SectorCache {
     tail: Vec<u32>,
     /// line number → slot index for highly associative caches, so a lookup costs one hash probe;
     /// small sets are scanned, which is faster.
-    index: Option<FxHashMap<u64, u32>>,
+    index: Option<LineIndex>,
 }
 
 impl SectorCache {
@@ -95,7 +93,7 @@ impl SectorCache {
             slots: Vec::new(),
             head: Vec::new(),
             tail: Vec::new(),
-            index: (ways > 16).then(FxHashMap::default),
+            index: (ways > 16).then(|| LineIndex::new(geom.sets() as usize * ways as usize)),
         };
         c.reset();
         c
@@ -204,7 +202,7 @@ impl SectorCache {
         } as usize;
         let base = set * ways;
         let found = match &self.index {
-            Some(index) => index.get(&line).copied(),
+            Some(index) => index.find(&self.tags, line),
             None => self.tags[base..base + ways]
                 .iter()
                 .position(|&t| t == line)
@@ -236,7 +234,7 @@ impl SectorCache {
             0
         } else {
             if let Some(index) = &mut self.index {
-                index.remove(&old_line);
+                index.remove(&self.tags, old_line);
             }
             self.slots[victim as usize].dirty.count_ones()
         };
@@ -250,7 +248,7 @@ impl SectorCache {
             self.touch(set, victim);
         }
         if let Some(index) = &mut self.index {
-            index.insert(line, victim);
+            index.insert(&self.tags, victim);
         }
         LineOutcome {
             hits: 0,
@@ -269,7 +267,13 @@ impl SectorCache {
         } as usize;
         let base = set * ways as usize;
         let found = match &mut self.index {
-            Some(index) => index.remove(&line),
+            Some(index) => {
+                let i = index.find(&self.tags, line);
+                if i.is_some() {
+                    index.remove(&self.tags, line);
+                }
+                i
+            }
             None => self.tags[base..base + ways as usize]
                 .iter()
                 .position(|&t| t == line)
@@ -293,6 +297,90 @@ impl SectorCache {
             self.tail[set] = i;
         }
         true
+    }
+}
+
+/// An open-addressing hash index from line number to slot, for caches with hundreds of ways. It
+/// stores slot numbers only (4 bytes a bucket) and reads the line from the cache's tags: the
+/// lookups of a scattered access miss the host's caches, so a small table is a fast one.
+#[derive(Debug, Clone)]
+struct LineIndex {
+    /// Slot number per bucket, [`NIL`] when empty; a power of two at least twice the slots.
+    table: Vec<u32>,
+}
+
+impl LineIndex {
+    fn new(slots: usize) -> Self {
+        LineIndex {
+            table: vec![NIL; (slots * 2).next_power_of_two().max(2)],
+        }
+    }
+
+    fn clear(&mut self) {
+        self.table.fill(NIL);
+    }
+
+    #[inline]
+    fn home(&self, line: u64) -> usize {
+        // Fibonacci hashing: the high bits of the product mix every bit of the line number.
+        (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & (self.table.len() - 1)
+    }
+
+    /// The slot holding `line`, if any.
+    #[inline]
+    fn find(&self, tags: &[u64], line: u64) -> Option<u32> {
+        let mask = self.table.len() - 1;
+        let mut h = self.home(line);
+        loop {
+            let s = self.table[h];
+            if s == NIL {
+                return None;
+            }
+            if tags[s as usize] == line {
+                return Some(s);
+            }
+            h = (h + 1) & mask;
+        }
+    }
+
+    /// Indexes `slot` under the line `tags[slot]` holds (not indexed yet).
+    fn insert(&mut self, tags: &[u64], slot: u32) {
+        let mask = self.table.len() - 1;
+        let mut h = self.home(tags[slot as usize]);
+        while self.table[h] != NIL {
+            h = (h + 1) & mask;
+        }
+        self.table[h] = slot;
+    }
+
+    /// Removes `line` (indexed, and still in `tags`), shifting later entries of its probe run
+    /// back so no lookup stops early at the hole.
+    fn remove(&mut self, tags: &[u64], line: u64) {
+        let mask = self.table.len() - 1;
+        let mut i = self.home(line);
+        while tags[self.table[i] as usize] != line {
+            i = (i + 1) & mask;
+        }
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let s = self.table[j];
+            if s == NIL {
+                break;
+            }
+            let k = self.home(tags[s as usize]);
+            // The entry at `j` may move to `i` unless its home lies cyclically in (i, j].
+            let stays = if i <= j {
+                i < k && k <= j
+            } else {
+                i < k || k <= j
+            };
+            if !stays {
+                self.table[i] = s;
+                i = j;
+            }
+        }
+        self.table[i] = NIL;
     }
 }
 
@@ -362,6 +450,40 @@ mod tests {
         c.access(0, true, true);
         c.access(32, true, true);
         assert_eq!(c.access(128, false, true).writeback_sectors, 2);
+    }
+
+    #[test]
+    fn the_line_index_finds_what_a_scan_of_the_set_finds() {
+        // 2 sets x 64 ways: indexed; the same cache scanning its sets is the reference. Lines
+        // come from a small range so that hits, evictions, invalidations and probe-run deletions
+        // all happen.
+        let geom = Geometry {
+            size_bytes: 2 * 64 * 128,
+            line_bytes: 128,
+            sector_bytes: 32,
+            associativity: 64,
+        };
+        let mut indexed = SectorCache::new(geom);
+        assert!(indexed.index.is_some());
+        let mut scanned = SectorCache::new(geom);
+        scanned.index = None;
+        let mut x = 12345u64;
+        for i in 0..200_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let addr = (x >> 33) % (400 * 128);
+            let (write, evict_first) = (x & 1 == 1, x & 2 == 2);
+            if i % 7 == 0 {
+                assert_eq!(indexed.invalidate(addr), scanned.invalidate(addr), "op {i}");
+            } else {
+                assert_eq!(
+                    indexed.access_as(addr, write, true, evict_first),
+                    scanned.access_as(addr, write, true, evict_first),
+                    "op {i}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -164,7 +164,10 @@ impl SmCaches {
                 .unwrap_or(rest.len());
             let (group, tail) = rest.split_at(n);
             let mask = group.iter().fold(0, |m, &s| m | self.l1.line_of(s).1);
-            let hits = self.l1.access_line(line, mask, false, true, evict_first).hits;
+            let hits = self
+                .l1
+                .access_line(line, mask, false, true, evict_first)
+                .hits;
             for &s in group {
                 if hits & self.l1.line_of(s).1 != 0 {
                     o.l1_hits += 1;
