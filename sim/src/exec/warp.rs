@@ -55,13 +55,21 @@ impl Warp {
     pub fn reset(&mut self, index: u32, block: [u32; 3]) {
         let threads = block[0] * block[1] * block[2];
         let first = index * 32;
-        for (l, t) in self.tid.iter_mut().enumerate() {
-            let linear = first + l as u32;
-            *t = [
-                linear % block[0],
-                linear / block[0] % block[1],
-                linear / (block[0] * block[1]),
-            ];
+        // The first lane's index by division, the others by counting on (divisions per lane
+        // showed in profiles: this runs for every warp of every block).
+        let (bx, by) = (block[0].max(1), block[1].max(1));
+        let mut t = [first % bx, first / bx % by, first / (bx * by)];
+        for slot in self.tid.iter_mut() {
+            *slot = t;
+            t[0] += 1;
+            if t[0] == bx {
+                t[0] = 0;
+                t[1] += 1;
+                if t[1] == by {
+                    t[1] = 0;
+                    t[2] += 1;
+                }
+            }
         }
         let n = threads.saturating_sub(first).min(32);
         self.live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };

@@ -64,12 +64,15 @@ pub fn wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
 
 /// Wavefronts of the lanes of `mask` (one phase): the most distinct words any bank holds.
 fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
-    let width = u64::from(banks.width.max(1));
+    // Bank widths (4, 8) and counts (16, 32) are powers of two: shifts and masks, not divisions
+    // (a 64-bit division per lane cost more than the rest of the function).
+    debug_assert!(banks.width.is_power_of_two() && banks.banks.is_power_of_two());
+    let shift = banks.width.max(1).trailing_zeros();
     let nbanks = u64::from(banks.banks.clamp(1, 64));
     let last_byte = u64::from(access.bytes.max(1)) - 1;
     let words_of = |l: u32| {
         let a = access.addrs[l as usize];
-        a / width..=a.saturating_add(last_byte) / width
+        a >> shift..=a.saturating_add(last_byte) >> shift
     };
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     for l in bits(mask) {
@@ -98,7 +101,7 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
     let mut prev = None;
     for &w in words.iter() {
         if prev != Some(w) {
-            per_bank[(w % nbanks) as usize] += 1;
+            per_bank[(w & (nbanks - 1)) as usize] += 1;
             prev = Some(w);
         }
     }
