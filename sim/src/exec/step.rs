@@ -216,6 +216,22 @@ impl Ctx<'_> {
         }
     }
 
+    /// As [`Ctx::gather`] into `buf` when `used`; else `buf` as it is (zeros).
+    #[inline]
+    fn gather_if<'b>(
+        &self,
+        used: bool,
+        w: &Warp,
+        s: Src,
+        exec: u32,
+        buf: &'b mut [u64; 32],
+    ) -> &'b [u64; 32] {
+        if used {
+            *buf = self.gather(w, s, exec);
+        }
+        buf
+    }
+
     /// A special register for all 32 lanes: one match, then a plain loop.
     fn special_warp(&self, w: &Warp, s: Special) -> [u64; 32] {
         match s {
@@ -292,30 +308,19 @@ impl Ctx<'_> {
                 }
             }
             Op::Alu { op, ty, mode, sat } => {
-                let (a, b, c) = (
-                    self.gather(w, s0, exec),
-                    self.gather(w, s1, exec),
-                    self.gather(w, s2, exec),
-                );
-                alu::alu_warp(
-                    op,
-                    ty,
-                    mode,
-                    sat,
-                    &a,
-                    &b,
-                    &c,
-                    exec,
-                    &mut w.regs[d0..d0 + 32],
-                );
+                // Sources past `nsrc` are not read: no copy for them.
+                let n = inst.nsrc;
+                let (mut tb, mut tc) = ([0u64; 32], [0u64; 32]);
+                let a = self.gather(w, s0, exec);
+                let b = self.gather_if(n > 1, w, s1, exec, &mut tb);
+                let c = self.gather_if(n > 2, w, s2, exec, &mut tc);
+                alu::alu_warp(op, ty, mode, sat, &a, b, c, exec, &mut w.regs[d0..d0 + 32]);
             }
             Op::Setp { cmp, bool_op, ty } => {
                 let d1 = inst.dst[1];
-                let (a, b, p) = (
-                    self.gather(w, s0, exec),
-                    self.gather(w, s1, exec),
-                    self.gather(w, s2, exec),
-                );
+                let mut tp = [0u64; 32];
+                let (a, b) = (self.gather(w, s0, exec), self.gather(w, s1, exec));
+                let p = self.gather_if(bool_op.is_some(), w, s2, exec, &mut tp);
                 for l in lanes(exec) {
                     let r = alu::compare(cmp, ty, a[l], b[l]);
                     let c = bool_op.is_none() || p[l] & 1 == 1;
