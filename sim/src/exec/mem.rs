@@ -42,6 +42,19 @@ impl Ctx<'_> {
     fn addresses(&self, w: &Warp, inst: &DInst, exec: u32) -> [u64; WARP] {
         let a = inst.addr.expect("decoded ld/st carry an address");
         let mut out = [0u64; WARP];
+        if let Src::Reg(r) = a.base {
+            // The common case: one pass over the base register's lanes, no match per lane.
+            let base = &w.regs[r as usize * WARP..][..WARP];
+            for (o, &b) in out.iter_mut().zip(base) {
+                *o = b.wrapping_add(a.offset as u64);
+            }
+            for l in 0..WARP {
+                if exec >> l & 1 == 0 {
+                    out[l] = 0;
+                }
+            }
+            return out;
+        }
         for l in lanes(exec) {
             out[l] = self.read(w, a.base, l).wrapping_add(a.offset as u64);
         }
