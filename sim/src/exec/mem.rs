@@ -2,7 +2,7 @@
 //! warp-level access handed to the `memory` models, whose outcome is counted here.
 
 use super::decode::{DInst, Src, NO_REG};
-use super::step::{lanes, Ctx};
+use super::step::{for_lanes, lanes, Ctx};
 use super::trace::{L2Kind, MemRec, MEM};
 use super::warp::Warp;
 use crate::error::{Error, Result};
@@ -210,7 +210,7 @@ impl Ctx<'_> {
         let esize = m.ty.bytes() as u64;
         let g = self.global;
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
-        for l in lanes(exec) {
+        for_lanes!(exec, |l| {
             for k in 0..u64::from(m.vec) {
                 let off = (addrs[l] - base + k * esize) as usize;
                 let v = g
@@ -225,7 +225,7 @@ impl Ctx<'_> {
                     };
                 }
             }
-        }
+        });
         true
     }
 
@@ -295,9 +295,9 @@ impl Ctx<'_> {
         for (k, &d) in inst.dst.iter().enumerate().take(usize::from(m.vec)) {
             if d != NO_REG {
                 let out = &mut w.regs[d as usize * 32..][..32];
-                for l in lanes(exec) {
+                for_lanes!(exec, |l| {
                     out[l] = vals[k];
-                }
+                });
             }
         }
         true

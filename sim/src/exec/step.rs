@@ -17,6 +17,25 @@ use crate::timing::{Costs, SmWork};
 
 mod ext;
 
+/// Runs `$body` for each lane `$l` of `$exec`: a plain `0..32` loop for a full warp (the common
+/// case, which the compiler can unroll and vectorize), else over the set bits.
+macro_rules! for_lanes {
+    ($exec:expr, |$l:ident| $body:block) => {{
+        let exec: u32 = $exec;
+        if exec == u32::MAX {
+            for $l in 0..32usize $body
+        } else {
+            let mut m = exec;
+            while m != 0 {
+                let $l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                $body
+            }
+        }
+    }};
+}
+pub(crate) use for_lanes;
+
 /// What one block's warps share while they run on their SM's thread.
 pub struct Ctx<'a> {
     /// The GPU.
@@ -216,22 +235,6 @@ impl Ctx<'_> {
         }
     }
 
-    /// As [`Ctx::gather`] into `buf` when `used`; else `buf` as it is (zeros).
-    #[inline]
-    fn gather_if<'b>(
-        &self,
-        used: bool,
-        w: &Warp,
-        s: Src,
-        exec: u32,
-        buf: &'b mut [u64; 32],
-    ) -> &'b [u64; 32] {
-        if used {
-            *buf = self.gather(w, s, exec);
-        }
-        buf
-    }
-
     /// A special register for all 32 lanes: one match, then a plain loop.
     fn special_warp(&self, w: &Warp, s: Special) -> [u64; 32] {
         match s {
@@ -286,9 +289,10 @@ impl Ctx<'_> {
                 }
                 let a = self.gather(w, s0, exec);
                 let bits = ty.bits().max(8);
-                for l in lanes(exec) {
-                    w.regs[d0 + l] = alu::trunc(a[l], bits);
-                }
+                let out = &mut w.regs[d0..d0 + 32];
+                for_lanes!(exec, |l| {
+                    out[l] = alu::trunc(a[l], bits);
+                });
             }
             Op::Cvta { to_space, space } => {
                 let window = crate::memory::image::window(space);
@@ -303,24 +307,48 @@ impl Ctx<'_> {
             }
             Op::Cvt { dst, src, rnd, sat } => {
                 let a = self.gather(w, s0, exec);
-                for l in lanes(exec) {
-                    w.regs[d0 + l] = alu::convert(dst, src, rnd, sat, a[l]);
-                }
+                let out = &mut w.regs[d0..d0 + 32];
+                for_lanes!(exec, |l| {
+                    out[l] = alu::convert(dst, src, rnd, sat, a[l]);
+                });
             }
             Op::Alu { op, ty, mode, sat } => {
                 // Sources past `nsrc` are not read: no copy for them.
                 let n = inst.nsrc;
-                let (mut tb, mut tc) = ([0u64; 32], [0u64; 32]);
+                let (tb, tc);
                 let a = self.gather(w, s0, exec);
-                let b = self.gather_if(n > 1, w, s1, exec, &mut tb);
-                let c = self.gather_if(n > 2, w, s2, exec, &mut tc);
+                let b = if n > 1 {
+                    tb = self.gather(w, s1, exec);
+                    &tb
+                } else {
+                    &ZEROS
+                };
+                let c = if n > 2 {
+                    tc = self.gather(w, s2, exec);
+                    &tc
+                } else {
+                    &ZEROS
+                };
                 alu::alu_warp(op, ty, mode, sat, &a, b, c, exec, &mut w.regs[d0..d0 + 32]);
             }
             Op::Setp { cmp, bool_op, ty } => {
                 let d1 = inst.dst[1];
-                let mut tp = [0u64; 32];
+                let tp;
                 let (a, b) = (self.gather(w, s0, exec), self.gather(w, s1, exec));
-                let p = self.gather_if(bool_op.is_some(), w, s2, exec, &mut tp);
+                let p = if bool_op.is_some() {
+                    tp = self.gather(w, s2, exec);
+                    &tp
+                } else {
+                    &ZEROS
+                };
+                if d1 == NO_REG && bool_op.is_none() {
+                    // The common `setp` with one destination: a loop the compiler can unroll.
+                    let out = &mut w.regs[d0..d0 + 32];
+                    for_lanes!(exec, |l| {
+                        out[l] = u64::from(alu::compare(cmp, ty, a[l], b[l]));
+                    });
+                    return;
+                }
                 for l in lanes(exec) {
                     let r = alu::compare(cmp, ty, a[l], b[l]);
                     let c = bool_op.is_none() || p[l] & 1 == 1;
@@ -365,6 +393,9 @@ impl Ctx<'_> {
         }
     }
 }
+
+/// 32 lanes of zeros: the value of a source an instruction does not have.
+static ZEROS: [u64; 32] = [0; 32];
 
 /// The lanes of `mask`, ascending.
 #[inline]
