@@ -419,14 +419,13 @@ impl Ctx<'_> {
         };
         let esize = m.ty.bytes() as u64;
         for k in 0..usize::from(m.vec) {
-            let s = inst.src[k];
-            for l in lanes(exec) {
+            let v = self.gather(w, inst.src[k], exec);
+            let g = self.global;
+            for_lanes!(exec, |l| {
                 let off = (addrs[l] - base) as usize + k * esize as usize;
-                let ok = self
-                    .global
-                    .write(i, off, esize as usize, self.read(w, s, l));
+                let ok = g.write(i, off, esize as usize, v[l]);
                 debug_assert!(ok, "bounds checked above");
-            }
+            });
         }
         true
     }

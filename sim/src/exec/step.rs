@@ -218,7 +218,7 @@ impl Ctx<'_> {
 
     /// Reads a source operand for every lane of `exec` (others are 0).
     #[inline]
-    fn gather(&self, w: &Warp, s: Src, exec: u32) -> [u64; 32] {
+    pub(crate) fn gather(&self, w: &Warp, s: Src, exec: u32) -> [u64; 32] {
         match s {
             Src::Imm(v) => [v; 32],
             Src::Reg(r) => w.regs[r as usize * 32..][..32]
