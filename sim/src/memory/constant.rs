@@ -22,14 +22,25 @@ pub fn requests(access: &WarpAccess, broadcast_lanes: u32) -> Requests {
     let mut out = Requests::new();
     let mut start = 0;
     while start < 32 {
-        let first = out.len();
+        // A small open-addressing set of the group's words (at most 32 of them) so that finding
+        // the distinct ones in lane order does not compare every pair.
+        let mut seen = [u64::MAX; 64];
         for (lane, a) in access.lanes() {
             if lane < start || lane >= start + group {
                 continue;
             }
             let w = a & !3;
-            if !out[first..].contains(&w) {
-                out.push(w);
+            let mut h = (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize;
+            loop {
+                if seen[h] == w {
+                    break;
+                }
+                if seen[h] == u64::MAX {
+                    seen[h] = w;
+                    out.push(w);
+                    break;
+                }
+                h = (h + 1) & 63;
             }
         }
         start += group;
