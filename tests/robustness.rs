@@ -172,3 +172,28 @@ fn initialisers_longer_than_their_array_are_errors() {
         "{e}"
     );
 }
+
+/// A `.global` array, or a workload buffer, larger than the host can simulate: planning tried to
+/// allocate it and the process aborted.
+#[test]
+fn arrays_larger_than_host_memory_are_errors() {
+    // 2^50 bytes (1 PiB): no 64-bit overflow, far beyond any host.
+    let e = run_with_decls(".global .b8 huge[1125899906842624];", "hugeglobal");
+    assert!(
+        e.contains("global variable `huge` needs 1048576.0 GiB of host memory"),
+        "{e}"
+    );
+    let dir = temp_dir("hugebuffer");
+    std::fs::write(dir.join("add_one.ptx"), PTX).unwrap();
+    std::fs::write(dir.join("add_one.toml"), WORKLOAD).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["run", "configs/h200.toml"])
+        .arg(dir.join("add_one.toml"))
+        .args(["--set", "n=281474976710656"]) // 2^48 elements
+        .current_dir(env!("CARGO_MANIFEST_DIR").to_owned() + "/..")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("GiB of host memory to simulate"), "{err}");
+}

@@ -499,8 +499,11 @@ fn layout_module(
                 bank = end;
             }
             StateSpace::Global => {
-                let mut data = v.init.clone();
-                data.resize(v.size_bytes() as usize, 0);
+                let size = usize::try_from(v.size_bytes()).unwrap_or(usize::MAX);
+                let mut data = crate::memory::image::host_buffer(size)
+                    .map_err(|m| w.err("ptx", format!("global variable `{}` {m}", v.name)))?;
+                data.extend_from_slice(&v.init);
+                data.resize(size, 0);
                 let a = image.alloc(&v.name, data);
                 symbols.insert(v.name.clone(), SymbolAddr::Global(a));
             }

@@ -293,6 +293,39 @@ pub fn window(space: crate::ptx::ast::StateSpace) -> u64 {
     }
 }
 
+/// An empty host buffer with room for `bytes` of simulated device memory, or a readable error
+/// when the host cannot hold them: more than the memory the system says is available (Linux's
+/// `MemAvailable`, /proc/meminfo), or an allocation that fails. Buffers are simulated in host
+/// memory byte for byte, so this is what bounds a workload's size.
+pub fn host_buffer(bytes: usize) -> Result<Vec<u8>, String> {
+    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    if let Some(avail) = available_host_bytes() {
+        if bytes as u64 > avail {
+            return Err(format!(
+                "needs {:.1} GiB of host memory to simulate, and {:.1} GiB is available: use a smaller size",
+                gib(bytes as u64),
+                gib(avail)
+            ));
+        }
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(bytes).map_err(|_| {
+        format!(
+            "needs {:.1} GiB of host memory to simulate, which could not be allocated: use a smaller size",
+            gib(bytes as u64)
+        )
+    })?;
+    Ok(v)
+}
+
+/// `MemAvailable` of /proc/meminfo in bytes, where there is one.
+fn available_host_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

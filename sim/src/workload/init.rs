@@ -78,8 +78,11 @@ pub fn build(
     count: usize,
     read_file: &dyn Fn(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, String> {
-    let n = count * elem.bytes();
-    let mut out = Vec::with_capacity(n);
+    let n = count
+        .checked_mul(elem.bytes())
+        .ok_or_else(|| format!("{count} elements of {} bytes overflow", elem.bytes()))?;
+    let mut out = crate::memory::image::host_buffer(n)
+        .map_err(|m| format!("{count} elements of {} bytes: {m}", elem.bytes()))?;
     let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
     match kind {
         "zeros" => out.resize(n, 0),
