@@ -308,6 +308,21 @@ impl Ctx<'_> {
             Op::Cvt { dst, src, rnd, sat } => {
                 let a = self.gather(w, s0, exec);
                 let out = &mut w.regs[d0..d0 + 32];
+                if !sat && !src.is_float() && !dst.is_float() {
+                    // Integer widening and narrowing (index arithmetic: cvt.u64.u32 and the
+                    // like): sign- or zero-extend by the source, truncate to the destination.
+                    let (sbits, dbits) = (src.bits(), dst.bits());
+                    if src.is_signed() {
+                        for_lanes!(exec, |l| {
+                            out[l] = alu::trunc(alu::sext(a[l], sbits) as u64, dbits);
+                        });
+                    } else {
+                        for_lanes!(exec, |l| {
+                            out[l] = alu::trunc(alu::trunc(a[l], sbits), dbits);
+                        });
+                    }
+                    return;
+                }
                 for_lanes!(exec, |l| {
                     out[l] = alu::convert(dst, src, rnd, sat, a[l]);
                 });
