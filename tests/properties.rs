@@ -164,7 +164,8 @@ fn permute(a: &WarpAccess, perm: &[usize]) -> WarpAccess {
     }
 }
 
-fn sorted(mut v: Vec<u64>) -> Vec<u64> {
+fn sorted(v: impl AsRef<[u64]>) -> Vec<u64> {
+    let mut v = v.as_ref().to_vec();
     v.sort_unstable();
     v
 }
