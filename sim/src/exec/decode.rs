@@ -95,6 +95,16 @@ pub struct Program {
     pub num_regs: usize,
 }
 
+impl Program {
+    /// Whether any instruction is a block barrier (`bar.sync`, `bar.red`): without one, a block's
+    /// warps never wait for each other.
+    pub fn has_barriers(&self) -> bool {
+        self.insts
+            .iter()
+            .any(|i| matches!(i.op, Op::BarSync | Op::BarRed(_)))
+    }
+}
+
 /// Decodes `f` with `symbols` (parameters, variables) resolved by the caller.
 pub fn decode(
     f: &Function,

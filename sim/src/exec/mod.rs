@@ -422,6 +422,7 @@ fn run_wave_on_sm(
     let [gx, gy, _] = dims.grid;
     st.used = 0;
     st.executed = 0;
+    let has_barriers = launch.program.has_barriers();
     if st.warps.len() != nwarps {
         st.warps = (0..nwarps)
             .map(|_| Warp::new(launch.program.num_regs, launch.local_bytes))
@@ -437,8 +438,13 @@ fn run_wave_on_sm(
             (b / (u64::from(gx) * u64::from(gy))) as u32,
         ];
         st.shared.fill(0);
-        for (w, warp) in st.warps.iter_mut().enumerate() {
-            warp.reset(w as u32, dims.block);
+        // Without barriers each warp runs to its exit before the next starts, so one register
+        // file serves them all in turn and stays in the host's L1 (one per warp did not).
+        let barrier_free = !has_barriers;
+        if !barrier_free {
+            for (w, warp) in st.warps.iter_mut().enumerate() {
+                warp.reset(w as u32, dims.block);
+            }
         }
         if st.logs.len() <= st.used {
             st.logs.push(BlockLog::default());
@@ -465,7 +471,12 @@ fn run_wave_on_sm(
             log,
             sync: sync::BlockSync::default(),
         };
-        if let Err(e) = run_block(&mut ctx, &mut st.warps) {
+        let ran = if barrier_free {
+            run_warps_in_turn(&mut ctx, &mut st.warps[0], nwarps, dims.block)
+        } else {
+            run_block(&mut ctx, &mut st.warps)
+        };
+        if let Err(e) = ran {
             st.error = Some((b, e));
             return;
         }
@@ -556,6 +567,23 @@ fn resolve_l2(
 }
 
 /// Runs one block's warps, releasing `bar.sync` when every running warp has arrived.
+/// Runs a block of a kernel without barriers: its `nwarps` warps one after another, each to its
+/// exit, in the one register file `w` (the order [`run_block`] would run them in).
+fn run_warps_in_turn(
+    ctx: &mut step::Ctx,
+    w: &mut Warp,
+    nwarps: usize,
+    block: [u32; 3],
+) -> Result<()> {
+    for index in 0..nwarps {
+        w.reset(index as u32, block);
+        while w.live != 0 {
+            ctx.step(w)?;
+        }
+    }
+    Ok(())
+}
+
 fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
     loop {
         for w in warps.iter_mut() {
