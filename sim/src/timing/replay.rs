@@ -137,7 +137,13 @@ impl Replay {
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
         let slots = self.start(cx, logs, work);
         while let Some(Reverse((_, w))) = self.queue.pop() {
-            self.run_warp(cx, logs, work, w as usize);
+            while let Some(t) = self.run_warp(cx, logs, work, w as usize) {
+                // A warp that would leave the queue next anyway goes on without entering it.
+                if self.queue.peek().is_some_and(|&Reverse(top)| top < (t, w)) {
+                    self.queue.push(Reverse((t, w)));
+                    break;
+                }
+            }
             if self.ports.iter().any(|p| p.span() > TRIM_SPAN) {
                 self.trim();
             }
@@ -249,9 +255,9 @@ impl Replay {
         }
     }
 
-    /// Issues warp `w`'s next instruction, then queues the warp again, parks it at a barrier or
-    /// retires it.
-    fn run_warp(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork, w: usize) {
+    /// Issues warp `w`'s next instruction; returns the cycle its next one is ready, or `None`
+    /// when the warp parked at a barrier or retired.
+    fn run_warp(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork, w: usize) -> Option<u32> {
         let n = self.ports.len();
         let port = &mut self.ports[w % n];
         let b = &mut self.boards[w];
@@ -260,12 +266,19 @@ impl Replay {
             b.next += 1;
             b.step(cx, log, work, port, w as u32, e);
         }
+        let k = b.block;
         if b.at_barrier {
-            let k = b.block;
             self.blocks[k].arrived += 1;
             self.release(cx, logs, k);
-        } else {
-            self.queue_or_retire(cx, logs, w);
+            return None;
+        }
+        match log.warps[b.index].get(b.next) {
+            Some(e) => Some(b.issue_time(&cx.program.insts[e.pc as usize])),
+            None => {
+                self.blocks[k].live -= 1;
+                self.release(cx, logs, k);
+                None
+            }
         }
     }
 
