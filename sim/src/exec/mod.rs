@@ -202,7 +202,8 @@ struct SmRun {
 ///    L1 and constant caches, logging what goes to L2;
 /// 2. L2, serial, in block order: the logged requests run through the shared L2 and DRAM, which
 ///    prices the accesses that reached them;
-/// 3. timing: each block's instruction streams are replayed on warp scoreboards.
+/// 3. timing: each SM replays its blocks' instruction streams together on warp scoreboards that
+///    share its warp schedulers ([`crate::timing::replay`]).
 ///
 /// Results do not depend on the number of threads: SMs share nothing in pass 1 but global
 /// memory, and the order of pass 2 is fixed.
@@ -305,16 +306,14 @@ pub fn run(
             let st = &mut sms[s];
             resolve_l2(l2, &costs, &mut counters, &mut st.work, &mut st.logs[k]);
         }
-        // Timing: each SM replays its blocks in order; SMs in parallel.
+        // Timing: each SM replays the wave's blocks together; SMs in parallel.
+        let cx = crate::timing::replay::Ctx {
+            program: launch.program,
+            costs: &costs,
+            shared_latency: cfg.shared.latency_cycles,
+        };
         let time_sm = |st: &mut SmRun| {
-            for log in &st.logs[..st.used] {
-                let done = st.replay.block(
-                    launch.program,
-                    &costs,
-                    cfg.shared.latency_cycles,
-                    log,
-                    &mut st.work,
-                );
+            for done in st.replay.wave(cx, &st.logs[..st.used], &mut st.work) {
                 st.work.block_done(wave, done);
             }
         };

@@ -1,32 +1,41 @@
 //! A cycle-approximate timing model.
 //!
-//! Two kinds of bounds per SM, the largest wins:
-//! - **latency**: each warp runs a scoreboard timeline (an instruction issues when its source
-//!   registers are ready and after the SASS instructions before it ([`sass`]); its result is
-//!   ready after the latency of the level that served it; a warp retires when its stores are
-//!   acknowledged by L2). A DRAM access waits behind the DRAM traffic its wave has already queued,
-//!   served at the SM's share of the bandwidth ([`Costs::dram_queued`]): latency plus transfer
-//!   time, which is how bandwidth reaches latency-bound kernels. `bar.sync` releases a block
-//!   after its last warp arrives plus the barrier unit's time ([`Costs::barrier`]). The blocks of
-//!   an SM then run in dispatch order in its block slots (the occupancy limit), each starting in
-//!   the first free slot and no sooner than the block dispatch interval after the previous one
-//!   ([`SmWork::latency`]): the tail of the last wave and a dispatch rate too slow for short
-//!   blocks (reduce) both follow.
+//! Per SM the larger of two kinds of bounds wins:
+//! - **latency**, an event-driven replay ([`replay`]): the warps of all the blocks co-resident on
+//!   the SM in a wave advance together in cycle order. Each warp runs a scoreboard (an
+//!   instruction issues when its source registers are ready and after the SASS instructions
+//!   before it, [`sass`]; its result is ready after the latency of the level that served it; a
+//!   warp retires when its stores are acknowledged by L2) and belongs to one of the SM's warp
+//!   schedulers, each issuing at most one SASS instruction per cycle ([`sched::Port`]), so warps
+//!   wait for each other's issue slots. A DRAM access waits behind the SM's earlier DRAM traffic,
+//!   served first come first served at the SM's share of the bandwidth
+//!   ([`SmWork::queue_dram`], [`Costs::dram_queued`]), which is how bandwidth reaches
+//!   latency-bound kernels. `bar.sync` releases a block after its last warp arrives plus the
+//!   barrier unit's time ([`Costs::barrier`]). Blocks start in the SM's block slots (the occupancy
+//!   limit), each in the first free slot and no sooner than the block dispatch interval after the
+//!   previous one; a wave's blocks join the replay when the previous wave's blocks free their
+//!   slots, on the same scheduler calendars ([`SmWork::latency`] adds up the same placement): the
+//!   tail of the last wave and a dispatch rate too slow for short blocks (reduce) both follow.
 //! - **throughput**: the busiest shared unit of the SM, counted from its first use (before it,
 //!   the warps wait for what the unit's work depends on): SASS instruction issue (one per
-//!   scheduler per cycle, [`sass`]), the LSU (memory instructions per cycle), L1 data (sectors
-//!   per cycle) and tags, shared-memory wavefronts, and the constant pipe (the unit ncu calls the
-//!   ADU: every LDC address and every warp's `bar.sync` passes it, CUDA C++ Programming Guide
-//!   §5.3.2; misses are limited by those in flight, [`Costs::constant_work`]).
+//!   scheduler per cycle, [`sass`], as if the warps were spread evenly over the schedulers: a
+//!   floor under the replay, which assigns them as the hardware does), the LSU (memory
+//!   instructions per cycle), L1 data (sectors per cycle) and tags, shared-memory wavefronts, and
+//!   the constant pipe (the unit ncu calls the ADU: every LDC address and every warp's `bar.sync`
+//!   passes it, CUDA C++ Programming Guide §5.3.2; misses are limited by those in flight,
+//!   [`Costs::constant_work`]). Only issue is also modelled event by event; the other units'
+//!   contention enters through these bounds alone.
 //!
 //! The GPU-wide L2 (reads, and writes at the write bandwidth or write-request rate, from the
 //! first store) and DRAM bandwidths give two more bounds; the kernel takes the largest, plus the
-//! launch overhead. What it leaves out (a later model refines it): contention inside a wave, L2
-//! slice conflicts, DRAM page effects, stores merged in L1 before they reach L2.
+//! launch overhead. What it leaves out (a later model refines it): queueing at the LSU, L1 and
+//! constant pipe inside the replay, L2 slice conflicts, DRAM page effects.
 
 pub mod sass;
 
 pub mod replay;
+
+pub mod sched;
 
 use crate::config::GpuConfig;
 use crate::exec::{DInst, Program};
@@ -64,6 +73,10 @@ pub struct Costs {
     pub barrier_per_warp: f64,
     /// Cycles between two warps of a block starting.
     pub warp_launch: f64,
+    /// Cycles between two blocks starting on an SM, at least (`sm.block_dispatch_cycles`).
+    pub dispatch: f64,
+    /// Warp schedulers per SM, each issuing one SASS instruction per cycle.
+    pub schedulers: u32,
     /// What the program's instructions become on the GPU ([`sass::Profile`]); empty when the
     /// costs were made without a program (every instruction one SASS instruction).
     pub sass: sass::Profile,
@@ -98,6 +111,8 @@ impl Costs {
             barrier_latency: cfg.sm.barrier_latency_cycles,
             barrier_per_warp: cfg.sm.barrier_cycles_per_warp,
             warp_launch: cfg.sm.warp_launch_cycles,
+            dispatch: cfg.sm.block_dispatch_cycles,
+            schedulers: cfg.sm.schedulers,
             sass: sass::Profile::default(),
             banks: Banks {
                 banks: cfg.shared.banks,
@@ -143,6 +158,14 @@ impl Costs {
     /// ([microbenchmark] `validate/measurements/h200/ubench`, C).
     pub fn warp_start(&self, index: u32) -> u32 {
         (self.warp_launch * f64::from(index)).round() as u32
+    }
+
+    /// Cycles between two blocks of `warps` warps starting on one SM: the block dispatch interval,
+    /// and at least a block's worth of warp launches (the next block's warps launch after this
+    /// block's).
+    pub fn block_dispatch(&self, warps: u32) -> f64 {
+        self.dispatch
+            .max(f64::from(warps.max(1)) * self.warp_launch)
     }
 
     /// Cycles from the last of `warps` warps arriving at `bar.sync` to their release: the
@@ -310,27 +333,32 @@ pub struct SmWork {
     pub const_miss_cycles: f64,
     /// Shared-memory wavefronts.
     pub shared_wavefronts: u64,
-    /// The wave whose DRAM traffic `queue_bytes` counts.
-    pub queue_wave: usize,
-    /// DRAM bytes the current wave of this SM has queued so far.
-    pub queue_bytes: u64,
+    /// Cycle (of the current wave) by which this SM's share of the DRAM bandwidth has moved all
+    /// the traffic queued so far.
+    pub dram_free: f64,
     /// Latency-bound cycles per wave (the slowest warp of each wave of co-resident blocks).
     pub waves: Vec<u64>,
 }
 
 impl SmWork {
     /// Adds `bytes` of DRAM traffic, requested at the current instruction's issue cycle, to the
-    /// queue of `wave` (a new wave starts an empty queue); returns the bytes still ahead of them
-    /// including them: the SM's share of the DRAM bandwidth has drained the queue since the wave
-    /// started (a load issued after the wave's first loads returned finds it empty).
-    pub fn queue_dram(&mut self, wave: usize, bytes: u64) -> u64 {
-        if wave != self.queue_wave {
-            self.queue_wave = wave;
-            self.queue_bytes = 0;
+    /// SM's queue; returns the bytes still ahead of them including them. The SM's share of the
+    /// DRAM bandwidth serves the queue first come first served and idles while it is empty (the
+    /// timing replay issues in cycle order), so a request waits for what was queued before it and
+    /// has not been moved yet.
+    pub fn queue_dram(&mut self, bytes: u64) -> u64 {
+        let now = f64::from(self.now);
+        if self.dram_share <= 0.0 {
+            return bytes;
         }
-        self.queue_bytes += bytes;
-        let drained = (f64::from(self.now) * self.dram_share) as u64;
-        self.queue_bytes.saturating_sub(drained).max(bytes)
+        self.dram_free = self.dram_free.max(now) + bytes as f64 / self.dram_share;
+        (((self.dram_free - now) * self.dram_share).round() as u64).max(bytes)
+    }
+
+    /// The replay's cycles now count from `cycles` later (the start of the next wave's first
+    /// block): the DRAM queue keeps what it has not moved yet.
+    pub fn advance(&mut self, cycles: u64) {
+        self.dram_free = (self.dram_free - cycles as f64).max(0.0);
     }
 
     /// Extrapolates a sampled launch (as [`crate::metrics::Counters::extrapolate`]); the latency
@@ -805,12 +833,20 @@ mod tests {
             ..Default::default()
         };
         w.now = 0;
-        assert_eq!(w.queue_dram(0, 1024), 1024);
-        // 100 cycles later 1600 bytes have drained: only this request is ahead of itself.
-        w.now = 100;
-        assert_eq!(w.queue_dram(0, 128), 128);
-        // A new wave starts an empty queue.
+        assert_eq!(w.queue_dram(1024), 1024);
+        // 10 cycles later 160 bytes have drained: 864 are still ahead, plus these 128.
+        w.now = 10;
+        assert_eq!(w.queue_dram(128), 992);
+        // 100 cycles later the queue is empty: only this request is ahead of itself.
+        w.now = 110;
+        assert_eq!(w.queue_dram(128), 128);
+        // The idle DRAM saved nothing up: two requests at once queue behind each other.
+        w.now = 1000;
+        assert_eq!(w.queue_dram(64), 64);
+        assert_eq!(w.queue_dram(64), 128);
+        // The next wave starts 1002 cycles later: 6 cycles of the queue (96 bytes) are left.
+        w.advance(1002);
         w.now = 0;
-        assert_eq!(w.queue_dram(1, 64), 64);
+        assert_eq!(w.queue_dram(64), 160);
     }
 }

@@ -1,21 +1,45 @@
-//! The timing pass: replays a block's instruction streams on per-warp scoreboards.
+//! The timing pass: replays the instruction streams of the blocks co-resident on one SM in a wave,
+//! event by event, on per-warp scoreboards that share the SM's warp schedulers.
 //!
-//! Each warp issues its next instruction one cycle after the previous one unless a source
-//! register is not ready yet (dataflow issue: ptxas hoists independent loads above their uses, so
-//! a load does not wait behind an unrelated stall). A load's result is ready after the latency of
-//! the level that served it; an ALU result after the ALU latency; a store is acknowledged by L2.
-//! `bar.sync` waits for the warp's outstanding results, then for every warp still running; the
-//! block is done when its last warp has retired and its stores are acknowledged.
+//! - **Blocks and warps.** Blocks start in dispatch order, each in the SM's block slot that frees
+//!   first and no sooner than [`Costs::block_dispatch`] after the previous one (the first wave's
+//!   blocks that far apart, a later wave's as the earlier wave's blocks retire); the SM launches a
+//!   block's warps [`Costs::warp_start`] apart. The replay keeps the schedulers' calendars from
+//!   wave to wave, so a wave's warps find the cycles the previous wave's warps took (older warps
+//!   first). Warp `w` of the wave (counting the warps of its blocks in dispatch order) belongs to
+//!   scheduler `w % schedulers` (four sub-cores per SM, [paper] Huerta25 §5.4; warp id modulo
+//!   the schedulers is how [sim] Accel-Sim assigns them).
+//! - **Scoreboard.** A warp's instruction is ready when its source registers are and no sooner
+//!   than the cycle after the warp's issue floor (dataflow issue within a basic block: ptxas
+//!   hoists independent loads above their uses, so a load does not wait behind an unrelated
+//!   stall; across a branch the warp issues in order). A load's result is ready after the latency
+//!   of the level that served it; an ALU result after its SASS steps times the ALU latency; a
+//!   store is acknowledged by L2.
+//! - **Schedulers.** Each scheduler issues at most one SASS instruction per cycle ([`Port`]); an
+//!   instruction of `k` SASS instructions takes `k` of its cycles. Warps are served in the cycle
+//!   order of their ready instructions, the oldest warp first among those ready in the same cycle
+//!   (a loosely round-robin, oldest-first order: every ready warp gets its turn). An instruction
+//!   that could issue at the warp's floor but found the scheduler busy holds the warp's later
+//!   instructions back by as much.
+//! - **Barriers.** `bar.sync` waits for the warp's outstanding results, then for every warp of
+//!   its block still running; the last arrival releases them after [`Costs::barrier`].
+//!
+//! A block is done when its last warp has retired and its stores are acknowledged; the pass
+//! returns each block's cycles from its start ([`SmWork::latency`] places them in the slots again
+//! for the launch's latency bound, sampled waves included).
 
+use super::sched::Port;
 use super::{Costs, SmWork};
 use crate::exec::trace::{BlockLog, Entry, MEM, TICKET};
 use crate::exec::{DInst, Program, Src, NO_REG};
 use crate::ptx::inst::Op;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// One warp's scoreboard during the replay.
 #[derive(Debug, Clone, Default)]
 struct Board {
-    /// Issue floor: cycles since the block started, one per instruction issued.
+    /// Issue floor: the warp's next instruction issues after it (cycles since the wave started).
     clock: u32,
     /// Cycle each register's value is ready.
     ready: Vec<u32>,
@@ -25,9 +49,14 @@ struct Board {
     next: usize,
     /// Waiting at `bar.sync`.
     at_barrier: bool,
+    /// Its block's index in the wave.
+    block: usize,
+    /// Its block's warp index (the stream in the block's log).
+    index: usize,
 }
 
 impl Board {
+    /// The first cycle `inst` can issue: after the floor, once its sources are ready.
     fn issue_time(&self, inst: &DInst) -> u32 {
         let mut t = self.clock + 1;
         let mut need = |s: &Src| {
@@ -47,20 +76,273 @@ impl Board {
         t
     }
 
-    /// Issues the instruction of `e` of warp `warp`, accounting it on the SM's `work`.
-    #[allow(clippy::too_many_arguments)]
+    fn results_ready(&self) -> u32 {
+        self.ready.iter().copied().max().unwrap_or(0)
+    }
+
+    fn finish(&self) -> u32 {
+        self.clock.max(self.drain).max(self.results_ready())
+    }
+}
+
+/// One block of the wave during the replay.
+#[derive(Debug, Clone, Copy, Default)]
+struct Block {
+    /// Cycle it starts.
+    start: u32,
+    /// Its first warp among the boards.
+    first: usize,
+    /// Its warps.
+    warps: usize,
+    /// Warps that have not retired.
+    live: usize,
+    /// Warps waiting at `bar.sync`.
+    arrived: usize,
+}
+
+/// What one replay reads: the program, its costs, the shared-memory latency.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The kernel.
+    pub program: &'a Program,
+    /// Its costs.
+    pub costs: &'a Costs,
+    /// Shared-memory load-to-use latency (cycles), which shuffles take too.
+    pub shared_latency: u32,
+}
+
+/// Reusable state of an SM's replay: scoreboards, schedulers, the queue of ready warps.
+#[derive(Debug, Default)]
+pub struct Replay {
+    boards: Vec<Board>,
+    blocks: Vec<Block>,
+    ports: Vec<Port>,
+    /// Warps waiting to issue: (cycle their next instruction is ready, warp), earliest first.
+    queue: BinaryHeap<Reverse<(u32, u32)>>,
+    /// Per block slot of the SM, the cycle (of the launch) it is free.
+    slots: Vec<f64>,
+    /// Cycle (of the launch) the last block started.
+    last_start: f64,
+    /// Cycle (of the launch) the current wave's cycles count from.
+    origin: u64,
+}
+
+/// Calendars longer than this (cycles) are trimmed to what warps can still ask for.
+const TRIM_SPAN: u64 = 1 << 14;
+
+impl Replay {
+    /// Replays the wave whose blocks left `logs` (latencies resolved, in dispatch order) on one
+    /// SM, accounting its work on `work`; returns each block's cycles from its start to its last
+    /// warp's retirement, in order.
+    pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
+        let slots = self.start(cx, logs, work);
+        while let Some(Reverse((_, w))) = self.queue.pop() {
+            while let Some(t) = self.run_warp(cx, logs, work, w as usize) {
+                // A warp that would leave the queue next anyway goes on without entering it.
+                if self.queue.peek().is_some_and(|&Reverse(top)| top < (t, w)) {
+                    self.queue.push(Reverse((t, w)));
+                    break;
+                }
+            }
+            if self.ports.iter().any(|p| p.span() > TRIM_SPAN) {
+                self.trim();
+            }
+        }
+        let mut out = Vec::with_capacity(self.blocks.len());
+        for (b, (slot, start)) in self.blocks.iter().zip(slots) {
+            let end = self.boards[b.first..b.first + b.warps]
+                .iter()
+                .map(Board::finish)
+                .max()
+                .unwrap_or(b.start);
+            let dur = end.saturating_sub(b.start);
+            self.slots[slot] = start + f64::from(dur);
+            out.push(u64::from(dur));
+        }
+        out
+    }
+
+    /// Places the wave's blocks in the SM's block slots, sets up the scoreboards of their warps
+    /// and queues their first instructions.
+    fn start(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<(usize, f64)> {
+        let total: usize = logs.iter().map(|l| l.warps.len()).sum();
+        if self.boards.len() < total {
+            self.boards.resize_with(total, Board::default);
+        }
+        self.blocks.clear();
+        self.queue.clear();
+        let schedulers = cx.costs.schedulers.max(1) as usize;
+        if self.ports.len() != schedulers {
+            self.ports = vec![Port::default(); schedulers];
+        }
+        let starts = self.place(cx, logs);
+        let origin = starts.first().map_or(0, |&(_, s)| s as u64);
+        work.advance(origin.saturating_sub(self.origin));
+        self.origin = origin;
+        self.ports.iter_mut().for_each(|p| p.set_origin(origin));
+        let mut first = 0;
+        for (k, log) in logs.iter().enumerate() {
+            let warps = log.warps.len();
+            let start = (starts[k].1 - origin as f64).round() as u32;
+            self.blocks.push(Block {
+                start,
+                first,
+                warps,
+                live: warps,
+                arrived: 0,
+            });
+            for (i, b) in self.boards[first..first + warps].iter_mut().enumerate() {
+                b.clock = start + cx.costs.warp_start(i as u32);
+                b.drain = 0;
+                b.next = 0;
+                b.at_barrier = false;
+                b.block = k;
+                b.index = i;
+                b.ready.clear();
+                b.ready.resize(cx.program.num_regs, 0);
+            }
+            first += warps;
+        }
+        for w in 0..total {
+            self.queue_or_retire(cx, logs, w);
+        }
+        starts
+    }
+
+    /// The slot and start cycle (of the launch) of each of the wave's blocks: in dispatch order,
+    /// each in the slot that frees first and no sooner than the dispatch interval after the
+    /// previous block (as [`SmWork::latency`] places them).
+    fn place(&mut self, cx: Ctx, logs: &[BlockLog]) -> Vec<(usize, f64)> {
+        if self.slots.is_empty() {
+            self.slots = vec![0.0; logs.len().max(1)];
+            self.last_start = f64::NEG_INFINITY;
+        }
+        let dispatch = cx
+            .costs
+            .block_dispatch(logs.first().map_or(1, |l| l.warps.len() as u32));
+        let mut taken = vec![false; self.slots.len()];
+        let mut out = Vec::with_capacity(logs.len());
+        for _ in logs {
+            let slot = (0..self.slots.len())
+                .filter(|&i| !taken[i])
+                .min_by(|&a, &b| self.slots[a].total_cmp(&self.slots[b]));
+            let slot = slot.unwrap_or_else(|| {
+                self.slots.push(0.0);
+                taken.push(false);
+                self.slots.len() - 1
+            });
+            taken[slot] = true;
+            let start = self.slots[slot].max(self.last_start + dispatch).max(0.0);
+            self.last_start = start;
+            out.push((slot, start));
+        }
+        out
+    }
+
+    /// Queues warp `w` for its next instruction, or retires it when its stream is done.
+    fn queue_or_retire(&mut self, cx: Ctx, logs: &[BlockLog], w: usize) {
+        let b = &self.boards[w];
+        match logs[b.block].warps[b.index].get(b.next) {
+            Some(e) => {
+                let t = b.issue_time(&cx.program.insts[e.pc as usize]);
+                self.queue.push(Reverse((t, w as u32)));
+            }
+            None => {
+                let k = b.block;
+                self.blocks[k].live -= 1;
+                self.release(cx, logs, k);
+            }
+        }
+    }
+
+    /// Issues warp `w`'s next instruction; returns the cycle its next one is ready, or `None`
+    /// when the warp parked at a barrier or retired.
+    fn run_warp(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork, w: usize) -> Option<u32> {
+        let n = self.ports.len();
+        let port = &mut self.ports[w % n];
+        let b = &mut self.boards[w];
+        let log = &logs[b.block];
+        if let Some(&e) = log.warps[b.index].get(b.next) {
+            b.next += 1;
+            b.step(cx, log, work, port, w as u32, e);
+        }
+        let k = b.block;
+        if b.at_barrier {
+            self.blocks[k].arrived += 1;
+            self.release(cx, logs, k);
+            return None;
+        }
+        match log.warps[b.index].get(b.next) {
+            Some(e) => Some(b.issue_time(&cx.program.insts[e.pc as usize])),
+            None => {
+                self.blocks[k].live -= 1;
+                self.release(cx, logs, k);
+                None
+            }
+        }
+    }
+
+    /// Releases block `k`'s barrier once every warp still running has arrived: after the latest
+    /// arrival and the barrier unit's time.
+    fn release(&mut self, cx: Ctx, logs: &[BlockLog], k: usize) {
+        let blk = self.blocks[k];
+        if blk.arrived == 0 || blk.arrived < blk.live {
+            return;
+        }
+        let range = blk.first..blk.first + blk.warps;
+        let Some(t) = self.boards[range.clone()]
+            .iter()
+            .filter(|b| b.at_barrier)
+            .map(|b| b.clock)
+            .max()
+        else {
+            return;
+        };
+        // The arrivals pass the barrier unit one after another.
+        let t = t + cx.costs.barrier(blk.arrived);
+        self.blocks[k].arrived = 0;
+        for w in range {
+            if self.boards[w].at_barrier {
+                self.boards[w].at_barrier = false;
+                self.boards[w].clock = t;
+                self.queue_or_retire(cx, logs, w);
+            }
+        }
+    }
+
+    /// Forgets the scheduler cycles no warp can ask for any more (before every floor).
+    fn trim(&mut self) {
+        let safe = self
+            .blocks
+            .iter()
+            .flat_map(|b| &self.boards[b.first..b.first + b.warps])
+            .map(|b| u64::from(b.clock) + 1)
+            .min()
+            .unwrap_or(0);
+        self.ports.iter_mut().for_each(|p| p.forget_before(safe));
+    }
+}
+
+impl Board {
+    /// Issues the instruction of `e` of SM warp `warp` on its scheduler `port`, accounting it on
+    /// the SM's `work`.
     fn step(
         &mut self,
-        program: &Program,
-        costs: &Costs,
-        shared_latency: u32,
+        cx: Ctx,
         log: &BlockLog,
         work: &mut SmWork,
+        port: &mut Port,
         warp: u32,
         e: Entry,
     ) {
-        let inst = &program.insts[e.pc as usize];
-        let issue = self.issue_time(inst);
+        let costs = cx.costs;
+        let inst = &cx.program.insts[e.pc as usize];
+        let want = self.issue_time(inst);
+        let front = want == self.clock + 1;
+        let slots = u32::from(costs.sass.at(e.pc).slots);
+        let (issue, last) = take_slots(port, want, slots);
+        // Results of a multi-instruction expansion are late by what its last slot waited.
+        let at = (last + 1).saturating_sub(slots.max(1)).max(issue);
         // SASS issue slots, constant-pipe work, first use of a unit (timing::sass).
         work.issued(costs, e.pc, inst, log.wave, issue, warp);
         let ready = match inst.op {
@@ -75,7 +357,10 @@ impl Board {
                 // region is issued even when every lane skips it (`lat` 1: every lane jumped).
                 self.clock = work.branch(costs, e.pc, warp, self.clock, issue);
                 if e.lat == 1 {
-                    self.clock += work.skipped(costs, e.pc);
+                    let k = work.skipped(costs, e.pc);
+                    if k > 0 {
+                        self.clock = take_slots(port, self.clock + 1, k).1;
+                    }
                 }
                 None
             }
@@ -90,88 +375,35 @@ impl Board {
                 None
             }
             Op::Atom(_) | Op::Red(_) => Some(issue + latency(e.lat, costs, log, work)),
-            Op::Shfl(_) => Some(issue + shared_latency),
+            Op::Shfl(_) => Some(issue + cx.shared_latency),
             Op::Exit | Op::Ret | Op::WarpSync => None,
-            _ => Some(issue + costs.result_latency(e.pc)),
+            _ => Some(at + costs.result_latency(e.pc)),
         };
         if let Some(t) = ready {
             for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
                 self.ready[d as usize] = t;
             }
         }
-        self.clock += u32::from(costs.sass.at(e.pc).slots);
-    }
-
-    fn results_ready(&self) -> u32 {
-        self.ready.iter().copied().max().unwrap_or(0)
-    }
-
-    fn finish(&self) -> u64 {
-        u64::from(self.clock.max(self.drain).max(self.results_ready()))
+        // An instruction that waited only for the scheduler holds back the warp's later ones.
+        self.clock += slots;
+        if front {
+            self.clock = self.clock.max(last);
+        }
     }
 }
 
-/// Reusable scoreboards (one per warp of a block).
-#[derive(Debug, Default)]
-pub struct Replay {
-    boards: Vec<Board>,
-}
-
-impl Replay {
-    /// Cycles from the block's start until its last warp retired: the latency-bound time of
-    /// the block whose functional pass left `log` (latencies resolved).
-    pub fn block(
-        &mut self,
-        program: &Program,
-        costs: &Costs,
-        shared_latency: u32,
-        log: &BlockLog,
-        work: &mut SmWork,
-    ) -> u64 {
-        let n = log.warps.len();
-        if self.boards.len() < n {
-            self.boards.resize_with(n, Board::default);
-        }
-        for (i, b) in self.boards[..n].iter_mut().enumerate() {
-            // The SM launches the block's warps one after another.
-            b.clock = costs.warp_start(i as u32);
-            b.drain = 0;
-            b.next = 0;
-            b.at_barrier = false;
-            b.ready.clear();
-            b.ready.resize(program.num_regs, 0);
-        }
-        loop {
-            for (w, (b, stream)) in self.boards[..n].iter_mut().zip(&log.warps).enumerate() {
-                while !b.at_barrier {
-                    let Some(&e) = stream.get(b.next) else { break };
-                    b.next += 1;
-                    b.step(program, costs, shared_latency, log, work, w as u32, e);
-                }
-            }
-            let arrived = self.boards[..n].iter().filter(|b| b.at_barrier).count();
-            let Some(t) = self.boards[..n]
-                .iter()
-                .filter(|b| b.at_barrier)
-                .map(|b| b.clock)
-                .max()
-            else {
-                break;
-            };
-            // The arrivals pass the barrier unit one after another.
-            let t = t + costs.barrier(arrived);
-            // Everyone still running waits at the barrier: release it at the latest arrival.
-            for b in self.boards[..n].iter_mut().filter(|b| b.at_barrier) {
-                b.at_barrier = false;
-                b.clock = t;
-            }
-        }
-        self.boards[..n]
-            .iter()
-            .map(Board::finish)
-            .max()
-            .unwrap_or(0)
+/// Takes `slots` issue cycles of `port`, the first at or after `want`; returns the first and the
+/// last (both `want` when the instruction issues nothing).
+fn take_slots(port: &mut Port, want: u32, slots: u32) -> (u32, u32) {
+    if slots == 0 {
+        return (want, want);
     }
+    let first = port.take(u64::from(want)) as u32;
+    let mut last = first;
+    for _ in 1..slots {
+        last = port.take(u64::from(last) + 1) as u32;
+    }
+    (first, last)
 }
 
 /// The latency of an entry's `lat`: its own, or what the L2 pass found for its request (a DRAM
@@ -183,7 +415,7 @@ fn latency(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
             return lat;
         }
         let o = log.out[(lat & !TICKET) as usize];
-        let queued = work.queue_dram(log.wave, o.dram_bytes);
+        let queued = work.queue_dram(o.dram_bytes);
         if o.dram {
             costs.dram_queued(queued)
         } else {
@@ -197,4 +429,136 @@ fn latency(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
         return work.global_sectors(costs, log.wave, m.dwf, sectors, m.store, m.hit, l);
     }
     ticket(lat, work)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GpuConfig;
+    use crate::ptx::ast::StateSpace;
+    use crate::ptx::inst::{CacheOp, MemOp};
+    use crate::ptx::Type;
+
+    /// `mov` (one SASS instruction, one ALU step) into `dst` from `src`, or from nothing.
+    fn mov(dst: u16, src: Option<u16>) -> DInst {
+        let mut s = [Src::Imm(0); 4];
+        if let Some(r) = src {
+            s[0] = Src::Reg(r);
+        }
+        DInst {
+            op: Op::Mov(Type::U32),
+            guard: NO_REG,
+            guard_negated: false,
+            dst: [dst, NO_REG, NO_REG, NO_REG],
+            src: s,
+            nsrc: u8::from(src.is_some()),
+            addr: None,
+            target: 0,
+        }
+    }
+
+    /// A global load into `dst`.
+    fn load(dst: u16) -> DInst {
+        DInst {
+            op: Op::Ld(MemOp {
+                space: StateSpace::Global,
+                cache: CacheOp::Default,
+                vec: 1,
+                ty: Type::U32,
+                volatile: false,
+                nc: false,
+            }),
+            ..mov(dst, None)
+        }
+    }
+
+    /// The program `insts` on an H200 whose warps and blocks all start at cycle 0, with
+    /// `schedulers` warp schedulers (ALU latency 4).
+    fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
+        let cfg = GpuConfig::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../configs/h200.toml"
+        )))
+        .unwrap();
+        let mut costs = Costs::new(&cfg);
+        costs.warp_launch = 0.0;
+        costs.dispatch = 0.0;
+        costs.schedulers = schedulers;
+        assert_eq!(costs.alu, 4);
+        let n = insts.len();
+        let program = Program {
+            name: "t".into(),
+            insts,
+            lines: vec![0; n],
+            texts: vec![String::new(); n],
+            num_regs: 8,
+        };
+        (program, costs)
+    }
+
+    /// A block whose warps run `streams` (entries: pc, latency).
+    fn block(streams: &[&[(u32, u32)]]) -> BlockLog {
+        BlockLog {
+            warps: streams
+                .iter()
+                .map(|s| s.iter().map(|&(pc, lat)| Entry { pc, lat }).collect())
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn replay(program: &Program, costs: &Costs, logs: &[BlockLog]) -> Vec<u64> {
+        let cx = Ctx {
+            program,
+            costs,
+            shared_latency: 23,
+        };
+        Replay::default().wave(cx, logs, &mut SmWork::default())
+    }
+
+    #[test]
+    fn eight_warps_of_four_alu_instructions_share_four_schedulers() {
+        let (p, c) = setup((0..4).map(|r| mov(r, None)).collect(), 4);
+        let warp: &[(u32, u32)] = &[(0, 0), (1, 0), (2, 0), (3, 0)];
+        // Four warps, one per scheduler: issue at cycles 1-4, the last result 4 cycles later.
+        assert_eq!(replay(&p, &c, &[block(&[warp; 4])]), vec![8]);
+        // Eight warps, two per scheduler: 8 instructions each, issued at cycles 1-8.
+        assert_eq!(replay(&p, &c, &[block(&[warp; 8])]), vec![12]);
+        // One scheduler: 32 instructions, cycles 1-32.
+        let (p, c) = setup((0..4).map(|r| mov(r, None)).collect(), 1);
+        assert_eq!(replay(&p, &c, &[block(&[warp; 8])]), vec![36]);
+    }
+
+    #[test]
+    fn two_warps_on_one_scheduler_interleave() {
+        // Blocks of one warp each, both on the one scheduler: the ready warps take turns
+        // (cycles 1, 3, 5 and 2, 4, 6), the last results 4 cycles later.
+        let (p, c) = setup((0..3).map(|r| mov(r, None)).collect(), 1);
+        let warp: &[(u32, u32)] = &[(0, 0), (1, 0), (2, 0)];
+        let logs = [block(&[warp]), block(&[warp])];
+        assert_eq!(replay(&p, &c, &logs), vec![9, 10]);
+        // Two schedulers: warp 1 of the SM has its own; both issue at cycles 1-3.
+        let (p, c) = setup((0..3).map(|r| mov(r, None)).collect(), 2);
+        assert_eq!(replay(&p, &c, &logs), vec![7, 7]);
+    }
+
+    #[test]
+    fn a_warp_waiting_for_its_load_lets_another_issue() {
+        // Warp 0 loads r0 (100 cycles) and adds to it; warp 1 runs three ALU instructions. On one
+        // scheduler warp 1 issues at cycles 2-4 while warp 0 waits; warp 0's add issues at 101.
+        let (p, c) = setup(vec![load(0), mov(1, Some(0)), mov(2, None)], 1);
+        let logs = [
+            block(&[&[(0, 100), (1, 0)]]),
+            block(&[&[(2, 0), (2, 0), (2, 0)]]),
+        ];
+        assert_eq!(replay(&p, &c, &logs), vec![105, 8]);
+    }
+
+    #[test]
+    fn a_dependent_chain_issues_when_its_operands_are_ready() {
+        // r1 <- r0 <- load: 1 + 100, then the mov's 4: ready at 105, the second mov at 109.
+        let (p, c) = setup(vec![load(0), mov(1, Some(0)), mov(2, Some(1))], 4);
+        let logs = [block(&[&[(0, 100), (1, 0), (2, 0)]])];
+        assert_eq!(replay(&p, &c, &logs), vec![109]);
+    }
 }
