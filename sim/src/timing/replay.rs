@@ -56,24 +56,13 @@ struct Board {
 }
 
 impl Board {
-    /// The first cycle `inst` can issue: after the floor, once its sources are ready.
-    fn issue_time(&self, inst: &DInst) -> u32 {
-        let mut t = self.clock + 1;
-        let mut need = |s: &Src| {
-            if let Src::Reg(r) | Src::NotPred(r) = s {
-                t = t.max(self.ready[*r as usize]);
-            }
-        };
-        inst.src[..usize::from(inst.nsrc)]
+    /// The first cycle an instruction with `deps` can issue: after the floor, once its sources
+    /// are ready.
+    #[inline]
+    fn issue_time(&self, deps: &Deps) -> u32 {
+        deps.src[..usize::from(deps.n_src)]
             .iter()
-            .for_each(&mut need);
-        if let Some(a) = &inst.addr {
-            need(&a.base);
-        }
-        if inst.guard != NO_REG {
-            need(&Src::Reg(inst.guard));
-        }
-        t
+            .fold(self.clock + 1, |t, &r| t.max(self.ready[usize::from(r)]))
     }
 
     fn results_ready(&self) -> u32 {
@@ -82,6 +71,44 @@ impl Board {
 
     fn finish(&self) -> u32 {
         self.clock.max(self.drain).max(self.results_ready())
+    }
+}
+
+/// The registers one instruction waits for and writes, read once from its [`DInst`] so the
+/// replay's inner loop touches a few bytes instead of the decoded instruction.
+#[derive(Debug, Clone, Copy, Default)]
+struct Deps {
+    /// Source registers (operands, address base, guard); `n_src` of them.
+    src: [u16; 7],
+    n_src: u8,
+    /// Destination registers; `n_dst` of them.
+    dst: [u16; 4],
+    n_dst: u8,
+}
+
+impl Deps {
+    fn of(inst: &DInst) -> Self {
+        let mut d = Deps::default();
+        let add = |s: &Src, d: &mut Deps| {
+            if let Src::Reg(r) | Src::NotPred(r) = s {
+                d.src[usize::from(d.n_src)] = *r;
+                d.n_src += 1;
+            }
+        };
+        for s in &inst.src[..usize::from(inst.nsrc)] {
+            add(s, &mut d);
+        }
+        if let Some(a) = &inst.addr {
+            add(&a.base, &mut d);
+        }
+        if inst.guard != NO_REG {
+            add(&Src::Reg(inst.guard), &mut d);
+        }
+        for &r in inst.dst.iter().filter(|&&r| r != NO_REG) {
+            d.dst[usize::from(d.n_dst)] = r;
+            d.n_dst += 1;
+        }
+        d
     }
 }
 
@@ -125,6 +152,8 @@ pub struct Replay {
     last_start: f64,
     /// Cycle (of the launch) the current wave's cycles count from.
     origin: u64,
+    /// [`Deps`] of each instruction of the launch's program.
+    deps: Vec<Deps>,
 }
 
 /// Calendars longer than this (cycles) are trimmed to what warps can still ask for.
@@ -135,6 +164,9 @@ impl Replay {
     /// SM, accounting its work on `work`; returns each block's cycles from its start to its last
     /// warp's retirement, in order.
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
+        if self.deps.len() != cx.program.insts.len() {
+            self.deps = cx.program.insts.iter().map(Deps::of).collect();
+        }
         let slots = self.start(cx, logs, work);
         while let Some(Reverse((_, w))) = self.queue.pop() {
             while let Some(t) = self.run_warp(cx, logs, work, w as usize) {
@@ -244,7 +276,7 @@ impl Replay {
         let b = &self.boards[w];
         match logs[b.block].warps[b.index].get(b.next) {
             Some(e) => {
-                let t = b.issue_time(&cx.program.insts[e.pc as usize]);
+                let t = b.issue_time(&self.deps[e.pc as usize]);
                 self.queue.push(Reverse((t, w as u32)));
             }
             None => {
@@ -264,7 +296,7 @@ impl Replay {
         let log = &logs[b.block];
         if let Some(&e) = log.warps[b.index].get(b.next) {
             b.next += 1;
-            b.step(cx, log, work, port, w as u32, e);
+            b.step(cx, &self.deps[e.pc as usize], log, work, port, w as u32, e);
         }
         let k = b.block;
         if b.at_barrier {
@@ -273,7 +305,7 @@ impl Replay {
             return None;
         }
         match log.warps[b.index].get(b.next) {
-            Some(e) => Some(b.issue_time(&cx.program.insts[e.pc as usize])),
+            Some(e) => Some(b.issue_time(&self.deps[e.pc as usize])),
             None => {
                 self.blocks[k].live -= 1;
                 self.release(cx, logs, k);
@@ -326,9 +358,11 @@ impl Replay {
 impl Board {
     /// Issues the instruction of `e` of SM warp `warp` on its scheduler `port`, accounting it on
     /// the SM's `work`.
+    #[allow(clippy::too_many_arguments)]
     fn step(
         &mut self,
         cx: Ctx,
+        deps: &Deps,
         log: &BlockLog,
         work: &mut SmWork,
         port: &mut Port,
@@ -337,7 +371,7 @@ impl Board {
     ) {
         let costs = cx.costs;
         let inst = &cx.program.insts[e.pc as usize];
-        let want = self.issue_time(inst);
+        let want = self.issue_time(deps);
         let front = want == self.clock + 1;
         let slots = u32::from(costs.sass.at(e.pc).slots);
         let (issue, last) = take_slots(port, want, slots);
@@ -380,8 +414,8 @@ impl Board {
             _ => Some(at + costs.result_latency(e.pc)),
         };
         if let Some(t) = ready {
-            for &d in inst.dst.iter().filter(|&&d| d != NO_REG) {
-                self.ready[d as usize] = t;
+            for &d in &deps.dst[..usize::from(deps.n_dst)] {
+                self.ready[usize::from(d)] = t;
             }
         }
         // An instruction that waited only for the scheduler holds back the warp's later ones.
