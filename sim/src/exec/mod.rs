@@ -14,6 +14,7 @@
 pub mod alu;
 pub mod decode;
 mod mem;
+pub mod occupancy;
 pub mod regs;
 mod step;
 mod sync;
@@ -21,6 +22,7 @@ pub mod trace;
 mod warp;
 
 pub use decode::{decode, DInst, Program, Src, SymbolAddr, NO_REG};
+pub use occupancy::{occupancy, Occupancy};
 
 use crate::config::GpuConfig;
 use crate::error::{Error, Result};
@@ -143,152 +145,6 @@ pub struct LaunchStats {
     pub occupancy: Occupancy,
     /// Set when only some waves were simulated.
     pub sampled: Option<SampleInfo>,
-}
-
-/// Blocks resident per SM and what limits them, as the CUDA occupancy calculator
-/// (`cuda_occupancy.h`, `cudaOccMaxActiveBlocksPerMultiprocessor`) and Nsight Compute
-/// (`launch__occupancy_limit_*`) report them: each limit is the number of blocks per SM that
-/// resource alone allows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-pub struct Occupancy {
-    /// Blocks resident per SM: the smallest of the limits (at least 1).
-    pub blocks: u32,
-    /// Blocks the thread and warp slots allow (`launch__occupancy_limit_warps`).
-    pub limit_warps: u32,
-    /// The SM's block slots (`launch__occupancy_limit_blocks`).
-    pub limit_blocks: u32,
-    /// Blocks shared memory allows (`launch__occupancy_limit_shared_mem`); a launch without
-    /// shared memory reports the block slots (the resource does not limit it).
-    pub limit_shared_mem: u32,
-    /// Blocks the register file allows (`launch__occupancy_limit_registers`); a kernel of 0
-    /// registers reports the block slots.
-    pub limit_registers: u32,
-}
-
-impl Occupancy {
-    /// The names of the limits that set [`Occupancy::blocks`] (several when they tie), in
-    /// Nsight Compute's words: `warps`, `registers`, `shared_mem`, `blocks`.
-    pub fn limiters(&self) -> Vec<&'static str> {
-        [
-            ("warps", self.limit_warps),
-            ("registers", self.limit_registers),
-            ("shared_mem", self.limit_shared_mem),
-            ("blocks", self.limit_blocks),
-        ]
-        .into_iter()
-        .filter(|&(_, n)| n == self.blocks)
-        .map(|(name, _)| name)
-        .collect()
-    }
-}
-
-/// Blocks of `dims` resident per SM at once, for `shared_bytes` of shared memory per block and
-/// `registers` per thread: the tightest of the thread, warp, block, shared memory and register
-/// limits of the config (CUDA C++ Programming Guide, "Occupancy"; the register rule is
-/// [`blocks_by_registers`]). `Err` when one block cannot fit at all.
-pub fn occupancy(
-    cfg: &GpuConfig,
-    dims: &Dims,
-    shared_bytes: u64,
-    registers: u32,
-) -> std::result::Result<Occupancy, String> {
-    let threads = dims.block_threads();
-    if threads == 0 {
-        return Err("the block has no threads".into());
-    }
-    if threads > cfg.sm.max_threads_per_block {
-        return Err(format!(
-            "{threads} threads per block exceed the GPU's limit of {}",
-            cfg.sm.max_threads_per_block
-        ));
-    }
-    if shared_bytes > cfg.shared.size_per_block_bytes as u64 {
-        return Err(format!(
-            "{shared_bytes} bytes of shared memory per block exceed the GPU's limit of {}",
-            cfg.shared.size_per_block_bytes
-        ));
-    }
-    let warps = threads.div_ceil(32);
-    let limit_blocks = cfg.sm.max_blocks;
-    let limit_warps = (cfg.sm.max_threads / threads).min(cfg.sm.max_warps / warps);
-    let limit_shared_mem = match (cfg.shared.size_per_sm_bytes as u64).checked_div(shared_bytes) {
-        Some(n) => u32::try_from(n).unwrap_or(u32::MAX),
-        None => limit_blocks,
-    };
-    let major = cfg.compute_capability().0;
-    let limit_registers = match blocks_by_registers(&cfg.sm, major, warps, registers) {
-        u32::MAX => limit_blocks,
-        n => n,
-    };
-    if limit_registers == 0 {
-        return Err(format!(
-            "{registers} registers per thread do not fit a block of {threads} threads: {} \
-             registers per block, the SM has {} (registers per thread are allocated in units of {} \
-             per {}); use smaller blocks, or tell ptxas to use fewer registers and give their \
-             number (`registers = N` in the launch, or --registers N)",
-            registers_per_block(&cfg.sm, major, warps, registers),
-            cfg.sm.registers,
-            cfg.sm.register_allocation_unit,
-            if major < 2 { "block" } else { "warp" },
-        ));
-    }
-    let blocks = limit_blocks
-        .min(limit_warps)
-        .min(limit_shared_mem)
-        .min(limit_registers)
-        .max(1);
-    Ok(Occupancy {
-        blocks,
-        limit_warps,
-        limit_blocks,
-        limit_shared_mem,
-        limit_registers,
-    })
-}
-
-/// Registers one block of `warps` warps holds: per warp from compute 2.x on, the warp's
-/// `registers x 32` rounded up to the allocation unit; on 1.x per block, for the warps rounded up
-/// to an even number (`cuda_occupancy.h`, `cudaOccMaxBlocksPerSMRegsLimit`,
-/// `cudaOccWarpAllocationGranularity`).
-pub fn registers_per_block(sm: &crate::config::Sm, major: u32, warps: u32, registers: u32) -> u64 {
-    let unit = u64::from(sm.register_allocation_unit);
-    let per_thread = u64::from(registers);
-    if major < 2 {
-        (per_thread * 32 * u64::from(warps.next_multiple_of(2))).next_multiple_of(unit)
-    } else {
-        (per_thread * 32).next_multiple_of(unit) * u64::from(warps)
-    }
-}
-
-/// Blocks of `warps` warps of `registers` registers per thread that an SM's register file holds,
-/// as the CUDA occupancy calculator computes it (`cuda_occupancy.h`,
-/// `cudaOccMaxBlocksPerSMRegsLimit`, partitioned global caching off). From compute 2.x on:
-/// registers per warp = `ceil(registers x 32 / unit) x unit`; the register file is split evenly
-/// among the SM's `schedulers` sub-partitions, each holding `floor(registers / schedulers /
-/// per warp)` warps; blocks = `floor(warps per SM / warps per block)`. The hardware also refuses
-/// a block whose registers, for its warps rounded up to a multiple of the sub-partitions, exceed
-/// what one block may hold (`sm.registers` here). On compute 1.x registers are allocated per
-/// block ([`registers_per_block`]): blocks = `floor(registers / per block)`.
-///
-/// 0 when one block does not fit; `u32::MAX` for a kernel of 0 registers (no limit).
-pub fn blocks_by_registers(sm: &crate::config::Sm, major: u32, warps: u32, registers: u32) -> u32 {
-    if registers == 0 {
-        return u32::MAX;
-    }
-    let file = u64::from(sm.registers);
-    let per_block = registers_per_block(sm, major, warps, registers);
-    let blocks = if major < 2 {
-        file / per_block
-    } else {
-        let partitions = u64::from(sm.schedulers.max(1));
-        let per_warp = per_block / u64::from(warps.max(1));
-        // The hardware checks a block as if it took registers in every partition at once.
-        if per_warp * u64::from(warps).next_multiple_of(partitions) > file {
-            return 0;
-        }
-        file / partitions / per_warp * partitions / u64::from(warps.max(1))
-    };
-    u32::try_from(blocks).unwrap_or(u32::MAX)
 }
 
 /// One SM's state while a launch runs: its warps, shared memory and statistics, and the logs

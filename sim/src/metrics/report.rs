@@ -23,18 +23,23 @@ pub fn launch_metrics(l: &LaunchResult) -> Vec<(&'static str, f64)> {
 }
 
 /// Registers per thread and the blocks per SM each occupancy limit allows, under Nsight
-/// Compute's `launch__` names.
+/// Compute's `launch__` names. A resource the launch does not use (no shared memory, no
+/// registers) reports the SM's block slots, the most it could allow.
 pub fn launch_occupancy_metrics(l: &LaunchResult) -> [(&'static str, f64); 5] {
     let o = &l.occupancy;
+    let limit = |n: u32| match n {
+        crate::exec::occupancy::NO_LIMIT => f64::from(o.limit_blocks),
+        n => f64::from(n),
+    };
     [
         ("launch__registers_per_thread", f64::from(l.registers)),
         (
             "launch__occupancy_limit_registers",
-            f64::from(o.limit_registers),
+            limit(o.limit_registers),
         ),
         (
             "launch__occupancy_limit_shared_mem",
-            f64::from(o.limit_shared_mem),
+            limit(o.limit_shared_mem),
         ),
         ("launch__occupancy_limit_warps", f64::from(o.limit_warps)),
         ("launch__occupancy_limit_blocks", f64::from(o.limit_blocks)),
