@@ -77,8 +77,9 @@ coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds 
         #[arg(long, value_name = "COMPILER")]
         compiler: Option<Compiler>,
         /// Registers per thread of every launch, as `ptxas -v` reports them (`Used N registers`),
-        /// for occupancy; over the workload's `registers = N` and the estimate from the PTX (the
-        /// most 32-bit values live at once, plus ptxas's fixed overhead)
+        /// for occupancy only; over a launch's `registers = N` in the workload file and over the
+        /// estimate from the PTX (the most 32-bit values live at once in a schedule like
+        /// ptxas's, plus the stack pointer)
         #[arg(long, value_name = "N")]
         registers: Option<u32>,
     },
