@@ -34,7 +34,7 @@ use crate::timing::sass::Profile;
 
 /// Places an instruction may move up in the schedule, at most. Fitted to the sm_90 ground truth
 /// (`tests/registers.rs` prints the sweep): 24 gives errors of -5 to +4 registers, mean 1.9; the
-/// PTX's own order (0) leaves unrolled kernels up to 15 short (mean 4.5), 16 up to 8 short, and
+/// PTX's own order (0) leaves kernels up to 15 short (mean 4.5), 16 up to 8 short, and
 /// 48 overshoots by up to 13.
 pub const HOIST_WINDOW: usize = 24;
 
