@@ -190,8 +190,9 @@ pub fn explain(l: &LaunchResult) -> String {
         ));
     }
     parts.push(format!(
-        "{} blocks per SM, limited by {} ({} registers per thread, {})",
+        "{} block{} per SM, limited by {} ({} registers per thread, {})",
         l.occupancy.blocks,
+        if l.occupancy.blocks == 1 { "" } else { "s" },
         l.occupancy
             .limiters()
             .iter()
