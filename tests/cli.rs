@@ -794,6 +794,76 @@ fn a_missing_config_key_is_named() {
 }
 
 #[test]
+fn a_missing_register_key_is_named() {
+    let dir = TempDir::new("missing-register-key");
+    let config = dir.write(
+        "gpu.toml",
+        &edit_key(&rtx3090_toml(), "sm", "register_allocation_unit", None),
+    );
+    sim(&["run", &config, "pseudo_random", "--set", "n=5000"])
+        .fails_with(&[&config, "sm.register_allocation_unit"]);
+}
+
+#[test]
+fn registers_per_thread_are_reported_and_can_be_given() {
+    let args = ["run", "configs/h200.toml", "conv2d", "--format", "json"];
+    let estimated = sim(&args).success().json();
+    let given = sim(&[&args[..], &["--registers", "64"]].concat())
+        .success()
+        .json();
+    for (doc, source) in [(&estimated, "estimated"), (&given, "given")] {
+        for l in doc["launches"].as_array().expect("launches") {
+            assert_eq!(l["registers_per_thread_source"], source, "{l:#}");
+            for m in [
+                "launch__registers_per_thread",
+                "launch__occupancy_limit_registers",
+                "launch__occupancy_limit_shared_mem",
+                "launch__occupancy_limit_warps",
+                "launch__occupancy_limit_blocks",
+            ] {
+                metric(l, m);
+            }
+        }
+    }
+    // conv2d's 256-thread blocks: 8 per SM by threads; 64 registers hold 4 (2048 per warp, 32
+    // warps), and the launch says registers limit it.
+    let g = &given["launches"][0];
+    assert_metric(g, "launch__registers_per_thread", 64.0, "--registers 64");
+    assert_metric(
+        g,
+        "launch__occupancy_limit_registers",
+        4.0,
+        "65536 / 2048 / 8 warps",
+    );
+    assert_metric(
+        g,
+        "launch__occupancy_limit_warps",
+        8.0,
+        "2048 threads / 256",
+    );
+    assert_eq!(g["occupancy_blocks_per_sm"], 4);
+    assert_eq!(g["occupancy_limited_by"], serde_json::json!(["registers"]));
+    let e = &estimated["launches"][0];
+    assert_eq!(e["occupancy_blocks_per_sm"], 8);
+    let table = sim(&["run", "configs/h200.toml", "conv2d", "--registers", "64"]).success();
+    assert!(
+        table
+            .stdout
+            .contains("4 blocks per SM, limited by registers (64 registers per thread, given)"),
+        "{table}"
+    );
+    sim(&["run", "configs/h200.toml", "conv2d", "--registers", "256"])
+        .fails_with(&["--registers 256 is out of range; allowed: 0 to 255"]);
+    // Not a number of registers: clap's usage error (exit code 2), no panic.
+    let bad = sim(&["run", "configs/h200.toml", "conv2d", "--registers", "many"]);
+    assert_eq!(bad.code, Some(2), "{bad}");
+    assert!(
+        bad.stderr.contains("'many'") && !bad.stderr.contains("panicked"),
+        "{bad}"
+    );
+}
+
+#[test]
 fn a_missing_config_file_is_named() {
     sim(&["run", "configs/no_such_gpu.toml", "pseudo_random"])
         .fails_with(&["configs/no_such_gpu.toml"]);

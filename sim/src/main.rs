@@ -76,6 +76,12 @@ coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds 
         /// auto (NVRTC if libnvrtc loads, else clang); default: $GPUMEMSIM_COMPILER, else auto
         #[arg(long, value_name = "COMPILER")]
         compiler: Option<Compiler>,
+        /// Registers per thread of every launch, as `ptxas -v` reports them (`Used N registers`),
+        /// for occupancy only; over a launch's `registers = N` in the workload file and over the
+        /// estimate from the PTX (the most 32-bit values live at once in a schedule like
+        /// ptxas's, plus the stack pointer)
+        #[arg(long, value_name = "N")]
+        registers: Option<u32>,
     },
     /// Compile a CUDA source to PTX with NVRTC or clang, as `sim run` does for `cuda = "..."`
     /// workloads, and print the PTX
@@ -236,6 +242,7 @@ fn real_main() -> Result<()> {
             threads,
             sample,
             compiler,
+            registers,
         } => {
             if let Some(n) = threads {
                 rayon::ThreadPoolBuilder::new()
@@ -253,6 +260,7 @@ fn real_main() -> Result<()> {
                 max_warp_instructions,
                 only: launches,
                 sampling: sample,
+                registers,
             };
             let mut docs = vec![];
             for name in &workloads {

@@ -36,6 +36,9 @@ pub struct Options {
     pub sampling: exec::Sampling,
     /// The compiler for workloads that name a CUDA source (`cuda = "kernel.cu"`).
     pub compiler: crate::compile::Compiler,
+    /// Registers per thread of every launch (`--registers`), over the workload's `registers`
+    /// and the estimate from the PTX.
+    pub registers: Option<u32>,
 }
 
 impl std::fmt::Debug for Options {
@@ -49,6 +52,7 @@ impl std::fmt::Debug for Options {
             .field("progress", &self.progress.is_some())
             .field("sampling", &self.sampling)
             .field("compiler", &self.compiler)
+            .field("registers", &self.registers)
             .finish()
     }
 }
@@ -64,6 +68,7 @@ impl Default for Options {
             progress: None,
             sampling: exec::Sampling::Auto,
             compiler: crate::compile::Compiler::Auto,
+            registers: None,
         }
     }
 }
@@ -85,6 +90,12 @@ pub struct LaunchResult {
     pub timing: Timing,
     /// Blocks resident per SM.
     pub occupancy_blocks: u32,
+    /// The occupancy and its limits.
+    pub occupancy: exec::Occupancy,
+    /// Registers per thread the occupancy was computed with.
+    pub registers: u32,
+    /// Where that number came from.
+    pub registers_source: RegisterSource,
     /// Per-instruction statistics with the PTX line and text of each instruction.
     pub per_pc: Vec<(u32, String, PcStats)>,
     /// Output buffers after the launch (when asked for): (name, bytes).
@@ -93,6 +104,26 @@ pub struct LaunchResult {
     pub notes: Vec<String>,
     /// Set when only some waves were simulated.
     pub sampled: Option<exec::SampleInfo>,
+}
+
+/// Where a launch's registers per thread came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RegisterSource {
+    /// Estimated from the PTX ([`exec::regs::estimate`]).
+    Estimated,
+    /// Given by the user: the workload's `registers` or `--registers`.
+    Given,
+}
+
+impl RegisterSource {
+    /// `estimated` or `given`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RegisterSource::Estimated => "estimated",
+            RegisterSource::Given => "given",
+        }
+    }
 }
 
 /// The note a sampled launch carries.
@@ -151,6 +182,10 @@ pub struct PlannedLaunch {
     pub shared_bytes: u64,
     /// Local memory per thread in bytes.
     pub local_bytes: u64,
+    /// Registers per thread, for occupancy.
+    pub registers: u32,
+    /// Where that number came from.
+    pub registers_source: RegisterSource,
     /// Global loads cached in L1 by default (`dlcm=ca`).
     pub cache_global_loads: bool,
     /// Shared-memory bank width in bytes.
@@ -328,6 +363,8 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
                 cfg.shared.bank_width_bytes
             }
         };
+        let (registers, registers_source) =
+            launch_registers(cfg, &program, spec, opts, &w, &key, &mut notes)?;
         launches.push(PlannedLaunch {
             label: spec.label.clone(),
             kernel: spec.kernel.clone(),
@@ -338,6 +375,8 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
             dynamic_shared_bytes: dynamic as u64,
             shared_bytes: dynamic_shared_at + dynamic as u64,
             local_bytes: local,
+            registers,
+            registers_source,
             cache_global_loads,
             bank_width,
             notes,
@@ -371,6 +410,7 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
             dims: p.dims,
             shared_bytes: p.shared_bytes,
             local_bytes: p.local_bytes,
+            registers: p.registers,
             cache_global_loads: p.cache_global_loads,
             bank_width: p.bank_width,
             max_warp_instructions: opts.max_warp_instructions,
@@ -423,6 +463,9 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
             counters: stats.counters,
             timing,
             occupancy_blocks: stats.occupancy_blocks,
+            occupancy: stats.occupancy,
+            registers: p.registers,
+            registers_source: p.registers_source,
             per_pc,
             outputs,
             notes: p
@@ -440,6 +483,51 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         params: w.params.clone(),
         launches,
     })
+}
+
+/// Registers per thread of a launch of `program`: `--registers`, else the launch's `registers`,
+/// else the estimate from the PTX clamped to the GPU's maximum (with a note: ptxas would spill).
+/// A given number above the maximum is an error naming the key (or the flag).
+fn launch_registers(
+    cfg: &GpuConfig,
+    program: &exec::Program,
+    spec: &crate::workload::LaunchSpec,
+    opts: &Options,
+    w: &Workload,
+    key: &str,
+    notes: &mut Vec<String>,
+) -> Result<(u32, RegisterSource)> {
+    let max = cfg.sm.max_registers_per_thread;
+    let allowed = format!(
+        "allowed: 0 to {max} (sm.max_registers_per_thread of {})",
+        cfg.path
+    );
+    if let Some(n) = opts.registers {
+        if n > max {
+            return Err(crate::Error::Launch {
+                launch: spec.label.clone(),
+                message: format!("--registers {n} is out of range; {allowed}"),
+            });
+        }
+        return Ok((n, RegisterSource::Given));
+    }
+    if let Some(n) = spec.registers {
+        if n > max {
+            return Err(w.err(&format!("{key}.registers"), format!("= {n}, {allowed}")));
+        }
+        return Ok((n, RegisterSource::Given));
+    }
+    let estimate = exec::regs::estimate(program);
+    if estimate > max {
+        notes.push(format!(
+            "an estimated {estimate} registers per thread exceed {}'s {max}: counted as {max} \
+             for occupancy (ptxas would spill the rest to local memory, which is not simulated); \
+             `registers = N` in the launch or --registers N gives ptxas's number",
+            cfg.gpu.name
+        ));
+        return Ok((max, RegisterSource::Estimated));
+    }
+    Ok((estimate, RegisterSource::Estimated))
 }
 
 /// Compiles the workload's CUDA source `cu` for the config's GPU; returns a name for the PTX (the

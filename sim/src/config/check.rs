@@ -221,6 +221,10 @@ fn sm(s: &Sm) -> Check {
         return Err(invalid("sm.max_threads_per_block", msg));
     }
     int_range("sm.registers", s.registers.into(), 1024, 1 << 20)?;
+    let r = s.max_registers_per_thread;
+    int_range("sm.max_registers_per_thread", r.into(), 1, 255)?;
+    let u = s.register_allocation_unit;
+    int_range("sm.register_allocation_unit", u.into(), 1, 4096)?;
     let lsu = s.lsu_instructions_per_cycle;
     float_range("sm.lsu_instructions_per_cycle", lsu, 0.0, true, 32.0)?;
     int_range("sm.alu_latency_cycles", s.alu_latency_cycles.into(), 1, 100)?;

@@ -38,8 +38,20 @@ pub struct Sm {
     pub max_blocks: u32,
     /// Maximum threads per block (32 to 2048, and <= `max_threads`).
     pub max_threads_per_block: u32,
-    /// 32-bit registers per SM (1024 to 1048576).
+    /// 32-bit registers per SM (1024 to 1048576). Also taken as the most one block may hold, as
+    /// on every GPU of `configs/` (CUDA-CC Table 27, CUDA42 Table F-2).
     pub registers: u32,
+    /// Most registers ptxas gives one thread (1 to 255): 255 on compute 3.5 and later, 63 on
+    /// 2.x and 3.0 (CUDA-CC Table 27). A kernel estimated to need more is counted at this many
+    /// (ptxas would spill the rest to local memory).
+    pub max_registers_per_thread: u32,
+    /// Registers are allocated in multiples of this many (1 to 4096): per warp from compute 2.x
+    /// on (256 on 3.x and later, 64 on 2.x), per block on 1.x (512 on 1.2/1.3); the CUDA
+    /// occupancy calculator's register allocation unit (`cuda_occupancy.h`,
+    /// `cudaOccRegAllocationGranularity`). The register file is split evenly among the SM's
+    /// `schedulers` (sub-partitions, `cudaOccSubPartitionsPerMultiprocessor`), each holding whole
+    /// warps' registers.
+    pub register_allocation_unit: u32,
     /// Memory instructions per cycle that the SM's shared L1/shared-memory/LSU structures accept
     /// (> 0, <= 32); 0.5 = one every two cycles.
     pub lsu_instructions_per_cycle: f64,

@@ -147,6 +147,75 @@ fn missing_keys_are_named() {
 }
 
 #[test]
+fn register_keys_are_required_and_range_checked() {
+    for key in ["max_registers_per_thread", "register_allocation_unit"] {
+        assert_rejects(
+            &variant(key, ""),
+            &format!("sm.{key}"),
+            &[&format!("missing required key `{key}` in [sm]")],
+        );
+    }
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "max_registers_per_thread = 0",
+            "max_registers_per_thread",
+            "allowed: 1 to 255",
+        ),
+        (
+            "max_registers_per_thread = 256",
+            "max_registers_per_thread",
+            "allowed: 1 to 255",
+        ),
+        (
+            "register_allocation_unit = 0",
+            "register_allocation_unit",
+            "allowed: 1 to 4096",
+        ),
+        (
+            "register_allocation_unit = 8192",
+            "register_allocation_unit",
+            "allowed: 1 to 4096",
+        ),
+    ];
+    for (by, key, allowed) in cases {
+        let text = variant(key, by);
+        let value = by.rsplit(' ').next().unwrap();
+        let said = format!("{key} = {value} is out of range; {allowed}");
+        assert_rejects(&text, &format!("sm.{key}"), &[&said]);
+        let shown = GpuConfig::from_toml_str(&text, PATH)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            shown.starts_with(&format!("variant.toml: sm.{key}: ")),
+            "{shown}"
+        );
+    }
+}
+
+#[test]
+fn every_shipped_config_has_register_limits_per_its_compute_capability() {
+    // (config, max registers per thread, allocation unit): 255 and 256 per warp from compute
+    // 3.5 on, 63 and 64 per warp on 2.x, 124 and 512 per block on 1.3.
+    for (name, max, unit) in [
+        ("h200.toml", 255, 256),
+        ("a100.toml", 255, 256),
+        ("rtx3090.toml", 255, 256),
+        ("v100.toml", 255, 256),
+        ("t4.toml", 255, 256),
+        ("k40.toml", 255, 256),
+        ("c2050.toml", 63, 64),
+        ("c1060.toml", 124, 512),
+    ] {
+        let cfg = GpuConfig::load(&shipped(name)).unwrap();
+        let got = (
+            cfg.sm.max_registers_per_thread,
+            cfg.sm.register_allocation_unit,
+        );
+        assert_eq!(got, (max, unit), "{name}");
+    }
+}
+
+#[test]
 fn wrong_types_are_named_with_their_line() {
     let text = variant("count = 82", "count = \"82\"");
     let line = text

@@ -91,8 +91,13 @@ pub struct Program {
     pub lines: Vec<u32>,
     /// Source text of each instruction, for reports.
     pub texts: Vec<String>,
-    /// Registers per thread.
+    /// Register slots the simulator allocates per thread (every declared register, plus the
+    /// hidden carry flag); not what ptxas would allocate (see [`super::regs`]).
     pub num_regs: usize,
+    /// 32-bit hardware registers each register index needs: 1 up to 32 bits, 2 for 64 bits;
+    /// 0 for predicates and the hidden carry flag, which live in predicate and condition
+    /// registers, not in the register file.
+    pub reg_slots: Vec<u8>,
 }
 
 impl Program {
@@ -113,6 +118,7 @@ pub fn decode(
     file: &str,
 ) -> Result<Program, Error> {
     let mut regs: HashMap<String, u16> = HashMap::new();
+    let mut reg_slots: Vec<u8> = vec![];
     for d in &f.regs {
         let names: Vec<String> = match d.count {
             Some(n) => (0..n).map(|i| format!("{}{i}", d.name)).collect(),
@@ -131,7 +137,10 @@ pub fn decode(
                     text: f.name.clone(),
                 });
             }
-            regs.entry(n).or_insert(idx as u16);
+            if let std::collections::hash_map::Entry::Vacant(e) = regs.entry(n) {
+                e.insert(idx as u16);
+                reg_slots.push(slots_of(d.ty));
+            }
         }
     }
     // The carry flag CC.CF of `add.cc`/`addc` and friends: one hidden register per thread, so
@@ -165,6 +174,10 @@ pub fn decode(
         lines: vec![],
         texts: vec![],
         num_regs: regs.len() + 1,
+        reg_slots: {
+            reg_slots.push(0); // the carry flag
+            reg_slots
+        },
     };
     for s in &f.body {
         if let Statement::Inst(i) = s {
@@ -230,6 +243,15 @@ fn results_unused_become_red(insts: &mut [DInst]) {
                 i.dst = [NO_REG; 4];
             }
         }
+    }
+}
+
+/// 32-bit registers a value of type `ty` takes: sub-word values take a whole register, 64-bit
+/// values an aligned pair; predicates none (they have their own predicate registers).
+fn slots_of(ty: Type) -> u8 {
+    match ty {
+        Type::Pred => 0,
+        t => t.bits().div_ceil(32) as u8,
     }
 }
 

@@ -14,12 +14,15 @@
 pub mod alu;
 pub mod decode;
 mod mem;
+pub mod occupancy;
+pub mod regs;
 mod step;
 mod sync;
 pub mod trace;
 mod warp;
 
 pub use decode::{decode, DInst, Program, Src, SymbolAddr, NO_REG};
+pub use occupancy::{occupancy, Occupancy};
 
 use crate::config::GpuConfig;
 use crate::error::{Error, Result};
@@ -74,6 +77,9 @@ pub struct Launch<'a> {
     pub shared_bytes: u64,
     /// Local memory per thread, bytes.
     pub local_bytes: u64,
+    /// Registers per thread, for occupancy (what ptxas allocates: estimated from the PTX,
+    /// [`regs::estimate`], or given).
+    pub registers: u32,
     /// Global loads cached in L1 (`dlcm=ca`) unless the instruction says otherwise.
     pub cache_global_loads: bool,
     /// Shared memory bank width in bytes for this launch (4, or Kepler's 8-byte mode).
@@ -135,44 +141,10 @@ pub struct LaunchStats {
     pub sms: Vec<SmWork>,
     /// Blocks resident per SM at a time.
     pub occupancy_blocks: u32,
+    /// The occupancy limits of the launch.
+    pub occupancy: Occupancy,
     /// Set when only some waves were simulated.
     pub sampled: Option<SampleInfo>,
-}
-
-/// Blocks of `dims` resident per SM at once: the tightest of the thread, warp, block and shared
-/// memory limits of the config (CUDA C++ Programming Guide, "Occupancy"). `Err` when one block
-/// cannot fit at all.
-pub fn occupancy(
-    cfg: &GpuConfig,
-    dims: &Dims,
-    shared_bytes: u64,
-) -> std::result::Result<u32, String> {
-    let threads = dims.block_threads();
-    if threads == 0 {
-        return Err("the block has no threads".into());
-    }
-    if threads > cfg.sm.max_threads_per_block {
-        return Err(format!(
-            "{threads} threads per block exceed the GPU's limit of {}",
-            cfg.sm.max_threads_per_block
-        ));
-    }
-    if shared_bytes > cfg.shared.size_per_block_bytes as u64 {
-        return Err(format!(
-            "{shared_bytes} bytes of shared memory per block exceed the GPU's limit of {}",
-            cfg.shared.size_per_block_bytes
-        ));
-    }
-    let warps = threads.div_ceil(32);
-    let mut n = cfg
-        .sm
-        .max_blocks
-        .min(cfg.sm.max_threads / threads)
-        .min(cfg.sm.max_warps / warps);
-    if let Some(per_sm) = (cfg.shared.size_per_sm_bytes as u64).checked_div(shared_bytes) {
-        n = n.min(per_sm as u32);
-    }
-    Ok(n.max(1))
 }
 
 /// One SM's state while a launch runs: its warps, shared memory and statistics, and the logs
@@ -214,10 +186,13 @@ pub fn run(
     mem: &mut MemorySystem,
 ) -> Result<LaunchStats> {
     let dims = launch.dims;
-    let occ = occupancy(cfg, &dims, launch.shared_bytes).map_err(|m| Error::Launch {
-        launch: launch.label.into(),
-        message: m,
+    let occupancy = occupancy(cfg, &dims, launch.shared_bytes, launch.registers).map_err(|m| {
+        Error::Launch {
+            launch: launch.label.into(),
+            message: m,
+        }
     })?;
+    let occ = occupancy.blocks;
     let sm_count = cfg.sm.count as u64;
     let costs = Costs::for_program(cfg, launch.program); // with the SASS profile
     let nwarps = dims.block_threads().div_ceil(32) as usize;
@@ -355,6 +330,7 @@ pub fn run(
     let mut stats = LaunchStats {
         per_pc: vec![PcStats::default(); plen],
         occupancy_blocks: occ,
+        occupancy,
         sampled,
         ..Default::default()
     };

@@ -10,14 +10,40 @@ use crate::run::{LaunchResult, WorkloadRun};
 use serde_json::{json, Map, Value};
 use tabled::settings::{object::Columns, Alignment, Modify, Style};
 
-/// All metrics of a launch, counters plus time: (Nsight Compute name, value).
+/// All metrics of a launch, counters plus time plus the launch's registers and occupancy
+/// limits: (Nsight Compute name, value).
 pub fn launch_metrics(l: &LaunchResult) -> Vec<(&'static str, f64)> {
     let mut m = vec![
         ("gpu__time_duration.sum", l.timing.time_ns),
         ("gpc__cycles_elapsed.max", l.timing.cycles.round()),
     ];
     m.extend(l.counters.metrics());
+    m.extend(launch_occupancy_metrics(l));
     m
+}
+
+/// Registers per thread and the blocks per SM each occupancy limit allows, under Nsight
+/// Compute's `launch__` names. A resource the launch does not use (no shared memory, no
+/// registers) reports the SM's block slots, the most it could allow.
+pub fn launch_occupancy_metrics(l: &LaunchResult) -> [(&'static str, f64); 5] {
+    let o = &l.occupancy;
+    let limit = |n: u32| match n {
+        crate::exec::occupancy::NO_LIMIT => f64::from(o.limit_blocks),
+        n => f64::from(n),
+    };
+    [
+        ("launch__registers_per_thread", f64::from(l.registers)),
+        (
+            "launch__occupancy_limit_registers",
+            limit(o.limit_registers),
+        ),
+        (
+            "launch__occupancy_limit_shared_mem",
+            limit(o.limit_shared_mem),
+        ),
+        ("launch__occupancy_limit_warps", f64::from(o.limit_warps)),
+        ("launch__occupancy_limit_blocks", f64::from(o.limit_blocks)),
+    ]
 }
 
 /// The JSON document of one workload run.
@@ -36,6 +62,8 @@ pub fn json(cfg: &GpuConfig, run: &WorkloadRun, per_instruction: bool) -> Value 
                 "bound": l.timing.bound,
                 "bounds_cycles": l.timing.bounds.iter().map(|(k, v)| (k.to_string(), json!(v.round()))).collect::<Map<String, Value>>(),
                 "occupancy_blocks_per_sm": l.occupancy_blocks,
+                "occupancy_limited_by": l.occupancy.limiters(),
+                "registers_per_thread_source": l.registers_source.name(),
                 "notes": l.notes,
                 "sampling": l.sampled,
             });
@@ -161,6 +189,27 @@ pub fn explain(l: &LaunchResult) -> String {
             sectors as f64 / atomics as f64
         ));
     }
+    parts.push(format!(
+        "{} block{} per SM, limited by {} ({} registers per thread, {})",
+        l.occupancy.blocks,
+        if l.occupancy.blocks == 1 { "" } else { "s" },
+        l.occupancy
+            .limiters()
+            .iter()
+            .map(|n| match *n {
+                "warps" => "threads",
+                "shared_mem" => "shared memory",
+                "blocks" => "block slots",
+                other => other,
+            })
+            .collect::<Vec<_>>()
+            .join(" and "),
+        l.registers,
+        match l.registers_source {
+            crate::run::RegisterSource::Estimated => "estimated from the PTX",
+            crate::run::RegisterSource::Given => "given",
+        }
+    ));
     let bound = match l.timing.bound {
         "latency" => "memory latency (too few warps to hide it)",
         "issue" => "instruction issue",

@@ -112,6 +112,9 @@ pub struct LaunchSpec {
     pub bank_mode: Option<u32>,
     /// `ca` (global loads cached in L1) or `cg` (L2 only); default: the config's.
     pub dlcm: Option<String>,
+    /// Registers per thread of the kernel, as `ptxas -v` reports them (0 to the config's
+    /// `sm.max_registers_per_thread`), for occupancy; default: estimated from the PTX.
+    pub registers: Option<u32>,
 }
 
 /// A parsed workload file.
