@@ -526,6 +526,7 @@ mod tests {
             lines: vec![0; n],
             texts: vec![String::new(); n],
             num_regs: 8,
+            reg_slots: vec![1; 8],
         };
         (program, costs)
     }
