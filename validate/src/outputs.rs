@@ -163,7 +163,7 @@ pub fn compare(
         first: vec![],
         problem: None,
     };
-    if expected.len() != actual.len() || expected.len() % w != 0 {
+    if expected.len() != actual.len() || !expected.len().is_multiple_of(w) {
         check.problem = Some(format!(
             "sizes differ: simulator {} bytes, GPU {} bytes",
             expected.len(),

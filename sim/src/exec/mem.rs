@@ -48,9 +48,9 @@ impl Ctx<'_> {
             for (o, &b) in out.iter_mut().zip(base) {
                 *o = b.wrapping_add(a.offset as u64);
             }
-            for l in 0..WARP {
+            for (l, o) in out.iter_mut().enumerate() {
                 if exec >> l & 1 == 0 {
-                    out[l] = 0;
+                    *o = 0;
                 }
             }
             return out;

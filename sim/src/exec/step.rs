@@ -23,6 +23,7 @@ macro_rules! for_lanes {
     ($exec:expr, |$l:ident| $body:block) => {{
         let exec: u32 = $exec;
         if exec == u32::MAX {
+            #[allow(clippy::needless_range_loop)] // the body indexes several arrays by lane
             for $l in 0..32usize $body
         } else {
             let mut m = exec;
