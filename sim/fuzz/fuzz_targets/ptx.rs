@@ -1,4 +1,5 @@
-//! Arbitrary bytes as PTX text: parse, inline calls and decode every function, as `plan` does.
+//! Arbitrary bytes as PTX text: parse, inline calls and decode every function, then estimate its
+//! registers and build its SASS profile, as `plan` does.
 //! Any outcome but a panic (or a hang) is fine: bad PTX must come back as an error.
 #![no_main]
 
@@ -35,6 +36,11 @@ fuzz_target!(|data: &[u8]| {
             };
             symbols.insert(v.name.clone(), a);
         }
-        let _ = sim::exec::decode(&f, &symbols, &src, "fuzz.ptx");
+        if let Ok(program) = sim::exec::decode(&f, &symbols, &src, "fuzz.ptx") {
+            // What planning does with a decoded kernel: the register estimate (liveness over its
+            // control flow) and the SASS profile the timing model reads.
+            let _ = sim::exec::regs::estimate(&program);
+            let _ = sim::timing::sass::Profile::new(&program);
+        }
     }
 });
