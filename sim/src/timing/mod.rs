@@ -556,7 +556,7 @@ impl SmWork {
         let now = self.now;
         if store {
             self.store_sectors += sectors.len() as u64;
-            let mut sent_lines: Vec<u64> = Vec::new();
+            let mut sent_lines: smallvec::SmallVec<[u64; 16]> = smallvec::SmallVec::new();
             for &s in sectors {
                 let merged = costs
                     .store_merge
