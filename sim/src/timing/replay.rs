@@ -144,8 +144,9 @@ pub struct Replay {
     boards: Vec<Board>,
     blocks: Vec<Block>,
     ports: Vec<Port>,
-    /// Warps waiting to issue: (cycle their next instruction is ready, warp), earliest first.
-    queue: BinaryHeap<Reverse<(u32, u32)>>,
+    /// Warps waiting to issue: (cycle their next instruction is ready, warp), earliest first,
+    /// packed in one `u64` ([`pack`]) so the heap compares one integer per step.
+    queue: BinaryHeap<Reverse<u64>>,
     /// Per block slot of the SM, the cycle (of the launch) it is free.
     slots: Vec<f64>,
     /// Cycle (of the launch) the last block started.
@@ -154,6 +155,12 @@ pub struct Replay {
     origin: u64,
     /// [`Deps`] of each instruction of the launch's program.
     deps: Vec<Deps>,
+}
+
+/// A warp's place in the ready queue: earlier cycle first, then lower warp number.
+#[inline]
+fn pack(t: u32, w: u32) -> u64 {
+    u64::from(t) << 32 | u64::from(w)
 }
 
 /// Calendars longer than this (cycles) are trimmed to what warps can still ask for.
@@ -168,11 +175,12 @@ impl Replay {
             self.deps = cx.program.insts.iter().map(Deps::of).collect();
         }
         let slots = self.start(cx, logs, work);
-        while let Some(Reverse((_, w))) = self.queue.pop() {
+        while let Some(Reverse(key)) = self.queue.pop() {
+            let w = key as u32;
             while let Some(t) = self.run_warp(cx, logs, work, w as usize) {
                 // A warp that would leave the queue next anyway goes on without entering it.
-                if self.queue.peek().is_some_and(|&Reverse(top)| top < (t, w)) {
-                    self.queue.push(Reverse((t, w)));
+                if self.queue.peek().is_some_and(|&Reverse(top)| top < pack(t, w)) {
+                    self.queue.push(Reverse(pack(t, w)));
                     break;
                 }
             }
@@ -277,7 +285,7 @@ impl Replay {
         match logs[b.block].warps[b.index].get(b.next) {
             Some(e) => {
                 let t = b.issue_time(&self.deps[e.pc as usize]);
-                self.queue.push(Reverse((t, w as u32)));
+                self.queue.push(Reverse(pack(t, w as u32)));
             }
             None => {
                 let k = b.block;
