@@ -179,7 +179,11 @@ impl Replay {
             let w = key as u32;
             while let Some(t) = self.run_warp(cx, logs, work, w as usize) {
                 // A warp that would leave the queue next anyway goes on without entering it.
-                if self.queue.peek().is_some_and(|&Reverse(top)| top < pack(t, w)) {
+                if self
+                    .queue
+                    .peek()
+                    .is_some_and(|&Reverse(top)| top < pack(t, w))
+                {
                     self.queue.push(Reverse(pack(t, w)));
                     break;
                 }
