@@ -196,6 +196,8 @@ pub fn run(
     let sm_count = cfg.sm.count as u64;
     let costs = Costs::for_program(cfg, launch.program); // with the SASS profile
     let nwarps = dims.block_threads().div_ceil(32) as usize;
+    // Without barriers a block's warps run one after another in one register file.
+    let barrier_free = !launch.program.has_barriers();
     let plen = launch.program.insts.len();
     let mut sms: Vec<SmRun> = (0..sm_count)
         .map(|_| SmRun {
@@ -244,8 +246,21 @@ pub fn run(
         }
         let run_sm = |(s, (st, cache)): (usize, (&mut SmRun, &mut SmCaches))| {
             run_wave_on_sm(
-                cfg, launch, &costs, &global, constant, params, cache, st, s, wave, first, last,
-                budget, nwarps,
+                cfg,
+                launch,
+                &costs,
+                &global,
+                constant,
+                params,
+                cache,
+                st,
+                s,
+                wave,
+                first,
+                last,
+                budget,
+                nwarps,
+                barrier_free,
             )
         };
         // Blocks of one SM run in order on one thread; SMs in parallel, unless the kernel has
@@ -391,13 +406,13 @@ fn run_wave_on_sm(
     last: u64,
     budget: u64,
     nwarps: usize,
+    barrier_free: bool,
 ) {
     let sm_count = u64::from(cfg.sm.count);
     let dims = launch.dims;
     let [gx, gy, _] = dims.grid;
     st.used = 0;
     st.executed = 0;
-    let has_barriers = launch.program.has_barriers();
     if st.warps.len() != nwarps {
         st.warps = (0..nwarps)
             .map(|_| Warp::new(launch.program.num_regs, launch.local_bytes))
@@ -415,7 +430,6 @@ fn run_wave_on_sm(
         st.shared.fill(0);
         // Without barriers each warp runs to its exit before the next starts, so one register
         // file serves them all in turn and stays in the host's L1 (one per warp did not).
-        let barrier_free = !has_barriers;
         if !barrier_free {
             for (w, warp) in st.warps.iter_mut().enumerate() {
                 warp.reset(w as u32, dims.block);

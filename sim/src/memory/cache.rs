@@ -267,13 +267,7 @@ impl SectorCache {
         } as usize;
         let base = set * ways as usize;
         let found = match &mut self.index {
-            Some(index) => {
-                let i = index.find(&self.tags, line);
-                if i.is_some() {
-                    index.remove(&self.tags, line);
-                }
-                i
-            }
+            Some(index) => index.remove(&self.tags, line),
             None => self.tags[base..base + ways as usize]
                 .iter()
                 .position(|&t| t == line)
@@ -326,9 +320,9 @@ impl LineIndex {
         (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & (self.table.len() - 1)
     }
 
-    /// The slot holding `line`, if any.
+    /// The bucket holding `line`, if indexed.
     #[inline]
-    fn find(&self, tags: &[u64], line: u64) -> Option<u32> {
+    fn bucket(&self, tags: &[u64], line: u64) -> Option<usize> {
         let mask = self.table.len() - 1;
         let mut h = self.home(line);
         loop {
@@ -337,10 +331,16 @@ impl LineIndex {
                 return None;
             }
             if tags[s as usize] == line {
-                return Some(s);
+                return Some(h);
             }
             h = (h + 1) & mask;
         }
+    }
+
+    /// The slot holding `line`, if any.
+    #[inline]
+    fn find(&self, tags: &[u64], line: u64) -> Option<u32> {
+        self.bucket(tags, line).map(|h| self.table[h])
     }
 
     /// Indexes `slot` under the line `tags[slot]` holds (not indexed yet).
@@ -353,14 +353,12 @@ impl LineIndex {
         self.table[h] = slot;
     }
 
-    /// Removes `line` (indexed, and still in `tags`), shifting later entries of its probe run
-    /// back so no lookup stops early at the hole.
-    fn remove(&mut self, tags: &[u64], line: u64) {
+    /// Removes `line` (still in `tags`) and returns its slot, if indexed, shifting later entries
+    /// of its probe run back so no lookup stops early at the hole.
+    fn remove(&mut self, tags: &[u64], line: u64) -> Option<u32> {
         let mask = self.table.len() - 1;
-        let mut i = self.home(line);
-        while tags[self.table[i] as usize] != line {
-            i = (i + 1) & mask;
-        }
+        let mut i = self.bucket(tags, line)?;
+        let found = self.table[i];
         let mut j = i;
         loop {
             j = (j + 1) & mask;
@@ -381,6 +379,7 @@ impl LineIndex {
             }
         }
         self.table[i] = NIL;
+        Some(found)
     }
 }
 

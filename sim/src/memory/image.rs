@@ -77,12 +77,7 @@ impl MemoryImage {
 
     /// Index of the allocation holding `[addr, addr+len)` entirely.
     pub fn find(&self, addr: u64, len: u64) -> Option<usize> {
-        let i = self
-            .allocs
-            .partition_point(|a| a.base <= addr)
-            .checked_sub(1)?;
-        let a = &self.allocs[i];
-        (addr + len <= a.end()).then_some(i)
+        find_span(&self.allocs, |a| (a.base, a.end()), addr, len)
     }
 
     /// The allocation by name.
@@ -160,12 +155,12 @@ impl GlobalView<'_> {
     /// Index of the allocation holding `[addr, addr+len)` entirely.
     #[inline]
     pub fn find(&self, addr: u64, len: u64) -> Option<usize> {
-        let i = self
-            .allocs
-            .partition_point(|a| a.base <= addr)
-            .checked_sub(1)?;
-        let a = &self.allocs[i];
-        (addr.checked_add(len)? <= a.base + a.data.len() as u64).then_some(i)
+        find_span(
+            &self.allocs,
+            |a| (a.base, a.base + a.data.len() as u64),
+            addr,
+            len,
+        )
     }
 
     /// First and one-past-last address of allocation `i`.
@@ -291,6 +286,22 @@ pub fn window(space: crate::ptx::ast::StateSpace) -> u64 {
         S::Const => CONST_WINDOW,
         _ => 0,
     }
+}
+
+/// Index of the allocation among `allocs` (sorted by base, `span` giving each one's first and
+/// one-past-last address) that holds `[addr, addr + len)` entirely; `None` also when the end
+/// overflows.
+#[inline]
+fn find_span<T>(
+    allocs: &[T],
+    span: impl Fn(&T) -> (u64, u64),
+    addr: u64,
+    len: u64,
+) -> Option<usize> {
+    let i = allocs
+        .partition_point(|a| span(a).0 <= addr)
+        .checked_sub(1)?;
+    (addr.checked_add(len)? <= span(&allocs[i]).1).then_some(i)
 }
 
 /// An empty host buffer with room for `bytes` of simulated device memory, or a readable error
