@@ -21,6 +21,28 @@ pub fn trunc(v: u64, bits: u32) -> u64 {
     }
 }
 
+/// The mask of the low `bits` bits (all 64 from 64 on): `trunc(v, bits) == v & mask(bits)`.
+#[inline]
+pub fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// The shift that sign-extends values of `bits` bits in [`sext_by`]: `64 - bits` (0 from 64 on).
+#[inline]
+pub fn sext_shift(bits: u32) -> u32 {
+    64 - bits.min(64)
+}
+
+/// [`sext`] with the shift of [`sext_shift`] decided once: no branch in a lane loop.
+#[inline]
+pub fn sext_by(v: u64, shift: u32) -> i64 {
+    ((v << shift) as i64) >> shift
+}
+
 /// Sign-extends the low `bits` bits of `v`.
 #[inline]
 pub fn sext(v: u64, bits: u32) -> i64 {
@@ -60,7 +82,7 @@ pub fn alu_warp(
     b: &[u64; 32],
     c: &[u64; 32],
     exec: u32,
-    out: &mut [u64],
+    out: &mut [u64; 32],
 ) {
     macro_rules! each {
         ($f:expr) => {{
@@ -99,20 +121,133 @@ pub fn alu_warp(
     if ty.is_float() || sat {
         return each!(|x, y, z| alu(op, ty, mode, sat, x, y, z));
     }
+    // Integer operations: the width's mask and sign are decided once, the loops are plain.
+    let m = mask(bits);
+    let signed = ty.is_signed();
+    let sh = sext_shift(bits);
     match (op, mode) {
-        (AluOp::Add, _) => each!(|x: u64, y: u64, _| trunc(x.wrapping_add(y), bits)),
-        (AluOp::Sub, _) => each!(|x: u64, y: u64, _| trunc(x.wrapping_sub(y), bits)),
+        (AluOp::Add, MulMode::None) => each!(|x: u64, y: u64, _| x.wrapping_add(y) & m),
+        (AluOp::Sub, MulMode::None) => each!(|x: u64, y: u64, _| x.wrapping_sub(y) & m),
+        // Bitwise results of operands within the width stay within it: no mask.
         (AluOp::And, _) => each!(|x: u64, y: u64, _| x & y),
         (AluOp::Or, _) => each!(|x: u64, y: u64, _| x | y),
         (AluOp::Xor, _) => each!(|x: u64, y: u64, _| x ^ y),
+        (AluOp::Not, MulMode::None) => each!(|x: u64, _, _| !x & m),
         (AluOp::Mul | AluOp::Mad, MulMode::Lo) | (AluOp::Mul | AluOp::Mad, MulMode::None) => {
             let add = op == AluOp::Mad;
-            each!(|x: u64, y: u64, z: u64| trunc(
-                x.wrapping_mul(y).wrapping_add(if add { z } else { 0 }),
-                bits
-            ))
+            each!(
+                |x: u64, y: u64, z: u64| x.wrapping_mul(y).wrapping_add(if add { z } else { 0 })
+                    & m
+            )
+        }
+        // `mul.wide` and `mad.wide` of 16- and 32-bit values: the product fits 64 bits.
+        (AluOp::Mul | AluOp::Mad, MulMode::Wide) if bits <= 32 => {
+            let (add, wm) = (op == AluOp::Mad, mask(bits * 2));
+            if signed {
+                each!(
+                    |x: u64, y: u64, z: u64| (sext_by(x, sh).wrapping_mul(sext_by(y, sh)) as u64)
+                        .wrapping_add(if add { z } else { 0 })
+                        & wm
+                )
+            } else {
+                each!(
+                    |x: u64, y: u64, z: u64| ((x & m) * (y & m)).wrapping_add(if add {
+                        z
+                    } else {
+                        0
+                    }) & wm
+                )
+            }
+        }
+        (AluOp::Shl, MulMode::None) => {
+            each!(|x: u64, y: u64, _| if y & 0xffff_ffff >= u64::from(bits) {
+                0
+            } else {
+                (x << (y & 0xffff_ffff)) & m
+            })
+        }
+        (AluOp::Shr, MulMode::None) if signed => {
+            each!(|x: u64, y: u64, _| (sext_by(x, sh)
+                >> (y & 0xffff_ffff).min(u64::from(bits)).min(63))
+                as u64
+                & m)
+        }
+        (AluOp::Shr, MulMode::None) => {
+            each!(|x: u64, y: u64, _| if y & 0xffff_ffff >= u64::from(bits) {
+                0
+            } else {
+                (x & m) >> (y & 0xffff_ffff)
+            })
+        }
+        (AluOp::Min | AluOp::Max, MulMode::None) => {
+            let min = op == AluOp::Min;
+            // Signed values compare as unsigned once their sign bit is flipped.
+            let key = |v: u64| {
+                if signed {
+                    (sext_by(v, sh) as u64) ^ (1 << 63)
+                } else {
+                    v & m
+                }
+            };
+            each!(|x: u64, y: u64, _| if (key(x) < key(y)) == min {
+                x & m
+            } else {
+                y & m
+            })
         }
         _ => each!(|x, y, z| alu(op, ty, mode, sat, x, y, z)),
+    }
+}
+
+/// `setp` without a second destination or a combining predicate for every lane of `exec`:
+/// `out[lane]` = 1 when `a[lane] cmp b[lane]`, else 0. Integer comparisons get a loop each (the
+/// comparison and the width decided once); float ones use [`compare`] per lane.
+pub fn compare_warp(
+    cmp: Cmp,
+    ty: Type,
+    a: &[u64; 32],
+    b: &[u64; 32],
+    exec: u32,
+    out: &mut [u64; 32],
+) {
+    macro_rules! each {
+        ($f:expr) => {{
+            let f = $f;
+            if exec == u32::MAX {
+                for l in 0..32 {
+                    out[l] = u64::from(f(a[l], b[l]));
+                }
+            } else {
+                let mut m = exec;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    out[l] = u64::from(f(a[l], b[l]));
+                }
+            }
+        }};
+    }
+    if ty.is_float() {
+        return each!(|x, y| compare(cmp, ty, x, y));
+    }
+    let (bits, signed) = (ty.bits(), ty.is_signed());
+    let (m, sh) = (mask(bits), sext_shift(bits));
+    // Ordered as unsigned: signed values with their sign bit flipped.
+    let key = |v: u64| {
+        if signed {
+            (sext_by(v, sh) as u64) ^ (1 << 63)
+        } else {
+            v & m
+        }
+    };
+    match cmp {
+        Cmp::Eq | Cmp::Equ => each!(|x: u64, y: u64| x & m == y & m),
+        Cmp::Ne | Cmp::Neu => each!(|x: u64, y: u64| x & m != y & m),
+        Cmp::Lt | Cmp::Ltu => each!(|x, y| key(x) < key(y)),
+        Cmp::Le | Cmp::Leu => each!(|x, y| key(x) <= key(y)),
+        Cmp::Gt | Cmp::Gtu => each!(|x, y| key(x) > key(y)),
+        Cmp::Ge | Cmp::Geu => each!(|x, y| key(x) >= key(y)),
+        _ => each!(|x, y| compare(cmp, ty, x, y)),
     }
 }
 
@@ -1239,6 +1374,101 @@ pub fn float_rounded(op: AluOp, ty: Type, rnd: Rounding, sat: bool, a: u64, b: u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Random lane values: small, near the width's edges, and with bits beyond any width.
+    fn lanes_of(seed: &mut u64) -> [u64; 32] {
+        std::array::from_fn(|l| {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let x = *seed >> 7;
+            match l % 4 {
+                0 => x % 70,
+                1 => x | 0xffff_ffff_0000_0000,
+                2 => (x & 0xffff_ffff) | 0x8000_0000,
+                _ => x,
+            }
+        })
+    }
+
+    #[test]
+    fn warp_loops_compute_what_the_lane_functions_compute() {
+        // The loops of alu_warp and compare_warp are the per-lane alu/compare with the decisions
+        // taken once per warp: they must agree lane for lane, on full and partial warps, whatever
+        // bits the registers hold beyond the type's width (bitwise operations aside, which the
+        // loops leave unmasked: their operands are within the width in decoded programs).
+        let ints = [
+            Type::U16,
+            Type::S16,
+            Type::U32,
+            Type::S32,
+            Type::U64,
+            Type::S64,
+            Type::B32,
+            Type::B64,
+        ];
+        let ops = [
+            AluOp::Add,
+            AluOp::Sub,
+            AluOp::Mul,
+            AluOp::Mad,
+            AluOp::Shl,
+            AluOp::Shr,
+            AluOp::Min,
+            AluOp::Max,
+            AluOp::Not,
+        ];
+        let modes = [MulMode::None, MulMode::Lo, MulMode::Wide, MulMode::Hi];
+        let mut seed = 1;
+        for &ty in &ints {
+            for &op in &ops {
+                for &mode in &modes {
+                    for exec in [u32::MAX, 0x8000_0f01] {
+                        let (a, b, c) = (
+                            lanes_of(&mut seed),
+                            lanes_of(&mut seed),
+                            lanes_of(&mut seed),
+                        );
+                        let mut out = [7u64; 32];
+                        alu_warp(op, ty, mode, false, &a, &b, &c, exec, &mut out);
+                        for l in 0..32 {
+                            let want = if exec >> l & 1 == 1 {
+                                alu(op, ty, mode, false, a[l], b[l], c[l])
+                            } else {
+                                7
+                            };
+                            assert_eq!(out[l], want, "{op:?} {ty:?} {mode:?} lane {l}");
+                        }
+                    }
+                }
+            }
+            for cmp in [
+                Cmp::Eq,
+                Cmp::Ne,
+                Cmp::Lt,
+                Cmp::Le,
+                Cmp::Gt,
+                Cmp::Ge,
+                Cmp::Lo,
+                Cmp::Hs,
+            ] {
+                for exec in [u32::MAX, 0x0f0f_00f1] {
+                    let (a, mut b) = (lanes_of(&mut seed), lanes_of(&mut seed));
+                    b[3] = a[3]; // equal values too
+                    let mut out = [7u64; 32];
+                    compare_warp(cmp, ty, &a, &b, exec, &mut out);
+                    for l in 0..32 {
+                        let want = if exec >> l & 1 == 1 {
+                            u64::from(compare(cmp, ty, a[l], b[l]))
+                        } else {
+                            7
+                        };
+                        assert_eq!(out[l], want, "{cmp:?} {ty:?} lane {l}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn mul_wide_signed_and_unsigned() {

@@ -236,6 +236,48 @@ impl Ctx<'_> {
         }
     }
 
+    /// The destination row of register `d` and the rows of the sources `srcs[..n]` (the rest
+    /// zeros), read in place where a source is another register and built in `tmp` otherwise
+    /// (an immediate, a special register, a negated predicate, or the destination itself), so
+    /// that an instruction's lane loop copies nothing.
+    #[inline]
+    pub(crate) fn operands<'t>(
+        &self,
+        w: &'t mut Warp,
+        d: u16,
+        srcs: [Src; 3],
+        n: usize,
+        exec: u32,
+        tmp: &'t mut [Option<[u64; 32]>; 3],
+    ) -> (&'t mut [u64; 32], [&'t [u64; 32]; 3]) {
+        let d0 = usize::from(d) * 32;
+        for k in 0..n {
+            match srcs[k] {
+                Src::Reg(r) if usize::from(r) * 32 != d0 => {}
+                s => tmp[k] = Some(self.gather(w, s, exec)),
+            }
+        }
+        let tmp: &'t [Option<[u64; 32]>; 3] = tmp;
+        let (lo, rest) = w.regs.split_at_mut(d0);
+        let (out, hi) = rest.split_at_mut(32);
+        let out: &'t mut [u64; 32] = out.try_into().expect("32 lanes");
+        let (lo, hi): (&'t [u64], &'t [u64]) = (lo, hi);
+        let row = |k: usize| -> &'t [u64; 32] {
+            if k >= n {
+                return &ZEROS;
+            }
+            let slice = match srcs[k] {
+                Src::Reg(r) if usize::from(r) * 32 < d0 => &lo[usize::from(r) * 32..][..32],
+                Src::Reg(r) if usize::from(r) * 32 > d0 => {
+                    &hi[usize::from(r) * 32 - d0 - 32..][..32]
+                }
+                _ => &tmp[k].as_ref().expect("built above")[..],
+            };
+            slice.try_into().expect("32 lanes")
+        };
+        (out, [row(0), row(1), row(2)])
+    }
+
     /// A special register for all 32 lanes: one match, then a plain loop.
     fn special_warp(&self, w: &Warp, s: Special) -> [u64; 32] {
         match s {
@@ -288,38 +330,45 @@ impl Ctx<'_> {
                     // %ntid and %nctaid live in constant bank 0: a warp-uniform constant operand.
                     self.counters.imc_requests += 1;
                 }
-                let a = self.gather(w, s0, exec);
-                let bits = ty.bits().max(8);
-                let out = &mut w.regs[d0..d0 + 32];
+                let mut tmp = [None; 3];
+                let (out, [a, _, _]) =
+                    self.operands(w, inst.dst[0], [s0, s1, s2], 1, exec, &mut tmp);
+                let m = alu::mask(ty.bits().max(8));
                 for_lanes!(exec, |l| {
-                    out[l] = alu::trunc(a[l], bits);
+                    out[l] = a[l] & m;
                 });
             }
             Op::Cvta { to_space, space } => {
                 let window = crate::memory::image::window(space);
-                for l in lanes(exec) {
-                    let a = self.read(w, s0, l);
-                    w.regs[d0 + l] = if to_space {
-                        a.wrapping_sub(window)
-                    } else {
-                        a.wrapping_add(window)
-                    };
-                }
+                let mut tmp = [None; 3];
+                let (out, [a, _, _]) =
+                    self.operands(w, inst.dst[0], [s0, s1, s2], 1, exec, &mut tmp);
+                // Both directions wrap: to the space's window offset or back to generic.
+                let delta = if to_space {
+                    window.wrapping_neg()
+                } else {
+                    window
+                };
+                for_lanes!(exec, |l| {
+                    out[l] = a[l].wrapping_add(delta);
+                });
             }
             Op::Cvt { dst, src, rnd, sat } => {
-                let a = self.gather(w, s0, exec);
-                let out = &mut w.regs[d0..d0 + 32];
+                let mut tmp = [None; 3];
+                let (out, [a, _, _]) =
+                    self.operands(w, inst.dst[0], [s0, s1, s2], 1, exec, &mut tmp);
                 if !sat && !src.is_float() && !dst.is_float() {
                     // Integer widening and narrowing (index arithmetic: cvt.u64.u32 and the
                     // like): sign- or zero-extend by the source, truncate to the destination.
-                    let (sbits, dbits) = (src.bits(), dst.bits());
+                    let (sh, dm) = (alu::sext_shift(src.bits()), alu::mask(dst.bits()));
                     if src.is_signed() {
                         for_lanes!(exec, |l| {
-                            out[l] = alu::trunc(alu::sext(a[l], sbits) as u64, dbits);
+                            out[l] = alu::sext_by(a[l], sh) as u64 & dm;
                         });
                     } else {
+                        let m = alu::mask(src.bits()) & dm;
                         for_lanes!(exec, |l| {
-                            out[l] = alu::trunc(alu::trunc(a[l], sbits), dbits);
+                            out[l] = a[l] & m;
                         });
                     }
                     return;
@@ -329,23 +378,19 @@ impl Ctx<'_> {
                 });
             }
             Op::Alu { op, ty, mode, sat } => {
-                // Sources past `nsrc` are not read: no copy for them.
-                let n = inst.nsrc;
-                let (tb, tc);
-                let a = self.gather(w, s0, exec);
-                let b = if n > 1 {
-                    tb = self.gather(w, s1, exec);
-                    &tb
-                } else {
-                    &ZEROS
-                };
-                let c = if n > 2 {
-                    tc = self.gather(w, s2, exec);
-                    &tc
-                } else {
-                    &ZEROS
-                };
-                alu::alu_warp(op, ty, mode, sat, &a, b, c, exec, &mut w.regs[d0..d0 + 32]);
+                // Sources past `nsrc` are not read.
+                let mut tmp = [None; 3];
+                let n = usize::from(inst.nsrc);
+                let (out, [a, b, c]) =
+                    self.operands(w, inst.dst[0], [s0, s1, s2], n, exec, &mut tmp);
+                alu::alu_warp(op, ty, mode, sat, a, b, c, exec, out);
+            }
+            Op::Setp { cmp, bool_op, ty } if inst.dst[1] == NO_REG && bool_op.is_none() => {
+                // The common `setp` with one destination: a loop per comparison.
+                let mut tmp = [None; 3];
+                let (out, [a, b, _]) =
+                    self.operands(w, inst.dst[0], [s0, s1, s2], 2, exec, &mut tmp);
+                alu::compare_warp(cmp, ty, a, b, exec, out);
             }
             Op::Setp { cmp, bool_op, ty } => {
                 let d1 = inst.dst[1];
@@ -357,14 +402,6 @@ impl Ctx<'_> {
                 } else {
                     &ZEROS
                 };
-                if d1 == NO_REG && bool_op.is_none() {
-                    // The common `setp` with one destination: a loop the compiler can unroll.
-                    let out = &mut w.regs[d0..d0 + 32];
-                    for_lanes!(exec, |l| {
-                        out[l] = u64::from(alu::compare(cmp, ty, a[l], b[l]));
-                    });
-                    return;
-                }
                 for l in lanes(exec) {
                     let r = alu::compare(cmp, ty, a[l], b[l]);
                     let c = bool_op.is_none() || p[l] & 1 == 1;

@@ -297,9 +297,9 @@ pub struct SmWork {
     pub starts: Starts,
     /// Latency-bound cycles of each block, in dispatch order, with its wave.
     pub blocks: Vec<(usize, u64)>,
-    /// Issue cycle of the instruction being executed (set by [`SmWork::issued`]).
+    /// Issue cycle of the instruction being executed (set by the replay).
     pub now: u32,
-    /// DRAM bytes per cycle of this SM's share (set by [`SmWork::issued`]).
+    /// DRAM bytes per cycle of this SM's share ([`SmWork::set_dram_share`]).
     #[serde(skip)]
     dram_share: f64,
     /// L1 data-pipe wavefronts of global and local accesses ([`data_wavefronts`], plus the
@@ -318,9 +318,6 @@ pub struct SmWork {
     /// Sector -> cycle of the wave's last store to it.
     #[serde(skip)]
     stored: HashMap<u64, u32>,
-    /// Per warp of the running block, the latest cycle it issued an instruction.
-    #[serde(skip)]
-    issued_max: Vec<u32>,
     /// Memory instructions sent to the LSU (global, local, shared; not LDC).
     pub mem_insts: u64,
     /// L1 sectors moved (global and local).
@@ -458,57 +455,11 @@ impl SmWork {
         }
         self.waves[wave] = self.waves[wave].max(cycles);
         self.blocks.push((wave, cycles));
-        self.issued_max.clear();
     }
 
-    /// Accounts the instruction at `pc` issued at cycle `issue` by a warp of wave `wave`: its
-    /// SASS issue slots, its constant-pipe and barrier work, the first use of its unit.
-    #[inline]
-    pub fn issued(
-        &mut self,
-        costs: &Costs,
-        pc: u32,
-        inst: &DInst,
-        wave: usize,
-        issue: u32,
-        warp: u32,
-    ) {
-        let s = costs.sass.at(pc);
-        self.now = issue;
+    /// Sets the SM's share of the DRAM bandwidth the queue drains at ([`SmWork::queue_dram`]).
+    pub fn set_dram_share(&mut self, costs: &Costs) {
         self.dram_share = costs.dram_bytes_per_cycle_per_sm;
-        let w = warp as usize;
-        if self.issued_max.len() <= w {
-            self.issued_max.resize(w + 1, 0);
-        }
-        self.issued_max[w] = self.issued_max[w].max(issue);
-        self.issue_slots += u64::from(s.slots);
-        match inst.op {
-            // A pointer parameter is an LDC.64 on the constant pipe, always a hit.
-            Op::Ld(m) if m.space == StateSpace::Param => {
-                self.const_cycles += f64::from(s.ldc) * costs.const_serial
-            }
-            Op::BarSync => self.barrier_cycles += costs.barrier_per_warp,
-            _ => {}
-        }
-        if wave == 0 {
-            if let Some(u) = Unit::of(costs, pc, inst) {
-                self.starts.note(u, issue);
-            }
-        }
-    }
-
-    /// The issue floor of warp `warp` after a branch it issued at `issue` (its floor was `clock`):
-    /// within a basic block ptxas reorders instructions (it hoists loads above the uses that wait
-    /// for them), which the warp's dataflow issue stands for, but it does not move them across a
-    /// branch, and a warp issues in order: what follows a branch issues after the branch and
-    /// after everything before it (stencil_1d's halo load waits for the store of the tile's load).
-    /// A branch ptxas if-converts is no branch in SASS and changes nothing.
-    pub fn branch(&mut self, costs: &Costs, pc: u32, warp: u32, clock: u32, issue: u32) -> u32 {
-        if costs.sass.skipped(pc).is_some() {
-            return clock;
-        }
-        let before = self.issued_max.get(warp as usize).copied().unwrap_or(0);
-        clock.max(issue).max(before)
     }
 
     /// Accounts an LDC (the `ld.const` at `pc`) whose distinct addresses were served at

@@ -29,9 +29,10 @@
 //! for the launch's latency bound, sampled waves included).
 
 use super::sched::Port;
-use super::{Costs, SmWork};
+use super::{Costs, SmWork, Unit};
 use crate::exec::trace::{BlockLog, Entry, MEM, TICKET};
 use crate::exec::{DInst, Program, Src, NO_REG};
+use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -53,6 +54,10 @@ struct Board {
     block: usize,
     /// Its block's warp index (the stream in the block's log).
     index: usize,
+    /// Its scheduler (the SM's warp number modulo the schedulers).
+    port: usize,
+    /// The latest cycle it issued an instruction (a branch's successors issue after it).
+    issued_max: u32,
 }
 
 impl Board {
@@ -112,6 +117,78 @@ impl Deps {
     }
 }
 
+/// How the replay treats an instruction once issued.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Kind {
+    /// `bar.sync`, `bar.red`: waits for the warp's results, then for its block.
+    Barrier,
+    /// A branch.
+    Bra,
+    /// A load, or an atomic whose result is used: its destinations are ready after its latency.
+    Load,
+    /// A store, or an atomic whose result is not used: acknowledged after its latency.
+    Drain,
+    /// A shuffle: the shared-memory latency.
+    Shfl,
+    /// `exit`, `ret`, `bar.warp.sync`: no result.
+    Nothing,
+    /// Everything else: its SASS steps times the ALU latency.
+    #[default]
+    Alu,
+}
+
+/// What the replay needs of one instruction, read once per launch from the program and its costs
+/// so that an issue touches a few bytes: registers, kind, SASS slots, result latency, and what
+/// the SM's work accounts for it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Plan {
+    deps: Deps,
+    kind: Kind,
+    /// SASS issue slots ([`crate::timing::sass::Sass::slots`]).
+    slots: u32,
+    /// ALU result latency (cycles), [`Costs::result_latency`].
+    result: u32,
+    /// Constant-pipe cycles an issue adds (a pointer parameter's LDC.64), or 0.
+    const_cycles: f64,
+    /// A `bar.sync`: its arrival occupies the barrier unit.
+    barrier: bool,
+    /// The unit whose first use it may be.
+    unit: Option<Unit>,
+    /// A branch ptxas if-converts (no branch in SASS).
+    if_converted: bool,
+}
+
+impl Plan {
+    fn of(costs: &Costs, pc: u32, inst: &DInst) -> Self {
+        let s = costs.sass.at(pc);
+        let kind = match inst.op {
+            Op::BarSync | Op::BarRed(_) => Kind::Barrier,
+            Op::Bra => Kind::Bra,
+            Op::Ld(_) => Kind::Load,
+            Op::St(_) => Kind::Drain,
+            Op::Atom(_) | Op::Red(_) if inst.dst[0] == NO_REG => Kind::Drain,
+            Op::Atom(_) | Op::Red(_) => Kind::Load,
+            Op::Shfl(_) => Kind::Shfl,
+            Op::Exit | Op::Ret | Op::WarpSync => Kind::Nothing,
+            _ => Kind::Alu,
+        };
+        Plan {
+            deps: Deps::of(inst),
+            kind,
+            slots: u32::from(s.slots),
+            result: costs.result_latency(pc),
+            // A pointer parameter is an LDC.64 on the constant pipe, always a hit.
+            const_cycles: match inst.op {
+                Op::Ld(m) if m.space == StateSpace::Param => f64::from(s.ldc) * costs.const_serial,
+                _ => 0.0,
+            },
+            barrier: inst.op == Op::BarSync,
+            unit: Unit::of(costs, pc, inst),
+            if_converted: costs.sass.skipped(pc).is_some(),
+        }
+    }
+}
+
 /// One block of the wave during the replay.
 #[derive(Debug, Clone, Copy, Default)]
 struct Block {
@@ -153,8 +230,8 @@ pub struct Replay {
     last_start: f64,
     /// Cycle (of the launch) the current wave's cycles count from.
     origin: u64,
-    /// [`Deps`] of each instruction of the launch's program.
-    deps: Vec<Deps>,
+    /// [`Plan`] of each instruction of the launch's program.
+    plan: Vec<Plan>,
 }
 
 /// A warp's place in the ready queue: earlier cycle first, then lower warp number.
@@ -171,13 +248,19 @@ impl Replay {
     /// SM, accounting its work on `work`; returns each block's cycles from its start to its last
     /// warp's retirement, in order.
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
-        if self.deps.len() != cx.program.insts.len() {
-            self.deps = cx.program.insts.iter().map(Deps::of).collect();
+        if self.plan.len() != cx.program.insts.len() {
+            self.plan = (cx.program.insts.iter().enumerate())
+                .map(|(pc, i)| Plan::of(cx.costs, pc as u32, i))
+                .collect();
         }
         let slots = self.start(cx, logs, work);
         while let Some(Reverse(key)) = self.queue.pop() {
             let w = key as u32;
-            while let Some(t) = self.run_warp(cx, logs, work, w as usize) {
+            // The key's cycle is the warp's issue time: nothing but the warp itself changes its
+            // scoreboard while it waits in the queue.
+            let mut t = (key >> 32) as u32;
+            while let Some(next) = self.run_warp(cx, logs, work, w as usize, t) {
+                t = next;
                 // A warp that would leave the queue next anyway goes on without entering it.
                 if self
                     .queue
@@ -219,6 +302,7 @@ impl Replay {
         if self.ports.len() != schedulers {
             self.ports = vec![Port::default(); schedulers];
         }
+        work.set_dram_share(cx.costs);
         let starts = self.place(cx, logs);
         let origin = starts.first().map_or(0, |&(_, s)| s as u64);
         work.advance(origin.saturating_sub(self.origin));
@@ -242,6 +326,8 @@ impl Replay {
                 b.at_barrier = false;
                 b.block = k;
                 b.index = i;
+                b.port = (first + i) % schedulers;
+                b.issued_max = 0;
                 b.ready.clear();
                 b.ready.resize(cx.program.num_regs, 0);
             }
@@ -288,7 +374,7 @@ impl Replay {
         let b = &self.boards[w];
         match logs[b.block].warps[b.index].get(b.next) {
             Some(e) => {
-                let t = b.issue_time(&self.deps[e.pc as usize]);
+                let t = b.issue_time(&self.plan[e.pc as usize].deps);
                 self.queue.push(Reverse(pack(t, w as u32)));
             }
             None => {
@@ -299,16 +385,23 @@ impl Replay {
         }
     }
 
-    /// Issues warp `w`'s next instruction; returns the cycle its next one is ready, or `None`
-    /// when the warp parked at a barrier or retired.
-    fn run_warp(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork, w: usize) -> Option<u32> {
-        let n = self.ports.len();
-        let port = &mut self.ports[w % n];
+    /// Issues warp `w`'s next instruction, ready at cycle `want`; returns the cycle its next one
+    /// is ready, or `None` when the warp parked at a barrier or retired.
+    fn run_warp(
+        &mut self,
+        cx: Ctx,
+        logs: &[BlockLog],
+        work: &mut SmWork,
+        w: usize,
+        want: u32,
+    ) -> Option<u32> {
         let b = &mut self.boards[w];
+        let port = &mut self.ports[b.port];
         let log = &logs[b.block];
-        if let Some(&e) = log.warps[b.index].get(b.next) {
+        let stream = &log.warps[b.index];
+        if let Some(&e) = stream.get(b.next) {
             b.next += 1;
-            b.step(cx, &self.deps[e.pc as usize], log, work, port, w as u32, e);
+            b.step(cx, &self.plan[e.pc as usize], log, work, port, want, e);
         }
         let k = b.block;
         if b.at_barrier {
@@ -316,8 +409,8 @@ impl Replay {
             self.release(cx, logs, k);
             return None;
         }
-        match log.warps[b.index].get(b.next) {
-            Some(e) => Some(b.issue_time(&self.deps[e.pc as usize])),
+        match stream.get(b.next) {
+            Some(e) => Some(b.issue_time(&self.plan[e.pc as usize].deps)),
             None => {
                 self.blocks[k].live -= 1;
                 self.release(cx, logs, k);
@@ -368,40 +461,57 @@ impl Replay {
 }
 
 impl Board {
-    /// Issues the instruction of `e` of SM warp `warp` on its scheduler `port`, accounting it on
-    /// the SM's `work`.
+    /// Issues the instruction of `e`, planned as `p` and ready at cycle `want`, on the warp's
+    /// scheduler `port`, accounting it on the SM's `work`.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn step(
         &mut self,
         cx: Ctx,
-        deps: &Deps,
+        p: &Plan,
         log: &BlockLog,
         work: &mut SmWork,
         port: &mut Port,
-        warp: u32,
+        want: u32,
         e: Entry,
     ) {
+        debug_assert_eq!(want, self.issue_time(&p.deps));
         let costs = cx.costs;
-        let inst = &cx.program.insts[e.pc as usize];
-        let want = self.issue_time(deps);
         let front = want == self.clock + 1;
-        let slots = u32::from(costs.sass.at(e.pc).slots);
+        let slots = p.slots;
         let (issue, last) = take_slots(port, want, slots);
         // Results of a multi-instruction expansion are late by what its last slot waited.
         let at = (last + 1).saturating_sub(slots.max(1)).max(issue);
-        // SASS issue slots, constant-pipe work, first use of a unit (timing::sass).
-        work.issued(costs, e.pc, inst, log.wave, issue, warp);
-        let ready = match inst.op {
-            Op::BarSync | Op::BarRed(_) => {
+        // SASS issue slots, constant-pipe and barrier work, first use of a unit.
+        work.now = issue;
+        self.issued_max = self.issued_max.max(issue);
+        work.issue_slots += u64::from(slots);
+        if p.const_cycles != 0.0 {
+            work.const_cycles += p.const_cycles;
+        }
+        if p.barrier {
+            work.barrier_cycles += costs.barrier_per_warp;
+        }
+        if log.wave == 0 {
+            if let Some(u) = p.unit {
+                work.starts.note(u, issue);
+            }
+        }
+        let ready = match p.kind {
+            Kind::Barrier => {
                 // The barrier waits for the warp's outstanding results, then for the others.
                 self.clock = issue.max(self.results_ready());
                 self.at_barrier = true;
                 return;
             }
-            Op::Bra => {
-                // Instructions after a branch issue after it and all before it; an if-converted
-                // region is issued even when every lane skips it (`lat` 1: every lane jumped).
-                self.clock = work.branch(costs, e.pc, warp, self.clock, issue);
+            Kind::Bra => {
+                // Instructions after a branch issue after it and all before it (ptxas does not
+                // move instructions across a branch, and a warp issues in order); an
+                // if-converted branch is no branch in SASS. An if-converted region is issued even
+                // when every lane skips it (`lat` 1: every lane jumped).
+                if !p.if_converted {
+                    self.clock = self.clock.max(issue).max(self.issued_max);
+                }
                 if e.lat == 1 {
                     let k = work.skipped(costs, e.pc);
                     if k > 0 {
@@ -410,23 +520,17 @@ impl Board {
                 }
                 None
             }
-            Op::Ld(_) => Some(issue + latency(e.lat, costs, log, work)),
-            Op::St(_) => {
+            Kind::Load => Some(issue + latency(e.lat, costs, log, work)),
+            Kind::Drain => {
                 self.drain = self.drain.max(issue + latency(e.lat, costs, log, work));
                 None
             }
-            // An atomic's result is ready after its latency; a reduction is acknowledged then.
-            Op::Atom(_) | Op::Red(_) if inst.dst[0] == NO_REG => {
-                self.drain = self.drain.max(issue + latency(e.lat, costs, log, work));
-                None
-            }
-            Op::Atom(_) | Op::Red(_) => Some(issue + latency(e.lat, costs, log, work)),
-            Op::Shfl(_) => Some(issue + cx.shared_latency),
-            Op::Exit | Op::Ret | Op::WarpSync => None,
-            _ => Some(at + costs.result_latency(e.pc)),
+            Kind::Shfl => Some(issue + cx.shared_latency),
+            Kind::Nothing => None,
+            Kind::Alu => Some(at + p.result),
         };
         if let Some(t) = ready {
-            for &d in &deps.dst[..usize::from(deps.n_dst)] {
+            for &d in &p.deps.dst[..usize::from(p.deps.n_dst)] {
                 self.ready[usize::from(d)] = t;
             }
         }
