@@ -262,20 +262,20 @@ impl Ctx<'_> {
         let (out, hi) = rest.split_at_mut(32);
         let out: &'t mut [u64; 32] = out.try_into().expect("32 lanes");
         let (lo, hi): (&'t [u64], &'t [u64]) = (lo, hi);
-        let row = |k: usize| -> &'t [u64; 32] {
-            if k >= n {
-                return &ZEROS;
-            }
-            let slice = match srcs[k] {
-                Src::Reg(r) if usize::from(r) * 32 < d0 => &lo[usize::from(r) * 32..][..32],
-                Src::Reg(r) if usize::from(r) * 32 > d0 => {
-                    &hi[usize::from(r) * 32 - d0 - 32..][..32]
-                }
-                _ => &tmp[k].as_ref().expect("built above")[..],
+        let mut rows: [&'t [u64; 32]; 3] = [&ZEROS; 3];
+        for (k, row) in rows.iter_mut().enumerate().take(n) {
+            *row = match (srcs[k], &tmp[k]) {
+                (_, Some(t)) => t,
+                (Src::Reg(r), None) if usize::from(r) * 32 < d0 => lo[usize::from(r) * 32..][..32]
+                    .try_into()
+                    .expect("32 lanes"),
+                (Src::Reg(r), None) => hi[usize::from(r) * 32 - d0 - 32..][..32]
+                    .try_into()
+                    .expect("32 lanes"),
+                (_, None) => unreachable!("sources other than registers are built above"),
             };
-            slice.try_into().expect("32 lanes")
-        };
-        (out, [row(0), row(1), row(2)])
+        }
+        (out, rows)
     }
 
     /// A special register for all 32 lanes: one match, then a plain loop.

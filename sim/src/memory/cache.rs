@@ -67,6 +67,10 @@ pub struct SectorCache {
     /// log2 of the line and sector sizes (powers of two), so the hot path shifts, not divides.
     line_shift: u32,
     sector_shift: u32,
+    /// Ways per set (at least 1).
+    ways: usize,
+    /// `sets - 1` when the set count is a power of two (a mask instead of a division).
+    set_mask: Option<u64>,
     /// The line number each way holds ([`EMPTY`] if none), apart from the rest of the slot so a
     /// set's tags are scanned in one or two host cache lines.
     tags: Vec<u64>,
@@ -89,6 +93,8 @@ impl SectorCache {
             sets,
             line_shift: geom.line_bytes.trailing_zeros(),
             sector_shift: geom.sector_bytes.trailing_zeros(),
+            ways: ways as usize,
+            set_mask: sets.is_power_of_two().then(|| sets - 1),
             tags: Vec::new(),
             slots: Vec::new(),
             head: Vec::new(),
@@ -127,8 +133,17 @@ impl SectorCache {
         self.geom
     }
 
-    /// Moves slot `i` of `set` to the front of its recency list.
+    /// The set line number `line` maps to.
     #[inline]
+    fn set_of(&self, line: u64) -> usize {
+        match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets) as usize,
+        }
+    }
+
+    /// Moves slot `i` of `set` to the front of its recency list.
+    #[inline(always)]
     fn touch(&mut self, set: usize, i: u32) {
         if self.head[set] == i {
             return;
@@ -186,6 +201,7 @@ impl SectorCache {
     /// Looks up the sectors `sectors` (a mask, bit `i` = sector `i`) of line number `line` at
     /// once: the same outcome, sector for sector, as [`SectorCache::access_as`] on each of them in
     /// ascending order, for one tag lookup instead of one per sector.
+    #[inline]
     pub fn access_line(
         &mut self,
         line: u64,
@@ -194,12 +210,8 @@ impl SectorCache {
         allocate: bool,
         evict_first: bool,
     ) -> LineOutcome {
-        let ways = self.geom.associativity.max(1) as usize;
-        let set = if self.sets.is_power_of_two() {
-            line & (self.sets - 1)
-        } else {
-            line % self.sets
-        } as usize;
+        let ways = self.ways;
+        let set = self.set_of(line);
         let base = set * ways;
         let found = match &self.index {
             Some(index) => index.find(&self.tags, line),
@@ -259,16 +271,12 @@ impl SectorCache {
     /// Drops the line holding byte `addr`, if present (write-evict stores); returns whether it was.
     pub fn invalidate(&mut self, addr: u64) -> bool {
         let line = addr >> self.line_shift;
-        let ways = u64::from(self.geom.associativity.max(1));
-        let set = if self.sets.is_power_of_two() {
-            line & (self.sets - 1)
-        } else {
-            line % self.sets
-        } as usize;
-        let base = set * ways as usize;
+        let ways = self.ways;
+        let set = self.set_of(line);
+        let base = set * ways;
         let found = match &mut self.index {
             Some(index) => index.remove(&self.tags, line),
-            None => self.tags[base..base + ways as usize]
+            None => self.tags[base..base + ways]
                 .iter()
                 .position(|&t| t == line)
                 .map(|i| (base + i) as u32),
