@@ -43,6 +43,28 @@ pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Sectors {
         }
         return out;
     }
+    if last - first < 64 * 64 {
+        // Scattered within 64 x 64 sectors (128 KiB of 32-byte sectors): a bit per sector in 64
+        // words, read out in order (sorting the sectors cost more).
+        let mut words = [0u64; 64];
+        let mut used = 0u64;
+        for (_, a) in access.lanes() {
+            for s in (a >> shift) - first..=(a.saturating_add(last_byte) >> shift) - first {
+                words[(s >> 6) as usize] |= 1 << (s & 63);
+                used |= 1 << (s >> 6);
+            }
+        }
+        while used != 0 {
+            let i = used.trailing_zeros() as u64;
+            used &= used - 1;
+            let mut bits = words[i as usize];
+            while bits != 0 {
+                out.push((first + i * 64 + u64::from(bits.trailing_zeros())) << shift);
+                bits &= bits - 1;
+            }
+        }
+        return out;
+    }
     for (_, a) in access.lanes() {
         for s in a >> shift..=a.saturating_add(last_byte) >> shift {
             out.push(s << shift);

@@ -84,28 +84,31 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
     if hi - lo < nbanks {
         return 1;
     }
-    // A phase moves at most `banks * width` bytes, so at most 4 words per lane plus straddles.
-    let mut words = [0u64; 5 * WARP];
-    let mut n = 0;
+    // A phase moves at most `banks * width` bytes, so at most 4 words per lane plus straddles:
+    // fewer than 256. Distinct words go through a small open-addressing set, each new one counted
+    // in its bank (a sort of the words cost more than the rest of the function).
+    let mut seen = [u64::MAX; 256];
+    let mut per_bank = [0u8; 64];
+    let mut most = 1u8;
     for l in bits(mask) {
         for w in words_of(l) {
-            if n < words.len() {
-                words[n] = w;
-                n += 1;
+            let mut h = (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
+            loop {
+                if seen[h] == w {
+                    break;
+                }
+                if seen[h] == u64::MAX {
+                    seen[h] = w;
+                    let b = &mut per_bank[(w & (nbanks - 1)) as usize];
+                    *b += 1;
+                    most = most.max(*b);
+                    break;
+                }
+                h = (h + 1) & 255;
             }
         }
     }
-    let words = &mut words[..n];
-    words.sort_unstable();
-    let mut per_bank = [0u8; 64];
-    let mut prev = None;
-    for &w in words.iter() {
-        if prev != Some(w) {
-            per_bank[(w & (nbanks - 1)) as usize] += 1;
-            prev = Some(w);
-        }
-    }
-    u32::from(per_bank.iter().copied().max().unwrap_or(1).max(1))
+    u32::from(most)
 }
 
 /// The set bits of `mask`, ascending.
