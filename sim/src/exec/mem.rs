@@ -542,9 +542,9 @@ impl Ctx<'_> {
                 log.sectors.extend(touched.iter().map(|s| s >> shift));
                 let end = log.sectors.len() as u32;
                 let o = if store {
-                    self.caches.store_sectors(self.params, touched)
+                    self.caches.store_sectors(self.params, &touched)
                 } else {
-                    self.caches.load_sectors(self.params, touched, path)
+                    self.caches.load_sectors(self.params, &touched, path)
                 };
                 match (local, store) {
                     (false, false) => {

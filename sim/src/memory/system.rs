@@ -130,20 +130,21 @@ pub struct ConstLevelsOutcome {
 impl SmCaches {
     /// L1 part of a global or local load along `path`.
     pub fn load(&mut self, p: &Params, access: &WarpAccess, path: LoadPath) -> L1Outcome {
-        self.load_sectors(p, coalesce::sectors(access, p.l1_sector_bytes), path)
+        self.load_sectors(p, &coalesce::sectors(access, p.l1_sector_bytes), path)
     }
 
     /// As [`SmCaches::load`], for an access whose distinct L1 sectors ([`Params::sectors`]) the
     /// caller already has.
-    pub fn load_sectors(
-        &mut self,
-        p: &Params,
-        mut sectors: coalesce::Sectors,
-        path: LoadPath,
-    ) -> L1Outcome {
-        if matches!(path, LoadPath::L1 { .. }) && p.l1_transaction_bytes > p.l1_sector_bytes {
-            sectors = whole_lines(&sectors, p.l1_line_bytes, p.l1_sector_bytes).into();
-        }
+    pub fn load_sectors(&mut self, p: &Params, sectors: &[u64], path: LoadPath) -> L1Outcome {
+        let lines;
+        let sectors = if matches!(path, LoadPath::L1 { .. })
+            && p.l1_transaction_bytes > p.l1_sector_bytes
+        {
+            lines = whole_lines(sectors, p.l1_line_bytes, p.l1_sector_bytes);
+            &lines[..]
+        } else {
+            sectors
+        };
         let mut o = L1Outcome {
             sectors: sectors.len() as u32,
             lines: coalesce::lines(&sectors, p.l1_line_bytes) as u32,
@@ -151,11 +152,11 @@ impl SmCaches {
         };
         let LoadPath::L1 { evict_first } = path else {
             o.l1_misses = o.sectors;
-            o.to_l2 = sectors;
+            o.to_l2 = sectors.into();
             return o;
         };
         // One tag lookup per line: the sectors come sorted, so a line's are consecutive.
-        let mut rest = &sectors[..];
+        let mut rest = sectors;
         while let Some(&first) = rest.first() {
             let (line, _) = self.l1.line_of(first);
             let n = rest
@@ -184,12 +185,12 @@ impl SmCaches {
     /// L1 part of a global or local store: update what L1 holds, or evict the line, as the
     /// config's store policy says; every written sector goes on to L2.
     pub fn store(&mut self, p: &Params, access: &WarpAccess) -> L1Outcome {
-        self.store_sectors(p, coalesce::sectors(access, p.l1_sector_bytes))
+        self.store_sectors(p, &coalesce::sectors(access, p.l1_sector_bytes))
     }
 
     /// As [`SmCaches::store`], for an access whose distinct L1 sectors ([`Params::sectors`]) the
     /// caller already has.
-    pub fn store_sectors(&mut self, p: &Params, sectors: coalesce::Sectors) -> L1Outcome {
+    pub fn store_sectors(&mut self, p: &Params, sectors: &[u64]) -> L1Outcome {
         let mut o = L1Outcome {
             sectors: sectors.len() as u32,
             lines: coalesce::lines(&sectors, p.l1_line_bytes) as u32,
@@ -197,10 +198,10 @@ impl SmCaches {
         };
         // Fermi and Kepler write a line's sectors as one transaction of 1, 2 or 4 aligned
         // segments covering them all (ProfCUDA ch. 4, gpu-parameters.md "Global stores").
-        let written = if p.l1_transaction_bytes > p.l1_sector_bytes {
-            covering_segments(&sectors, p.l1_line_bytes, p.l1_sector_bytes).into()
+        let written: coalesce::Sectors = if p.l1_transaction_bytes > p.l1_sector_bytes {
+            covering_segments(sectors, p.l1_line_bytes, p.l1_sector_bytes).into()
         } else {
-            sectors
+            sectors.into()
         };
         for &s in &written {
             match p.store_policy {
