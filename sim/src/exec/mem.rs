@@ -497,7 +497,7 @@ impl Ctx<'_> {
                     o.served.iter().flatten().copied().collect();
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
-                work.ldc(self.costs, pc, &served);
+                self.log.ldc[0].extend(self.costs.ldc_work(pc, &served));
                 self.costs.constant_load(&served)
             }
             StateSpace::Global | StateSpace::Local => {

@@ -156,9 +156,11 @@ struct SmRun {
     counters: Counters,
     per_pc: Vec<PcStats>,
     work: SmWork,
-    logs: Vec<BlockLog>,
-    /// Logs in use this wave.
-    used: usize,
+    /// Logs of the blocks of two waves in turn (wave `w` uses `logs[w % 2]`): the L2 pass of a
+    /// wave fills one while the timing pass of the wave before reads the other.
+    logs: [Vec<BlockLog>; 2],
+    /// Logs in use, per buffer.
+    used: [usize; 2],
     /// Warp instructions this wave.
     executed: u64,
     /// The first fault of this wave: (block, error).
@@ -176,6 +178,10 @@ struct SmRun {
 ///    prices the accesses that reached them;
 /// 3. timing: each SM replays its blocks' instruction streams together on warp scoreboards that
 ///    share its warp schedulers ([`crate::timing::replay`]).
+///
+/// Pass 2 of a wave and pass 3 of the wave before it share nothing (each wave's logs are in their
+/// own buffer, and the constant-pipe work the first two passes find is added by pass 3), so a
+/// launch run in full overlaps them: the serial L2 pass runs while the other cores replay.
 ///
 /// Results do not depend on the number of threads: SMs share nothing in pass 1 but global
 /// memory, and the order of pass 2 is fixed.
@@ -232,6 +238,8 @@ pub fn run(
     // Statistics after wave 0 and before the last wave, when sampling.
     let mut after_first: Option<(Counters, Vec<SmRun>)> = None;
     let mut snap: Option<(Counters, Vec<SmRun>)> = None;
+    // The wave whose timing pass is still to run (launches run in full).
+    let mut pending: Option<usize> = None;
     for first in (0..blocks).step_by(per_wave as usize) {
         let wave = (first / per_wave) as usize;
         let last = (first + per_wave).min(blocks);
@@ -289,25 +297,34 @@ pub fn run(
             launch: launch.label.into(),
             budget: launch.max_warp_instructions,
         })?;
-        // L2, in block order.
-        for b in first..last {
-            let s = (b % sm_count) as usize;
-            let k = ((b - first) / sm_count) as usize;
-            let st = &mut sms[s];
-            resolve_l2(l2, &costs, &mut counters, &mut st.work, &mut st.logs[k]);
-        }
-        // Timing: each SM replays the wave's blocks together; SMs in parallel.
+        // L2 in block order, then timing. A launch run in full overlaps the L2 pass of this wave
+        // (serial) with the timing pass of the previous one (parallel): they share nothing.
+        let buf = wave % 2;
         let cx = crate::timing::replay::Ctx {
             program: launch.program,
             costs: &costs,
             shared_latency: cfg.shared.latency_cycles,
         };
-        let time_sm = |st: &mut SmRun| {
-            for done in st.replay.wave(cx, &st.logs[..st.used], &mut st.work) {
-                st.work.block_done(wave, done);
-            }
-        };
-        sms.par_iter_mut().for_each(time_sm);
+        if every == 1 {
+            let (ahead, behind): (Vec<_>, Vec<_>) = sms.iter_mut().map(|st| st.split(buf)).unzip();
+            rayon::join(
+                || resolve_wave_l2(l2, &costs, &mut counters, ahead, first, last),
+                || {
+                    if let Some(w) = pending {
+                        time_wave(cx, behind, w);
+                    }
+                },
+            );
+            pending = Some(wave);
+        } else {
+            let ahead = sms.iter_mut().map(|st| st.split(buf).0).collect();
+            resolve_wave_l2(l2, &costs, &mut counters, ahead, first, last);
+            time_wave(
+                cx,
+                sms.iter_mut().map(|st| st.split(1 - buf).1).collect(),
+                wave,
+            );
+        }
         if every > 1 && wave == 0 {
             after_first = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
         }
@@ -318,6 +335,18 @@ pub fn run(
         if let Some(p) = launch.progress {
             p(launch.label, last, blocks);
         }
+    }
+    if let Some(w) = pending {
+        let cx = crate::timing::replay::Ctx {
+            program: launch.program,
+            costs: &costs,
+            shared_latency: cfg.shared.latency_cycles,
+        };
+        time_wave(
+            cx,
+            sms.iter_mut().map(|st| st.split(1 - w % 2).1).collect(),
+            w,
+        );
     }
     // Wave 0 (cold caches) and the last wave count once; the simulated waves between them
     // stand for all the waves between them.
@@ -360,7 +389,58 @@ pub fn run(
     Ok(stats)
 }
 
+/// What the L2 pass of a wave needs of one SM: the logs of its blocks in that wave.
+type L2Side<'a> = &'a mut [BlockLog];
+
+/// What the timing pass of a wave needs of one SM: its replay, the logs of its blocks in that
+/// wave, and its work.
+type TimingSide<'a> = (&'a mut Replay, &'a [BlockLog], &'a mut SmWork);
+
+/// The L2 pass of the wave of blocks `first..last`, in block order (block `b` ran on SM
+/// `b % count`, its log the `(b - first) / count`-th of that SM's).
+fn resolve_wave_l2(
+    l2: &mut L2Model,
+    costs: &Costs,
+    counters: &mut Counters,
+    mut logs: Vec<L2Side>,
+    first: u64,
+    last: u64,
+) {
+    let sm_count = logs.len() as u64;
+    for b in first..last {
+        let s = (b % sm_count) as usize;
+        let k = ((b - first) / sm_count) as usize;
+        resolve_l2(l2, costs, counters, &mut logs[s][k]);
+    }
+}
+
+/// The timing pass of wave `wave`: each SM replays its blocks together; SMs in parallel.
+fn time_wave(cx: crate::timing::replay::Ctx, mut sms: Vec<TimingSide>, wave: usize) {
+    sms.par_iter_mut().for_each(|(replay, logs, work)| {
+        // The constant-pipe work the functional and L2 passes found, in their order.
+        for k in 0..2 {
+            for log in logs.iter() {
+                log.ldc[k].iter().for_each(|&w| work.add_ldc(w));
+            }
+        }
+        for done in replay.wave(cx, logs, work) {
+            work.block_done(wave, done);
+        }
+    });
+}
+
 impl SmRun {
+    /// The L2 side of buffer `buf`'s logs and the timing side of the other buffer's.
+    fn split(&mut self, buf: usize) -> (L2Side<'_>, TimingSide<'_>) {
+        let [a, b] = &mut self.logs;
+        let (ahead, behind) = if buf == 0 { (a, b) } else { (b, a) };
+        let used = self.used;
+        (
+            &mut ahead[..used[buf]],
+            (&mut self.replay, &behind[..used[1 - buf]], &mut self.work),
+        )
+    }
+
     /// The statistics gathered so far (not the scratch state).
     fn snapshot(&self) -> SmRun {
         SmRun {
@@ -411,7 +491,8 @@ fn run_wave_on_sm(
     let sm_count = u64::from(cfg.sm.count);
     let dims = launch.dims;
     let [gx, gy, _] = dims.grid;
-    st.used = 0;
+    let buf = wave % 2;
+    st.used[buf] = 0;
     st.executed = 0;
     if st.warps.len() != nwarps {
         st.warps = (0..nwarps)
@@ -435,11 +516,11 @@ fn run_wave_on_sm(
                 warp.reset(w as u32, dims.block);
             }
         }
-        if st.logs.len() <= st.used {
-            st.logs.push(BlockLog::default());
+        if st.logs[buf].len() <= st.used[buf] {
+            st.logs[buf].push(BlockLog::default());
         }
-        let log = &mut st.logs[st.used];
-        st.used += 1;
+        let log = &mut st.logs[buf][st.used[buf]];
+        st.used[buf] += 1;
         log.reset(b, wave, nwarps);
         let mut ctx = step::Ctx {
             cfg,
@@ -477,13 +558,7 @@ fn run_wave_on_sm(
 /// Pass 2 for one block: runs its L2 requests in order through `l2`, counts their traffic and
 /// records for each where it was served and the DRAM bytes it moved (the timing pass queues those
 /// at the request's issue time).
-fn resolve_l2(
-    l2: &mut L2Model,
-    costs: &Costs,
-    c: &mut Counters,
-    work: &mut SmWork,
-    log: &mut BlockLog,
-) {
+fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut BlockLog) {
     for req in &log.reqs {
         let addrs = &log.addrs[req.start as usize..req.end as usize];
         let mut t = L2Outcome::default();
@@ -538,7 +613,7 @@ fn resolve_l2(
                         None => l2.read(*far.next().expect("one address per miss"), &mut t),
                     })
                     .collect();
-                work.ldc(costs, *pc, &served);
+                log.ldc[1].extend(costs.ldc_work(*pc, &served));
                 ReqOut {
                     lat: costs.constant_load(&served),
                     ..Default::default()

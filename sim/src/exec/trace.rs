@@ -100,6 +100,11 @@ pub struct BlockLog {
     pub mems: Vec<MemRec>,
     /// Their sector numbers, one after another.
     pub sectors: Vec<u64>,
+    /// Constant-pipe work ([`crate::timing::Costs::ldc_work`]) of the LDCs the constant caches
+    /// served, in issue order, and of those L2 served, in request order: the timing pass adds
+    /// them to the SM's work (in that order, as the passes found them), so that the L2 pass of
+    /// one wave and the timing pass of the previous one share nothing.
+    pub ldc: [Vec<(f64, f64)>; 2],
 }
 
 impl BlockLog {
@@ -114,6 +119,7 @@ impl BlockLog {
         self.out.clear();
         self.mems.clear();
         self.sectors.clear();
+        self.ldc.iter_mut().for_each(Vec::clear);
     }
 
     /// Adds a request; returns the ticket its latency will be found under.

@@ -137,17 +137,16 @@ impl SmCaches {
     /// caller already has.
     pub fn load_sectors(&mut self, p: &Params, sectors: &[u64], path: LoadPath) -> L1Outcome {
         let lines;
-        let sectors = if matches!(path, LoadPath::L1 { .. })
-            && p.l1_transaction_bytes > p.l1_sector_bytes
-        {
-            lines = whole_lines(sectors, p.l1_line_bytes, p.l1_sector_bytes);
-            &lines[..]
-        } else {
-            sectors
-        };
+        let sectors =
+            if matches!(path, LoadPath::L1 { .. }) && p.l1_transaction_bytes > p.l1_sector_bytes {
+                lines = whole_lines(sectors, p.l1_line_bytes, p.l1_sector_bytes);
+                &lines[..]
+            } else {
+                sectors
+            };
         let mut o = L1Outcome {
             sectors: sectors.len() as u32,
-            lines: coalesce::lines(&sectors, p.l1_line_bytes) as u32,
+            lines: coalesce::lines(sectors, p.l1_line_bytes) as u32,
             ..Default::default()
         };
         let LoadPath::L1 { evict_first } = path else {
@@ -193,7 +192,7 @@ impl SmCaches {
     pub fn store_sectors(&mut self, p: &Params, sectors: &[u64]) -> L1Outcome {
         let mut o = L1Outcome {
             sectors: sectors.len() as u32,
-            lines: coalesce::lines(&sectors, p.l1_line_bytes) as u32,
+            lines: coalesce::lines(sectors, p.l1_line_bytes) as u32,
             ..Default::default()
         };
         // Fermi and Kepler write a line's sectors as one transaction of 1, 2 or 4 aligned

@@ -154,6 +154,14 @@ impl Costs {
         (pipe, miss)
     }
 
+    /// The constant-pipe work (pipe cycles, miss cycles: [`Costs::constant_work`]) of the LDC
+    /// (the `ld.const` at `pc`) whose distinct addresses were served at `served`; `None` for the
+    /// half of an LDC.64 pair, which issues nothing.
+    #[inline]
+    pub fn ldc_work(&self, pc: u32, served: &[Level]) -> Option<(f64, f64)> {
+        (self.sass.at(pc).ldc > 0).then(|| self.constant_work(served))
+    }
+
     /// The cycle warp `index` of a block starts: the SM launches a block's warps one after another
     /// ([microbenchmark] `validate/measurements/h200/ubench`, C).
     pub fn warp_start(&self, index: u32) -> u32 {
@@ -462,15 +470,11 @@ impl SmWork {
         self.dram_share = costs.dram_bytes_per_cycle_per_sm;
     }
 
-    /// Accounts an LDC (the `ld.const` at `pc`) whose distinct addresses were served at
-    /// `served`; the half of an LDC.64 pair that issues nothing costs nothing.
+    /// Accounts the constant-pipe work of an LDC ([`Costs::ldc_work`]).
     #[inline]
-    pub fn ldc(&mut self, costs: &Costs, pc: u32, served: &[Level]) {
-        if costs.sass.at(pc).ldc > 0 {
-            let (pipe, miss) = costs.constant_work(served);
-            self.const_cycles += pipe;
-            self.const_miss_cycles += miss;
-        }
+    pub fn add_ldc(&mut self, (pipe, miss): (f64, f64)) {
+        self.const_cycles += pipe;
+        self.const_miss_cycles += miss;
     }
 
     /// Accounts a global or local access (a store when `store`; `hit` when every sector hit L1)
