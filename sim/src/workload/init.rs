@@ -61,6 +61,20 @@ impl Elem {
         }
     }
 
+    /// Appends `count` elements, element `k` of value `value(k)` as [`Elem::encode_int`] encodes
+    /// it, with the type decided once (buffers of tens of millions of elements).
+    fn encode_each(self, count: usize, out: &mut Vec<u8>, value: impl Fn(usize) -> i64) {
+        let b = self.bytes();
+        let start = out.len();
+        out.resize(start + count * b, 0);
+        let dst = out[start..].chunks_exact_mut(b).enumerate();
+        match self {
+            Elem::F32 => dst.for_each(|(k, c)| c.copy_from_slice(&(value(k) as f32).to_le_bytes())),
+            Elem::F64 => dst.for_each(|(k, c)| c.copy_from_slice(&(value(k) as f64).to_le_bytes())),
+            _ => dst.for_each(|(k, c)| c.copy_from_slice(&value(k).to_le_bytes()[..b])),
+        }
+    }
+
     fn encode_float(self, v: f64, out: &mut Vec<u8>) {
         match self {
             Elem::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
@@ -86,12 +100,14 @@ pub fn build(
     let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
     match kind {
         "zeros" => out.resize(n, 0),
-        "iota" => (0..count).for_each(|k| elem.encode_int(k as i64, &mut out)),
+        "iota" => elem.encode_each(count, &mut out, |k| k as i64),
         "value" => {
             if let Ok(v) = arg.parse::<i64>() {
-                (0..count).for_each(|_| elem.encode_int(v, &mut out));
+                elem.encode_each(count, &mut out, |_| v);
             } else if let Ok(v) = arg.parse::<f64>() {
-                (0..count).for_each(|_| elem.encode_float(v, &mut out));
+                let mut one = Vec::with_capacity(8);
+                elem.encode_float(v, &mut one);
+                (0..count).for_each(|_| out.extend_from_slice(&one));
             } else {
                 return Err(format!("`{spec}`: value must be a number"));
             }
