@@ -58,8 +58,12 @@ const NIL: u32 = u32::MAX;
 
 /// Tag state of a sectored cache.
 ///
-/// Each set keeps its ways in a doubly linked recency list, most recent first, so both a hit and
-/// the choice of the LRU victim cost O(1) even for the hundreds of ways L1 is modelled with.
+/// Recency, exact LRU either way: a cache of up to [`ORDERED_WAYS`] ways keeps each set's ways
+/// in recency order, most recent first (a hit moves its way to the front, a fill takes the last
+/// way): a few contiguous words per set, no pointers. A more associative one keeps each set's
+/// ways in a doubly linked recency list, most recent first, and finds lines through a hash index,
+/// so both a hit and the choice of the LRU victim cost O(1) even for the hundreds of ways L1 is
+/// modelled with.
 #[derive(Debug, Clone)]
 pub struct SectorCache {
     geom: Geometry,
@@ -81,7 +85,14 @@ pub struct SectorCache {
     /// line number → slot index for highly associative caches, so a lookup costs one hash probe;
     /// small sets are scanned, which is faster.
     index: Option<LineIndex>,
+    /// Sets keep their ways in recency order (`tags` and `slots` move together; the lists are
+    /// unused).
+    ordered: bool,
 }
+
+/// Caches with at most this many ways keep their sets in recency order; more associative ones use
+/// recency lists and a hash index.
+const ORDERED_WAYS: u32 = 16;
 
 impl SectorCache {
     /// An empty (cold) cache.
@@ -99,7 +110,9 @@ impl SectorCache {
             slots: Vec::new(),
             head: Vec::new(),
             tail: Vec::new(),
-            index: (ways > 16).then(|| LineIndex::new(geom.sets() as usize * ways as usize)),
+            index: (ways > ORDERED_WAYS)
+                .then(|| LineIndex::new(geom.sets() as usize * ways as usize)),
+            ordered: ways <= ORDERED_WAYS,
         };
         c.reset();
         c
@@ -125,6 +138,64 @@ impl SectorCache {
         self.tail = (0..self.sets as u32).map(|s| s * ways + ways - 1).collect();
         if let Some(index) = &mut self.index {
             index.clear();
+        }
+    }
+
+    /// [`SectorCache::access_line`] on a cache whose sets are in recency order.
+    #[inline]
+    fn access_ordered(
+        &mut self,
+        set: usize,
+        line: u64,
+        sectors: u32,
+        write: bool,
+        allocate: bool,
+        evict_first: bool,
+    ) -> LineOutcome {
+        let base = set * self.ways;
+        let tags = &mut self.tags[base..base + self.ways];
+        let slots = &mut self.slots[base..base + self.ways];
+        if let Some(p) = tags.iter().position(|&t| t == line) {
+            // The way becomes the most recent.
+            tags[..=p].rotate_right(1);
+            slots[..=p].rotate_right(1);
+            let s = &mut slots[0];
+            let hits = s.valid & sectors;
+            if allocate {
+                s.valid |= sectors;
+                if write {
+                    s.dirty |= sectors;
+                }
+            } else if write {
+                s.dirty |= hits;
+            }
+            return LineOutcome {
+                hits,
+                writeback_sectors: 0,
+            };
+        }
+        if !allocate {
+            return LineOutcome::default();
+        }
+        // The least recent way is the victim.
+        let last = self.ways - 1;
+        let writeback_sectors = if tags[last] == EMPTY {
+            0
+        } else {
+            slots[last].dirty.count_ones()
+        };
+        tags[last] = line;
+        slots[last].valid = sectors;
+        slots[last].dirty = if write { sectors } else { 0 };
+        // A streamed line stays least recent, unless a later sector of the same request finds it
+        // (as a lookup per sector would).
+        if !evict_first || sectors.count_ones() > 1 {
+            tags.rotate_right(1);
+            slots.rotate_right(1);
+        }
+        LineOutcome {
+            hits: 0,
+            writeback_sectors,
         }
     }
 
@@ -212,6 +283,9 @@ impl SectorCache {
     ) -> LineOutcome {
         let ways = self.ways;
         let set = self.set_of(line);
+        if self.ordered {
+            return self.access_ordered(set, line, sectors, write, allocate, evict_first);
+        }
         let base = set * ways;
         let found = match &self.index {
             Some(index) => index.find(&self.tags, line),
@@ -274,6 +348,19 @@ impl SectorCache {
         let ways = self.ways;
         let set = self.set_of(line);
         let base = set * ways;
+        if self.ordered {
+            let tags = &mut self.tags[base..base + ways];
+            let Some(p) = tags.iter().position(|&t| t == line) else {
+                return false;
+            };
+            // The emptied way becomes the least recent (the next victim).
+            tags[p] = EMPTY;
+            tags[p..].rotate_left(1);
+            let slots = &mut self.slots[base..base + ways];
+            (slots[p].valid, slots[p].dirty) = (0, 0);
+            slots[p..].rotate_left(1);
+            return true;
+        }
         let found = match &mut self.index {
             Some(index) => index.remove(&self.tags, line),
             None => self.tags[base..base + ways]
@@ -487,6 +574,40 @@ mod tests {
                 assert_eq!(
                     indexed.access_as(addr, write, true, evict_first),
                     scanned.access_as(addr, write, true, evict_first),
+                    "op {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ordered_sets_evict_as_recency_lists_do() {
+        // 8 sets x 8 ways: ordered; the same cache on recency lists (scanned) is the reference.
+        // Fills, streamed fills, writes, hits, lookups without allocation and invalidations all
+        // reorder the ways.
+        let geom = Geometry {
+            size_bytes: 8 * 8 * 128,
+            line_bytes: 128,
+            sector_bytes: 32,
+            associativity: 8,
+        };
+        let mut ordered = SectorCache::new(geom);
+        assert!(ordered.ordered);
+        let mut listed = SectorCache::new(geom);
+        listed.ordered = false;
+        let mut x = 777u64;
+        for i in 0..200_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let addr = (x >> 33) % (120 * 128);
+            let (write, allocate, evict_first) = (x & 1 == 1, x & 8 != 8, x & 6 == 6);
+            if i % 5 == 0 {
+                assert_eq!(ordered.invalidate(addr), listed.invalidate(addr), "op {i}");
+            } else {
+                assert_eq!(
+                    ordered.access_as(addr, write, allocate, evict_first),
+                    listed.access_as(addr, write, allocate, evict_first),
                     "op {i}"
                 );
             }
