@@ -7,8 +7,6 @@
 //! dataflow order within a basic block, and a later wave's warps find the earlier wave's cycles
 //! taken), so the port keeps a calendar of taken cycles rather than one next-free cycle.
 
-use std::collections::VecDeque;
-
 /// Which cycles of one warp scheduler are taken, from `base` on (one bit per cycle). Cycles in
 /// requests and answers count from the port's origin ([`Port::set_origin`]), the calendar from the
 /// start of the launch.
@@ -19,7 +17,7 @@ pub struct Port {
     /// First cycle the calendar covers (a multiple of 64).
     base: u64,
     /// Bit `c % 64` of word `(c - base) / 64` is set when cycle `c` is taken.
-    words: VecDeque<u64>,
+    words: Vec<u64>,
 }
 
 impl Port {
@@ -68,10 +66,10 @@ impl Port {
     /// Forgets the cycles before `t`: no request will ask for them again.
     pub fn forget_before(&mut self, t: u64) {
         let t = t + self.origin;
-        while self.base + 64 <= t && !self.words.is_empty() {
-            self.words.pop_front();
-            self.base += 64;
-        }
+        // Whole words before `t` go (rarely: only when the calendar grew long).
+        let n = (t.saturating_sub(self.base) / 64).min(self.words.len() as u64);
+        self.words.drain(..n as usize);
+        self.base += n * 64;
         if self.words.is_empty() {
             self.base = self.base.max(t / 64 * 64);
         }
