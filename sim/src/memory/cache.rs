@@ -157,8 +157,8 @@ impl SectorCache {
         let slots = &mut self.slots[base..base + self.ways];
         if let Some(p) = tags.iter().position(|&t| t == line) {
             // The way becomes the most recent.
-            tags[..=p].rotate_right(1);
-            slots[..=p].rotate_right(1);
+            to_front(&mut tags[..=p]);
+            to_front(&mut slots[..=p]);
             let s = &mut slots[0];
             let hits = s.valid & sectors;
             if allocate {
@@ -190,8 +190,8 @@ impl SectorCache {
         // A streamed line stays least recent, unless a later sector of the same request finds it
         // (as a lookup per sector would).
         if !evict_first || sectors.count_ones() > 1 {
-            tags.rotate_right(1);
-            slots.rotate_right(1);
+            to_front(tags);
+            to_front(slots);
         }
         LineOutcome {
             hits: 0,
@@ -386,6 +386,16 @@ impl SectorCache {
             self.tail[set] = i;
         }
         true
+    }
+}
+
+/// Moves the last element of `v` to the front, the others one place on (`rotate_right(1)`,
+/// written out so that it is inlined whatever the optimiser decides for the library's rotation).
+#[inline(always)]
+fn to_front<T: Copy>(v: &mut [T]) {
+    if let Some(&last) = v.last() {
+        v.copy_within(..v.len() - 1, 1);
+        v[0] = last;
     }
 }
 

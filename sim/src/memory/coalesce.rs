@@ -20,6 +20,14 @@ pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Sectors {
     if access.mask == 0 {
         return out;
     }
+    if let Some(a0) = contiguous(access) {
+        // The common case: lane l at a0 + l * bytes, every lane active: one run of sectors.
+        let end = a0 + 32 * u64::from(access.bytes.max(1)) - 1;
+        for s in a0 >> shift..=end >> shift {
+            out.push(s << shift);
+        }
+        return out;
+    }
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     for (_, a) in access.lanes() {
         lo = lo.min(a);
@@ -73,6 +81,23 @@ pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Sectors {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// The address of lane 0 when every lane is active and lane `l` accesses `bytes` at
+/// `a0 + l * bytes` (consecutive elements, no gap, no overflow past the last byte).
+#[inline]
+pub fn contiguous(access: &WarpAccess) -> Option<u64> {
+    if access.mask != u32::MAX {
+        return None;
+    }
+    let a0 = access.addrs[0];
+    let b = u64::from(access.bytes.max(1));
+    a0.checked_add(32 * b)?;
+    let mut ok = true;
+    for (l, &a) in access.addrs.iter().enumerate() {
+        ok &= a == a0 + l as u64 * b;
+    }
+    ok.then_some(a0)
 }
 
 /// The distinct `line_bytes`-aligned lines among `sectors` (which must be ascending).

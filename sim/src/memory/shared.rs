@@ -51,8 +51,24 @@ pub fn wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
     let phase = lanes_per_phase(access.bytes, banks) as usize;
     let mut out = Wavefronts::default();
     let mut start = 0;
+    // Consecutive elements (the common case): a phase whose words span fewer than `banks` words
+    // has each in its own bank, found without looking at the lanes.
+    let run = super::coalesce::contiguous(access)
+        .filter(|_| banks.width.is_power_of_two() && banks.banks.is_power_of_two());
+    let shift = banks.width.max(1).trailing_zeros();
+    let bytes = u64::from(access.bytes.max(1));
     while start < WARP {
         let mask = access.phase_mask(start, phase);
+        if let Some(a0) = run {
+            let lo = (a0 + start as u64 * bytes) >> shift;
+            let hi = (a0 + (start + phase).min(WARP) as u64 * bytes - 1) >> shift;
+            if hi - lo < u64::from(banks.banks.clamp(1, 64)) {
+                out.ideal += 1;
+                out.wavefronts += 1;
+                start += phase;
+                continue;
+            }
+        }
         start += phase;
         if mask != 0 {
             out.ideal += 1;
