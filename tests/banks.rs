@@ -90,6 +90,18 @@ proptest! {
     }
 
     #[test]
+    fn consecutive_elements_match_the_reference(base in 0u64..100_000, bytes in prop::sample::select(vec![1u32, 2, 4, 8, 16]), aligned in any::<bool>()) {
+        // Lane l at base + l * bytes, every lane active: the fast path for consecutive elements,
+        // aligned to the element or not (a phase spanning one word more than the banks).
+        let base = if aligned { base / u64::from(bytes) * u64::from(bytes) } else { base };
+        let addrs: [u64; 32] = std::array::from_fn(|l| base + l as u64 * u64::from(bytes));
+        for b in [B4, B8] {
+            let got = wavefronts(&access(u32::MAX, addrs, bytes), b);
+            prop_assert_eq!(got.wavefronts, reference(u32::MAX, &addrs, bytes, b));
+        }
+    }
+
+    #[test]
     fn one_word_is_one_wavefront(word in 0u64..4096, mask in 1u32..) {
         // Any bytes of one 4-byte word: a broadcast, on either bank width.
         let mut bytes = [0u64; 32];

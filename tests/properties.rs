@@ -191,6 +191,15 @@ proptest! {
         prop_assert_eq!(coalesce::sectors(&a, 32).to_vec(), expected);
     }
 
+    /// 1c. Consecutive elements (every lane, lane l at base + l * bytes), aligned or not: the
+    /// fast path gives the distinct segments touched.
+    #[test]
+    fn consecutive_elements_take_the_segments_they_touch(base in 0u64..1 << 40, bytes in select(vec![1u32, 2, 4, 8, 16])) {
+        let a = WarpAccess { mask: u32::MAX, addrs: std::array::from_fn(|l| base + l as u64 * u64::from(bytes)), bytes };
+        let expected: Vec<u64> = touched_segments(&a, 32).into_iter().map(|s| s * 32).collect();
+        prop_assert_eq!(coalesce::sectors(&a, 32).to_vec(), expected);
+    }
+
     /// 2. Permuting the lanes (addresses and mask together) changes neither the sectors nor the
     /// constant requests (warp-wide broadcast).
     #[test]
