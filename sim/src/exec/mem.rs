@@ -171,6 +171,10 @@ impl Ctx<'_> {
         m: MemOp,
         exec: u32,
     ) -> Result<u32> {
+        // A kernel parameter at a fixed offset: one value for the warp, no lane addresses.
+        if self.load_param(w, inst, m, exec) {
+            return Ok(if exec == 0 { 0 } else { self.param_model(m) });
+        }
         let addrs = self.addresses(w, inst, exec);
         let first = exec.trailing_zeros() as usize;
         let space = if exec == 0 {
@@ -180,7 +184,6 @@ impl Ctx<'_> {
         };
         if !self.load_from_one_allocation(w, inst, m, exec, &addrs, space)
             && !self.load_from_shared_or_constant(w, inst, m, exec, &addrs)
-            && !self.load_param(w, inst, m, exec)
         {
             self.load_per_lane(w, inst, pc, m, exec, &addrs)?;
         }
@@ -386,16 +389,27 @@ impl Ctx<'_> {
         }
         let span = m.ty.bytes() as u64 * u64::from(m.vec);
         let (mut lo, mut hi) = (u64::MAX, 0u64);
-        for l in lanes(exec) {
+        for_lanes!(exec, |l| {
             lo = lo.min(addrs[l]);
             hi = hi.max(addrs[l]);
-        }
+        });
         if resolve(m.space, lo).0 != StateSpace::Global
             || resolve(m.space, hi).0 != StateSpace::Global
         {
             return None;
         }
-        let i = self.global.find(lo, 1)?;
+        // Most accesses of a warp fall in the allocation the previous one did.
+        let i = match self.last_alloc {
+            Some(i)
+                if {
+                    let (base, end) = self.global.bounds(i);
+                    base <= lo && lo < end
+                } =>
+            {
+                i
+            }
+            _ => self.global.find(lo, 1)?,
+        };
         let (base, end) = self.global.bounds(i);
         if hi.checked_add(span).is_none_or(|e| e > end) {
             return None;
@@ -430,6 +444,21 @@ impl Ctx<'_> {
         true
     }
 
+    /// A kernel-parameter load in the models: counted, with the constant-operand latency.
+    fn param_model(&mut self, m: MemOp) -> u32 {
+        // A pointer parameter is loaded through the uniform datapath (ULDC, an IDC request that
+        // hits); a scalar one becomes a constant operand (IMC). This is what ptxas emits for
+        // sm_80 and later; counted per warp.
+        let c = &mut *self.counters;
+        if m.ty.bytes() == 8 {
+            c.idc_requests += 1;
+            c.idc_hits += 1;
+        } else {
+            c.imc_requests += 1;
+        }
+        self.costs.imc
+    }
+
     /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
     #[allow(clippy::too_many_arguments)]
     fn model(
@@ -449,18 +478,7 @@ impl Ctx<'_> {
         let work = &mut *self.work;
         let bytes = m.bytes_per_thread();
         match space {
-            StateSpace::Param => {
-                // A pointer parameter is loaded through the uniform datapath (ULDC, an IDC
-                // request that hits); a scalar one becomes a constant operand (IMC). This is what
-                // ptxas emits for sm_80 and later; counted per warp.
-                if m.ty.bytes() == 8 {
-                    c.idc_requests += 1;
-                    c.idc_hits += 1;
-                } else {
-                    c.imc_requests += 1;
-                }
-                self.costs.imc
-            }
+            StateSpace::Param => self.param_model(m),
             StateSpace::Const => {
                 let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)))
                     && self.costs.sass.is_const_operand(pc); // timing::sass: LDC when if-converted
