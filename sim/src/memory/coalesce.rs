@@ -93,11 +93,10 @@ pub fn contiguous(access: &WarpAccess) -> Option<u64> {
     let a0 = access.addrs[0];
     let b = u64::from(access.bytes.max(1));
     a0.checked_add(32 * b)?;
-    let mut ok = true;
-    for (l, &a) in access.addrs.iter().enumerate() {
-        ok &= a == a0 + l as u64 * b;
-    }
-    ok.then_some(a0)
+    // The last lane first: most other accesses fail there.
+    (access.addrs[31] == a0 + 31 * b
+        && (access.addrs.iter().enumerate()).all(|(l, &a)| a == a0 + l as u64 * b))
+    .then_some(a0)
 }
 
 /// The distinct `line_bytes`-aligned lines among `sectors` (which must be ascending).
