@@ -258,18 +258,12 @@ impl Replay {
             let w = key as u32;
             // The key's cycle is the warp's issue time: nothing but the warp itself changes its
             // scoreboard while it waits in the queue.
-            let mut t = (key >> 32) as u32;
-            while let Some(next) = self.run_warp(cx, logs, work, w as usize, t) {
-                t = next;
-                // A warp that would leave the queue next anyway goes on without entering it.
-                if self
-                    .queue
-                    .peek()
-                    .is_some_and(|&Reverse(top)| top < pack(t, w))
-                {
-                    self.queue.push(Reverse(pack(t, w)));
-                    break;
-                }
+            let t = (key >> 32) as u32;
+            // Nothing enters the queue while the warp runs (only a barrier's release or the end
+            // of a block queues warps, and the warp stops there).
+            let top = self.queue.peek().map(|&Reverse(k)| k);
+            if let Some(next) = self.run_warp(cx, logs, work, w as usize, t, top) {
+                self.queue.push(Reverse(pack(next, w)));
             }
             if self.ports.iter().any(|p| p.span() > TRIM_SPAN) {
                 self.trim();
@@ -385,38 +379,47 @@ impl Replay {
         }
     }
 
-    /// Issues warp `w`'s next instruction, ready at cycle `want`; returns the cycle its next one
-    /// is ready, or `None` when the warp parked at a barrier or retired.
+    /// Issues warp `w`'s instructions, the first ready at cycle `want`, for as long as it stays
+    /// the earliest ready warp (a warp that would leave the queue next anyway goes on without
+    /// entering it): until its next instruction is ready after `top`, the queue's first key, when
+    /// it returns that instruction's cycle, or until it parks at a barrier or retires (`None`).
     fn run_warp(
         &mut self,
         cx: Ctx,
         logs: &[BlockLog],
         work: &mut SmWork,
         w: usize,
-        want: u32,
+        mut want: u32,
+        top: Option<u64>,
     ) -> Option<u32> {
         let b = &mut self.boards[w];
         let port = &mut self.ports[b.port];
         let log = &logs[b.block];
         let stream = &log.warps[b.index];
-        if let Some(&e) = stream.get(b.next) {
-            b.next += 1;
-            b.step(cx, &self.plan[e.pc as usize], log, work, port, want, e);
+        loop {
+            if let Some(&e) = stream.get(b.next) {
+                b.next += 1;
+                b.step(cx, &self.plan[e.pc as usize], log, work, port, want, e);
+            }
+            if b.at_barrier {
+                break;
+            }
+            let Some(e) = stream.get(b.next) else {
+                break;
+            };
+            want = b.issue_time(&self.plan[e.pc as usize].deps);
+            if top.is_some_and(|top| top < pack(want, w as u32)) {
+                return Some(want);
+            }
         }
         let k = b.block;
         if b.at_barrier {
             self.blocks[k].arrived += 1;
-            self.release(cx, logs, k);
-            return None;
+        } else {
+            self.blocks[k].live -= 1;
         }
-        match stream.get(b.next) {
-            Some(e) => Some(b.issue_time(&self.plan[e.pc as usize].deps)),
-            None => {
-                self.blocks[k].live -= 1;
-                self.release(cx, logs, k);
-                None
-            }
-        }
+        self.release(cx, logs, k);
+        None
     }
 
     /// Releases block `k`'s barrier once every warp still running has arrived: after the latest
