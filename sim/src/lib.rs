@@ -64,3 +64,28 @@ pub mod timing;
 pub mod workload;
 
 pub use error::{Error, Result};
+
+/// Checks that this CPU has the instruction-set extensions the build targets (the repository's
+/// `.cargo/config.toml` builds x86-64 Linux binaries for x86-64-v3: AVX2, BMI2, FMA). `Err` is a
+/// message saying how to rebuild; builds for the baseline target always pass.
+pub fn check_cpu() -> std::result::Result<(), String> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    {
+        let missing: Vec<&str> = [
+            ("avx2", std::is_x86_feature_detected!("avx2")),
+            ("bmi2", std::is_x86_feature_detected!("bmi2")),
+            ("fma", std::is_x86_feature_detected!("fma")),
+        ]
+        .into_iter()
+        .filter_map(|(name, present)| (!present).then_some(name))
+        .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "this build targets x86-64-v3 and this CPU lacks {}; rebuild for it with \
+                 RUSTFLAGS=\"-C target-cpu=x86-64\" cargo build --release",
+                missing.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}

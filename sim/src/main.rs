@@ -181,6 +181,10 @@ fn compiler_choice(flag: Option<Compiler>) -> Result<Compiler> {
 }
 
 fn main() -> ExitCode {
+    if let Err(m) = sim::check_cpu() {
+        eprintln!("error: {m}");
+        return ExitCode::from(2);
+    }
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stops early (`sim run ... | head`) is not an error.

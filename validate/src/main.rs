@@ -4,6 +4,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    if let Err(m) = sim::check_cpu() {
+        eprintln!("error: {m}");
+        return ExitCode::from(2);
+    }
     let cli = validate::Cli::parse();
     match validate::run(cli) {
         Ok(code) => code,
