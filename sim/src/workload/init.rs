@@ -178,6 +178,34 @@ mod tests {
     }
 
     #[test]
+    fn whole_buffers_encode_as_element_by_element() {
+        // iota and value fill whole buffers with the type decided once: the same bytes as
+        // encoding each element, for every type (floats round, integers wrap to the width).
+        let all = [
+            Elem::I8,
+            Elem::I16,
+            Elem::I32,
+            Elem::I64,
+            Elem::U8,
+            Elem::U16,
+            Elem::U32,
+            Elem::U64,
+            Elem::F32,
+            Elem::F64,
+        ];
+        for e in all {
+            let mut want = Vec::new();
+            (0..300).for_each(|k| e.encode_int(k as i64 * 65_599, &mut want));
+            let mut got = Vec::new();
+            e.encode_each(300, &mut got, |k| k as i64 * 65_599);
+            assert_eq!(got, want, "{e:?}");
+            let mut want = Vec::new();
+            (0..5).for_each(|_| e.encode_int(-3, &mut want));
+            assert_eq!(build("value:-3", e, 5, &no_files).unwrap(), want, "{e:?}");
+        }
+    }
+
+    #[test]
     fn random_is_reproducible_and_floats_in_unit_interval() {
         let a = build("random:7", Elem::F32, 100, &no_files).unwrap();
         assert_eq!(a, build("random:7", Elem::F32, 100, &no_files).unwrap());
