@@ -393,9 +393,17 @@ impl SectorCache {
 /// written out so that it is inlined whatever the optimiser decides for the library's rotation).
 #[inline(always)]
 fn to_front<T: Copy>(v: &mut [T]) {
-    if let Some(&last) = v.last() {
-        v.copy_within(..v.len() - 1, 1);
-        v[0] = last;
+    // Up to four elements (the constant caches' sets) in registers; longer runs by one copy.
+    match *v {
+        [] | [_] => {}
+        [ref mut a, ref mut b] => std::mem::swap(a, b),
+        [a, b, c] => v.copy_from_slice(&[c, a, b]),
+        [a, b, c, d] => v.copy_from_slice(&[d, a, b, c]),
+        _ => {
+            let last = v[v.len() - 1];
+            v.copy_within(..v.len() - 1, 1);
+            v[0] = last;
+        }
     }
 }
 
