@@ -58,7 +58,7 @@ const NIL: u32 = u32::MAX;
 
 /// Tag state of a sectored cache.
 ///
-/// Recency, exact LRU either way: a cache of up to [`ORDERED_WAYS`] ways keeps each set's ways
+/// Recency, exact LRU either way: a cache of up to 16 ways keeps each set's ways
 /// in recency order, most recent first (a hit moves its way to the front, a fill takes the last
 /// way): a few contiguous words per set, no pointers. A more associative one keeps each set's
 /// ways in a doubly linked recency list, most recent first, and finds lines through a hash index,
