@@ -5,6 +5,7 @@
 //! later reader truncates or sign-extends as its own type says. Floats are IEEE-754 with
 //! round-to-nearest-even, as `.rn` specifies; subnormals are kept (no `.ftz` flush).
 
+use super::step::for_lanes;
 use crate::ptx::ast::Type;
 use crate::ptx::inst::{
     AluOp, AtomKind, BarRedOp, BitOp, BoolOp, CarryOp, Cmp, MulMode, PrmtMode, ReduxOp, Rounding,
@@ -87,18 +88,9 @@ pub fn alu_warp(
     macro_rules! each {
         ($f:expr) => {{
             let f = $f;
-            if exec == u32::MAX {
-                for l in 0..32 {
-                    out[l] = f(a[l], b[l], c[l]);
-                }
-            } else {
-                let mut m = exec;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    out[l] = f(a[l], b[l], c[l]);
-                }
-            }
+            for_lanes!(exec, |l| {
+                out[l] = f(a[l], b[l], c[l]);
+            })
         }};
     }
     let bits = ty.bits();
@@ -213,18 +205,9 @@ pub fn compare_warp(
     macro_rules! each {
         ($f:expr) => {{
             let f = $f;
-            if exec == u32::MAX {
-                for l in 0..32 {
-                    out[l] = u64::from(f(a[l], b[l]));
-                }
-            } else {
-                let mut m = exec;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    out[l] = u64::from(f(a[l], b[l]));
-                }
-            }
+            for_lanes!(exec, |l| {
+                out[l] = u64::from(f(a[l], b[l]));
+            })
         }};
     }
     if ty.is_float() {

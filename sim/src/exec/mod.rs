@@ -240,6 +240,11 @@ pub fn run(
     let mut snap: Option<(Counters, Vec<SmRun>)> = None;
     // The wave whose timing pass is still to run (launches run in full).
     let mut pending: Option<usize> = None;
+    let cx = crate::timing::replay::Ctx {
+        program: launch.program,
+        costs: &costs,
+        shared_latency: cfg.shared.latency_cycles,
+    };
     for first in (0..blocks).step_by(per_wave as usize) {
         let wave = (first / per_wave) as usize;
         let last = (first + per_wave).min(blocks);
@@ -300,11 +305,6 @@ pub fn run(
         // L2 in block order, then timing. A launch run in full overlaps the L2 pass of this wave
         // (serial) with the timing pass of the previous one (parallel): they share nothing.
         let buf = wave % 2;
-        let cx = crate::timing::replay::Ctx {
-            program: launch.program,
-            costs: &costs,
-            shared_latency: cfg.shared.latency_cycles,
-        };
         if every == 1 {
             let (ahead, behind): (Vec<_>, Vec<_>) = sms.iter_mut().map(|st| st.split(buf)).unzip();
             rayon::join(
@@ -337,11 +337,6 @@ pub fn run(
         }
     }
     if let Some(w) = pending {
-        let cx = crate::timing::replay::Ctx {
-            program: launch.program,
-            costs: &costs,
-            shared_latency: cfg.shared.latency_cycles,
-        };
         time_wave(
             cx,
             sms.iter_mut().map(|st| st.split(1 - w % 2).1).collect(),

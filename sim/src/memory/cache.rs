@@ -53,6 +53,48 @@ struct Slot {
     next: u32,
 }
 
+impl Slot {
+    /// A lookup of `sectors` that found this slot's line: the sectors present, which a lookup
+    /// with `allocate` fills and a `write` marks dirty (without `allocate`, only those present).
+    #[inline(always)]
+    fn hit(&mut self, sectors: u32, write: bool, allocate: bool) -> LineOutcome {
+        let hits = self.valid & sectors;
+        if allocate {
+            self.valid |= sectors;
+            if write {
+                self.dirty |= sectors;
+            }
+        } else if write {
+            self.dirty |= hits;
+        }
+        LineOutcome {
+            hits,
+            writeback_sectors: 0,
+        }
+    }
+
+    /// A miss filling this slot with `sectors` of a new line (dirty when `write`); the dirty
+    /// sectors of the line it `held` are written back.
+    #[inline(always)]
+    fn refill(&mut self, held: bool, sectors: u32, write: bool) -> LineOutcome {
+        let writeback_sectors = if held { self.dirty.count_ones() } else { 0 };
+        self.valid = sectors;
+        self.dirty = if write { sectors } else { 0 };
+        LineOutcome {
+            hits: 0,
+            writeback_sectors,
+        }
+    }
+}
+
+/// Whether a line a miss of `sectors` filled becomes the most recent of its set: a streamed line
+/// (`evict_first`) stays least recent, unless a later sector of the same request finds it (as a
+/// lookup per sector would).
+#[inline(always)]
+fn becomes_recent(sectors: u32, evict_first: bool) -> bool {
+    !evict_first || sectors.count_ones() > 1
+}
+
 const EMPTY: u64 = u64::MAX;
 const NIL: u32 = u32::MAX;
 
@@ -159,44 +201,20 @@ impl SectorCache {
             // The way becomes the most recent.
             to_front(&mut tags[..=p]);
             to_front(&mut slots[..=p]);
-            let s = &mut slots[0];
-            let hits = s.valid & sectors;
-            if allocate {
-                s.valid |= sectors;
-                if write {
-                    s.dirty |= sectors;
-                }
-            } else if write {
-                s.dirty |= hits;
-            }
-            return LineOutcome {
-                hits,
-                writeback_sectors: 0,
-            };
+            return slots[0].hit(sectors, write, allocate);
         }
         if !allocate {
             return LineOutcome::default();
         }
         // The least recent way is the victim.
         let last = self.ways - 1;
-        let writeback_sectors = if tags[last] == EMPTY {
-            0
-        } else {
-            slots[last].dirty.count_ones()
-        };
+        let out = slots[last].refill(tags[last] != EMPTY, sectors, write);
         tags[last] = line;
-        slots[last].valid = sectors;
-        slots[last].dirty = if write { sectors } else { 0 };
-        // A streamed line stays least recent, unless a later sector of the same request finds it
-        // (as a lookup per sector would).
-        if !evict_first || sectors.count_ones() > 1 {
+        if becomes_recent(sectors, evict_first) {
             to_front(tags);
             to_front(slots);
         }
-        LineOutcome {
-            hits: 0,
-            writeback_sectors,
-        }
+        out
     }
 
     /// The geometry.
@@ -296,50 +314,25 @@ impl SectorCache {
         };
         if let Some(i) = found {
             self.touch(set, i);
-            let s = &mut self.slots[i as usize];
-            let hits = s.valid & sectors;
-            if allocate {
-                s.valid |= sectors;
-                if write {
-                    s.dirty |= sectors;
-                }
-            } else if write {
-                s.dirty |= hits;
-            }
-            return LineOutcome {
-                hits,
-                writeback_sectors: 0,
-            };
+            return self.slots[i as usize].hit(sectors, write, allocate);
         }
         if !allocate {
             return LineOutcome::default();
         }
         let victim = self.tail[set];
         let old_line = self.tags[victim as usize];
-        let writeback_sectors = if old_line == EMPTY {
-            0
-        } else {
-            if let Some(index) = &mut self.index {
-                index.remove(&self.tags, old_line);
-            }
-            self.slots[victim as usize].dirty.count_ones()
-        };
+        if let (Some(index), true) = (&mut self.index, old_line != EMPTY) {
+            index.remove(&self.tags, old_line);
+        }
+        let out = self.slots[victim as usize].refill(old_line != EMPTY, sectors, write);
         self.tags[victim as usize] = line;
-        let s = &mut self.slots[victim as usize];
-        s.valid = sectors;
-        s.dirty = if write { sectors } else { 0 };
-        // A streamed line stays least recent, unless a later sector of the same request finds it
-        // (as a lookup per sector would).
-        if !evict_first || sectors.count_ones() > 1 {
+        if becomes_recent(sectors, evict_first) {
             self.touch(set, victim);
         }
         if let Some(index) = &mut self.index {
             index.insert(&self.tags, victim);
         }
-        LineOutcome {
-            hits: 0,
-            writeback_sectors,
-        }
+        out
     }
 
     /// Drops the line holding byte `addr`, if present (write-evict stores); returns whether it was.
@@ -564,6 +557,37 @@ mod tests {
         assert_eq!(c.access(128, false, true).writeback_sectors, 2);
     }
 
+    /// Runs the same 200,000 pseudo-random operations on `a` and `b` (lines `0..lines`, every
+    /// `invalidate_every`-th an invalidation; writes, streamed fills and, with `no_allocate`,
+    /// lookups without allocation mixed in) and asserts every outcome is the same.
+    fn same_outcomes(
+        a: &mut SectorCache,
+        b: &mut SectorCache,
+        seed: u64,
+        lines: u64,
+        invalidate_every: u64,
+        no_allocate: bool,
+    ) {
+        let mut x = seed;
+        for i in 0..200_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let addr = (x >> 33) % (lines * 128);
+            let (write, evict_first) = (x & 1 == 1, x & 6 == 6);
+            let allocate = !no_allocate || x & 8 != 8;
+            if i % invalidate_every == 0 {
+                assert_eq!(a.invalidate(addr), b.invalidate(addr), "op {i}");
+            } else {
+                assert_eq!(
+                    a.access_as(addr, write, allocate, evict_first),
+                    b.access_as(addr, write, allocate, evict_first),
+                    "op {i}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_line_index_finds_what_a_scan_of_the_set_finds() {
         // 2 sets x 64 ways: indexed; the same cache scanning its sets is the reference. Lines
@@ -579,23 +603,7 @@ mod tests {
         assert!(indexed.index.is_some());
         let mut scanned = SectorCache::new(geom);
         scanned.index = None;
-        let mut x = 12345u64;
-        for i in 0..200_000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let addr = (x >> 33) % (400 * 128);
-            let (write, evict_first) = (x & 1 == 1, x & 2 == 2);
-            if i % 7 == 0 {
-                assert_eq!(indexed.invalidate(addr), scanned.invalidate(addr), "op {i}");
-            } else {
-                assert_eq!(
-                    indexed.access_as(addr, write, true, evict_first),
-                    scanned.access_as(addr, write, true, evict_first),
-                    "op {i}"
-                );
-            }
-        }
+        same_outcomes(&mut indexed, &mut scanned, 12345, 400, 7, false);
     }
 
     #[test]
@@ -613,23 +621,7 @@ mod tests {
         assert!(ordered.ordered);
         let mut listed = SectorCache::new(geom);
         listed.ordered = false;
-        let mut x = 777u64;
-        for i in 0..200_000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let addr = (x >> 33) % (120 * 128);
-            let (write, allocate, evict_first) = (x & 1 == 1, x & 8 != 8, x & 6 == 6);
-            if i % 5 == 0 {
-                assert_eq!(ordered.invalidate(addr), listed.invalidate(addr), "op {i}");
-            } else {
-                assert_eq!(
-                    ordered.access_as(addr, write, allocate, evict_first),
-                    listed.access_as(addr, write, allocate, evict_first),
-                    "op {i}"
-                );
-            }
-        }
+        same_outcomes(&mut ordered, &mut listed, 777, 120, 5, true);
     }
 
     #[test]
