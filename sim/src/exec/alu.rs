@@ -15,11 +15,7 @@ use crate::ptx::inst::{
 /// Keeps the low `bits` bits of `v`.
 #[inline]
 pub fn trunc(v: u64, bits: u32) -> u64 {
-    if bits >= 64 {
-        v
-    } else {
-        v & ((1u64 << bits) - 1)
-    }
+    v & mask(bits)
 }
 
 /// The mask of the low `bits` bits (all 64 from 64 on): `trunc(v, bits) == v & mask(bits)`.
@@ -47,12 +43,7 @@ pub fn sext_by(v: u64, shift: u32) -> i64 {
 /// Sign-extends the low `bits` bits of `v`.
 #[inline]
 pub fn sext(v: u64, bits: u32) -> i64 {
-    if bits >= 64 {
-        v as i64
-    } else {
-        let s = 64 - bits;
-        ((v << s) as i64) >> s
-    }
+    sext_by(v, sext_shift(bits))
 }
 
 #[inline]
@@ -173,14 +164,7 @@ pub fn alu_warp(
         }
         (AluOp::Min | AluOp::Max, MulMode::None) => {
             let min = op == AluOp::Min;
-            // Signed values compare as unsigned once their sign bit is flipped.
-            let key = |v: u64| {
-                if signed {
-                    (sext_by(v, sh) as u64) ^ (1 << 63)
-                } else {
-                    v & m
-                }
-            };
+            let key = |v| order_key(v, signed, m, sh);
             each!(|x: u64, y: u64, _| if (key(x) < key(y)) == min {
                 x & m
             } else {
@@ -188,6 +172,18 @@ pub fn alu_warp(
             })
         }
         _ => each!(|x, y, z| alu(op, ty, mode, sat, x, y, z)),
+    }
+}
+
+/// `v` as an integer of the width of mask `m` (sign shift `sh`, [`sext_shift`]), mapped so that
+/// unsigned order of the results is the type's order: signed values sign-extended with the sign
+/// bit flipped, unsigned ones masked.
+#[inline(always)]
+fn order_key(v: u64, signed: bool, m: u64, sh: u32) -> u64 {
+    if signed {
+        (sext_by(v, sh) as u64) ^ (1 << 63)
+    } else {
+        v & m
     }
 }
 
@@ -215,14 +211,7 @@ pub fn compare_warp(
     }
     let (bits, signed) = (ty.bits(), ty.is_signed());
     let (m, sh) = (mask(bits), sext_shift(bits));
-    // Ordered as unsigned: signed values with their sign bit flipped.
-    let key = |v: u64| {
-        if signed {
-            (sext_by(v, sh) as u64) ^ (1 << 63)
-        } else {
-            v & m
-        }
-    };
+    let key = |v| order_key(v, signed, m, sh);
     match cmp {
         Cmp::Eq | Cmp::Equ => each!(|x: u64, y: u64| x & m == y & m),
         Cmp::Ne | Cmp::Neu => each!(|x: u64, y: u64| x & m != y & m),

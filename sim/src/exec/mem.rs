@@ -113,6 +113,25 @@ impl Ctx<'_> {
         }
     }
 
+    /// The global allocation holding `[addr, addr + len)`: the one the last access fell in when
+    /// it does (most accesses of a warp do), else looked up; remembered for the next access.
+    #[inline]
+    fn allocation(&mut self, addr: u64, len: u64) -> Option<usize> {
+        let i = match self.last_alloc {
+            Some(i)
+                if {
+                    let (lo, hi) = self.global.bounds(i);
+                    lo <= addr && addr.checked_add(len).is_some_and(|e| e <= hi)
+                } =>
+            {
+                i
+            }
+            _ => self.global.find(addr, len)?,
+        };
+        self.last_alloc = Some(i);
+        Some(i)
+    }
+
     /// Functional access of `n` bytes at `addr` in `space` for `lane`: reads, or writes `value`.
     fn access(
         &mut self,
@@ -125,19 +144,7 @@ impl Ctx<'_> {
     ) -> Option<u64> {
         let (buf, off): (&mut [u8], u64) = match space {
             StateSpace::Global => {
-                // Most accesses of a warp hit the allocation the previous one did.
-                let i = match self.last_alloc {
-                    Some(i)
-                        if {
-                            let (lo, hi) = self.global.bounds(i);
-                            lo <= addr && addr + n as u64 <= hi
-                        } =>
-                    {
-                        i
-                    }
-                    _ => self.global.find(addr, n as u64)?,
-                };
-                self.last_alloc = Some(i);
+                let i = self.allocation(addr, n as u64)?;
                 let off = usize::try_from(addr - self.global.bounds(i).0).ok()?;
                 return match value {
                     None => self.global.read(i, off, n),
@@ -398,23 +405,11 @@ impl Ctx<'_> {
         {
             return None;
         }
-        // Most accesses of a warp fall in the allocation the previous one did.
-        let i = match self.last_alloc {
-            Some(i)
-                if {
-                    let (base, end) = self.global.bounds(i);
-                    base <= lo && lo < end
-                } =>
-            {
-                i
-            }
-            _ => self.global.find(lo, 1)?,
-        };
+        let i = self.allocation(lo, 1)?;
         let (base, end) = self.global.bounds(i);
         if hi.checked_add(span).is_none_or(|e| e > end) {
             return None;
         }
-        self.last_alloc = Some(i);
         Some((i, base))
     }
 

@@ -32,7 +32,7 @@ use crate::memory::{Level, MemoryImage};
 use crate::metrics::{Counters, PcStats};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
-use crate::timing::replay::Replay;
+use crate::timing::replay::{Plans, Replay};
 use crate::timing::{Costs, SmWork};
 use rayon::prelude::*;
 use trace::{BlockLog, L2Kind, ReqOut};
@@ -240,10 +240,12 @@ pub fn run(
     let mut snap: Option<(Counters, Vec<SmRun>)> = None;
     // The wave whose timing pass is still to run (launches run in full).
     let mut pending: Option<usize> = None;
+    let plans = Plans::new(&costs, launch.program);
     let cx = crate::timing::replay::Ctx {
         program: launch.program,
         costs: &costs,
         shared_latency: cfg.shared.latency_cycles,
+        plans: &plans,
     };
     for first in (0..blocks).step_by(per_wave as usize) {
         let wave = (first / per_wave) as usize;
@@ -319,11 +321,7 @@ pub fn run(
         } else {
             let ahead = sms.iter_mut().map(|st| st.split(buf).0).collect();
             resolve_wave_l2(l2, &costs, &mut counters, ahead, first, last);
-            time_wave(
-                cx,
-                sms.iter_mut().map(|st| st.split(1 - buf).1).collect(),
-                wave,
-            );
+            time_wave(cx, sms.iter_mut().map(|st| st.timing(buf)).collect(), wave);
         }
         if every > 1 && wave == 0 {
             after_first = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
@@ -337,11 +335,7 @@ pub fn run(
         }
     }
     if let Some(w) = pending {
-        time_wave(
-            cx,
-            sms.iter_mut().map(|st| st.split(1 - w % 2).1).collect(),
-            w,
-        );
+        time_wave(cx, sms.iter_mut().map(|st| st.timing(w % 2)).collect(), w);
     }
     // Wave 0 (cold caches) and the last wave count once; the simulated waves between them
     // stand for all the waves between them.
@@ -434,6 +428,11 @@ impl SmRun {
             &mut ahead[..used[buf]],
             (&mut self.replay, &behind[..used[1 - buf]], &mut self.work),
         )
+    }
+
+    /// The timing side of buffer `buf`'s logs.
+    fn timing(&mut self, buf: usize) -> TimingSide<'_> {
+        self.split(1 - buf).1
     }
 
     /// The statistics gathered so far (not the scratch state).
@@ -625,7 +624,6 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
     }
 }
 
-/// Runs one block's warps, releasing `bar.sync` when every running warp has arrived.
 /// Runs a block of a kernel without barriers: its `nwarps` warps one after another, each to its
 /// exit, in the one register file `w` (the order [`run_block`] would run them in).
 fn run_warps_in_turn(
@@ -643,6 +641,7 @@ fn run_warps_in_turn(
     Ok(())
 }
 
+/// Runs one block's warps, releasing `bar.sync` when every running warp has arrived.
 fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
     loop {
         for w in warps.iter_mut() {

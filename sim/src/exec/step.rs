@@ -254,14 +254,6 @@ impl Ctx<'_> {
         for k in 0..n {
             match srcs[k] {
                 Src::Reg(r) if usize::from(r) * 32 != d0 => {}
-                // Built in place (a returned row would be copied in).
-                Src::Imm(v) => tmp[k] = Some([v; 32]),
-                Src::Special(Special::Tid(c)) => {
-                    let row = tmp[k].insert([0; 32]);
-                    for (o, t) in row.iter_mut().zip(&w.tid) {
-                        *o = u64::from(t[c as usize]);
-                    }
-                }
                 s => tmp[k] = Some(self.gather(w, s, exec)),
             }
         }

@@ -269,8 +269,7 @@ impl SectorCache {
         allocate: bool,
         evict_first: bool,
     ) -> Outcome {
-        let line = addr >> self.line_shift;
-        let bit = 1u32 << ((addr & ((1u64 << self.line_shift) - 1)) >> self.sector_shift);
+        let (line, bit) = self.line_of(addr);
         let o = self.access_line(line, bit, write, allocate, evict_first);
         Outcome {
             hit: o.hits != 0,

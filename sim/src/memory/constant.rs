@@ -8,7 +8,7 @@
 //! equals the number of distinct addresses even when they share a cache line (see
 //! reference/anchors.md), so requests are per address, not per line.
 
-use super::WarpAccess;
+use super::{WarpAccess, WordSet};
 
 /// The requests of one warp access: at most one per lane, kept inline so the hot path does not
 /// allocate.
@@ -22,25 +22,11 @@ pub fn requests(access: &WarpAccess, broadcast_lanes: u32) -> Requests {
     let mut out = Requests::new();
     let mut start = 0;
     while start < 32 {
-        // A small open-addressing set of the group's words (at most 32 of them) so that finding
-        // the distinct ones in lane order does not compare every pair.
-        let mut seen = [u64::MAX; 64];
+        // The group's distinct words in lane order, without comparing every pair.
+        let mut seen = WordSet::<64>::new();
         for (lane, a) in access.lanes() {
-            if lane < start || lane >= start + group {
-                continue;
-            }
-            let w = a & !3;
-            let mut h = (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize;
-            loop {
-                if seen[h] == w {
-                    break;
-                }
-                if seen[h] == u64::MAX {
-                    seen[h] = w;
-                    out.push(w);
-                    break;
-                }
-                h = (h + 1) & 63;
+            if lane >= start && lane < start + group && seen.insert(a & !3) {
+                out.push(a & !3);
             }
         }
         start += group;

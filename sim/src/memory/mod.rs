@@ -73,3 +73,39 @@ pub enum Level {
     /// Device memory.
     Dram,
 }
+
+/// A set of at most `N - 1` words (`N` a power of two; `u64::MAX` is not a word), open addressing
+/// in `N` slots on the stack: a warp's distinct words found without comparing every pair or
+/// sorting them (constant requests, bank conflicts).
+pub(crate) struct WordSet<const N: usize> {
+    slots: [u64; N],
+}
+
+impl<const N: usize> WordSet<N> {
+    const EMPTY: u64 = u64::MAX;
+
+    /// An empty set.
+    #[inline]
+    pub(crate) fn new() -> Self {
+        WordSet {
+            slots: [Self::EMPTY; N],
+        }
+    }
+
+    /// Adds `w`; `true` when it was not in the set yet.
+    #[inline]
+    pub(crate) fn insert(&mut self, w: u64) -> bool {
+        // Fibonacci hashing: the top log2(N) bits of the product.
+        let mut h = (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - N.trailing_zeros())) as usize;
+        loop {
+            if self.slots[h] == w {
+                return false;
+            }
+            if self.slots[h] == Self::EMPTY {
+                self.slots[h] = w;
+                return true;
+            }
+            h = (h + 1) & (N - 1);
+        }
+    }
+}

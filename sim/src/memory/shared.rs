@@ -13,7 +13,7 @@
 //! `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`, the wavefronts beyond the minimum
 //! the access needs ([`Wavefronts::conflicts`]).
 
-use super::{WarpAccess, WARP};
+use super::{WarpAccess, WordSet, WARP};
 
 /// The bank organisation of shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,24 +103,15 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
     // A phase moves at most `banks * width` bytes, so at most 4 words per lane plus straddles:
     // fewer than 256. Distinct words go through a small open-addressing set, each new one counted
     // in its bank (a sort of the words cost more than the rest of the function).
-    let mut seen = [u64::MAX; 256];
+    let mut seen = WordSet::<256>::new();
     let mut per_bank = [0u8; 64];
     let mut most = 1u8;
     for l in bits(mask) {
         for w in words_of(l) {
-            let mut h = (w.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
-            loop {
-                if seen[h] == w {
-                    break;
-                }
-                if seen[h] == u64::MAX {
-                    seen[h] = w;
-                    let b = &mut per_bank[(w & (nbanks - 1)) as usize];
-                    *b += 1;
-                    most = most.max(*b);
-                    break;
-                }
-                h = (h + 1) & 255;
+            if seen.insert(w) {
+                let b = &mut per_bank[(w & (nbanks - 1)) as usize];
+                *b += 1;
+                most = most.max(*b);
             }
         }
     }

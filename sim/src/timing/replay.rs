@@ -189,6 +189,27 @@ impl Plan {
     }
 }
 
+/// The [`Plan`] of each instruction of a launch's program, made once per launch and shared by
+/// every SM's replay.
+#[derive(Debug, Default)]
+pub struct Plans(Vec<Plan>);
+
+impl Plans {
+    /// The plans of `program`'s instructions under `costs` (with the program's SASS profile).
+    pub fn new(costs: &Costs, program: &Program) -> Self {
+        Plans(
+            (program.insts.iter().enumerate())
+                .map(|(pc, i)| Plan::of(costs, pc as u32, i))
+                .collect(),
+        )
+    }
+
+    #[inline]
+    fn at(&self, pc: u32) -> &Plan {
+        &self.0[pc as usize]
+    }
+}
+
 /// One block of the wave during the replay.
 #[derive(Debug, Clone, Copy, Default)]
 struct Block {
@@ -213,6 +234,8 @@ pub struct Ctx<'a> {
     pub costs: &'a Costs,
     /// Shared-memory load-to-use latency (cycles), which shuffles take too.
     pub shared_latency: u32,
+    /// What the replay needs of each instruction ([`Plans::new`] of the program and costs).
+    pub plans: &'a Plans,
 }
 
 /// Reusable state of an SM's replay: scoreboards, schedulers, the queue of ready warps.
@@ -230,8 +253,6 @@ pub struct Replay {
     last_start: f64,
     /// Cycle (of the launch) the current wave's cycles count from.
     origin: u64,
-    /// [`Plan`] of each instruction of the launch's program.
-    plan: Vec<Plan>,
 }
 
 /// A warp's place in the ready queue: earlier cycle first, then lower warp number.
@@ -248,11 +269,6 @@ impl Replay {
     /// SM, accounting its work on `work`; returns each block's cycles from its start to its last
     /// warp's retirement, in order.
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
-        if self.plan.len() != cx.program.insts.len() {
-            self.plan = (cx.program.insts.iter().enumerate())
-                .map(|(pc, i)| Plan::of(cx.costs, pc as u32, i))
-                .collect();
-        }
         let slots = self.start(cx, logs, work);
         while let Some(Reverse(key)) = self.queue.pop() {
             let w = key as u32;
@@ -368,7 +384,7 @@ impl Replay {
         let b = &self.boards[w];
         match logs[b.block].warps[b.index].get(b.next) {
             Some(e) => {
-                let t = b.issue_time(&self.plan[e.pc as usize].deps);
+                let t = b.issue_time(&cx.plans.at(e.pc).deps);
                 self.queue.push(Reverse(pack(t, w as u32)));
             }
             None => {
@@ -399,7 +415,7 @@ impl Replay {
         loop {
             if let Some(&e) = stream.get(b.next) {
                 b.next += 1;
-                b.step(cx, &self.plan[e.pc as usize], log, work, port, want, e);
+                b.step(cx, cx.plans.at(e.pc), log, work, port, want, e);
             }
             if b.at_barrier {
                 break;
@@ -407,7 +423,7 @@ impl Replay {
             let Some(e) = stream.get(b.next) else {
                 break;
             };
-            want = b.issue_time(&self.plan[e.pc as usize].deps);
+            want = b.issue_time(&cx.plans.at(e.pc).deps);
             if top.is_some_and(|top| top < pack(want, w as u32)) {
                 return Some(want);
             }
@@ -662,10 +678,12 @@ mod tests {
     }
 
     fn replay(program: &Program, costs: &Costs, logs: &[BlockLog]) -> Vec<u64> {
+        let plans = Plans::new(costs, program);
         let cx = Ctx {
             program,
             costs,
             shared_latency: 23,
+            plans: &plans,
         };
         Replay::default().wave(cx, logs, &mut SmWork::default())
     }
