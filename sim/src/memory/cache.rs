@@ -384,7 +384,7 @@ impl SectorCache {
 /// Moves the last element of `v` to the front, the others one place on (`rotate_right(1)`,
 /// written out so that it is inlined whatever the optimiser decides for the library's rotation).
 #[inline(always)]
-fn to_front<T: Copy>(v: &mut [T]) {
+pub(crate) fn to_front<T: Copy>(v: &mut [T]) {
     // Up to four elements (the constant caches' sets) in registers; longer runs by one copy.
     match *v {
         [] | [_] => {}

@@ -8,7 +8,64 @@
 //! equals the number of distinct addresses even when they share a cache line (see
 //! reference/anchors.md), so requests are per address, not per line.
 
+use super::cache::{to_front, Geometry};
 use super::{WarpAccess, WordSet};
+
+/// One level of the constant cache: set-associative, LRU, read-only, a line filled whole by the
+/// request that missed it (one sector per line), so it keeps tags only.
+///
+/// Each set's tags are kept in recency order, most recent first: a hit moves its line to the
+/// front, a miss replaces the last. The same outcomes as a [`super::cache::SectorCache`] of
+/// one sector per line read with allocation, for a few words per set and no sector state.
+#[derive(Debug, Clone)]
+pub struct ConstCache {
+    /// Line numbers by set, `ways` a set, [`Self::EMPTY`] for none.
+    tags: Vec<u64>,
+    ways: usize,
+    sets: u64,
+    /// log2 of the line size (a power of two).
+    line_shift: u32,
+}
+
+impl ConstCache {
+    const EMPTY: u64 = u64::MAX;
+
+    /// An empty (cold) cache of geometry `g` (its sector size is ignored: a line is one sector).
+    pub fn new(g: Geometry) -> Self {
+        let ways = g.associativity.max(1) as usize;
+        let sets = g.sets();
+        ConstCache {
+            tags: vec![Self::EMPTY; sets as usize * ways],
+            ways,
+            sets,
+            line_shift: g.line_bytes.trailing_zeros(),
+        }
+    }
+
+    /// Reads the line holding byte `addr`: `true` on a hit; a miss fills the line, evicting the
+    /// set's least recently used one.
+    #[inline]
+    pub fn read(&mut self, addr: u64) -> bool {
+        let line = addr >> self.line_shift;
+        let set = if self.sets.is_power_of_two() {
+            line & (self.sets - 1)
+        } else {
+            line % self.sets
+        } as usize;
+        let tags = &mut self.tags[set * self.ways..][..self.ways];
+        match tags.iter().position(|&t| t == line) {
+            Some(p) => {
+                to_front(&mut tags[..=p]);
+                true
+            }
+            None => {
+                tags[self.ways - 1] = line;
+                to_front(tags);
+                false
+            }
+        }
+    }
+}
 
 /// The requests of one warp access: at most one per lane, kept inline so the hot path does not
 /// allocate.
@@ -37,6 +94,25 @@ pub fn requests(access: &WarpAccess, broadcast_lanes: u32) -> Requests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn const_cache_evicts_the_least_recent_line_as_a_sector_cache_does() {
+        use crate::memory::cache::SectorCache;
+        let g = Geometry {
+            size_bytes: 2048,
+            line_bytes: 64,
+            sector_bytes: 64,
+            associativity: 4,
+        };
+        let (mut fast, mut reference) = (ConstCache::new(g), SectorCache::new(g));
+        // Lines of one set and of others, revisited out of order: hits, misses and evictions.
+        let mut x = 12345u64;
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let addr = (x >> 33) % (64 * 64) * 4;
+            assert_eq!(fast.read(addr), reference.access(addr, false, true).hit, "{addr:#x}");
+        }
+    }
 
     #[test]
     fn broadcast_is_one_request() {

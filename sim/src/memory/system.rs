@@ -91,7 +91,7 @@ impl Params {
 #[derive(Debug, Clone)]
 pub struct SmCaches {
     l1: SectorCache,
-    constant: Vec<SectorCache>,
+    constant: Vec<constant::ConstCache>,
 }
 
 /// What a global or local access did in the SM's L1; the sectors that go on to L2.
@@ -227,7 +227,7 @@ impl SmCaches {
         for &a in &reqs {
             let mut served = None;
             for (k, cache) in self.constant.iter_mut().enumerate() {
-                if cache.access(a, false, true).hit {
+                if cache.read(a) {
                     served = Some(Level::Cache(k as u8));
                     break;
                 }
@@ -372,7 +372,10 @@ impl MemorySystem {
             sms: (0..cfg.sm.count as usize)
                 .map(|_| SmCaches {
                     l1: SectorCache::new(l1g),
-                    constant: const_levels.iter().map(|g| SectorCache::new(*g)).collect(),
+                    constant: const_levels
+                        .iter()
+                        .map(|g| constant::ConstCache::new(*g))
+                        .collect(),
                 })
                 .collect(),
             l2: L2Model {
