@@ -115,6 +115,39 @@ proptest! {
     }
 
     #[test]
+    fn scattered_words_in_distinct_banks_match_the_reference(
+        rows in prop::array::uniform32(0u64..64),
+        seed in any::<u64>(),
+        shared in prop::array::uniform32(0usize..32),
+        dup in any::<u32>(),
+        extra in 0u64..4,
+        mask in 1u32..,
+    ) {
+        // Lane l reads a word of its own bank (a permutation of the banks, any row), or a lane
+        // in `dup` reads another lane's word (a broadcast); `extra` > 0 puts a second word in one
+        // bank (a conflict). Random words rarely miss every other bank: this covers that case.
+        let mut banks: Vec<u64> = (0..32).collect();
+        let mut s = seed;
+        for i in (1..32).rev() {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            banks.swap(i, (s >> 33) as usize % (i + 1));
+        }
+        let mut words: [u64; 32] = std::array::from_fn(|l| banks[l] + 32 * rows[l]);
+        for l in 0..32 {
+            if dup >> l & 1 == 1 {
+                words[l] = words[shared[l]];
+            }
+        }
+        if extra > 0 {
+            words[31] = words[0] + 32 * extra;
+        }
+        let addrs = words.map(|w| w * 4);
+        for b in [B4, B8] {
+            prop_assert_eq!(wavefronts(&access(mask, addrs, 4), b).wavefronts, reference(mask, &addrs, 4, b));
+        }
+    }
+
+    #[test]
     fn permuting_lanes_changes_nothing((mask, addrs) in lanes_and_words(), seed in any::<u64>()) {
         let mut perm: Vec<usize> = (0..32).collect();
         let mut s = seed;

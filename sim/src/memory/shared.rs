@@ -100,6 +100,25 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
     if hi - lo < nbanks {
         return 1;
     }
+    // One word a lane in banks of their own, or shared only by lanes reading the same word
+    // (scattered or strided loads without conflict): one wavefront, found without the set below.
+    let mut owner = [0u64; 64];
+    let mut used = 0u64;
+    let mut conflict = false;
+    for l in bits(mask) {
+        let w = words_of(l);
+        let (first, last) = (*w.start(), *w.end());
+        let b = first & (nbanks - 1);
+        if first != last || (used >> b & 1 == 1 && owner[b as usize] != first) {
+            conflict = true;
+            break;
+        }
+        used |= 1 << b;
+        owner[b as usize] = first;
+    }
+    if !conflict {
+        return 1;
+    }
     // A phase moves at most `banks * width` bytes, so at most 4 words per lane plus straddles:
     // fewer than 256. Distinct words go through a small open-addressing set, each new one counted
     // in its bank (a sort of the words cost more than the rest of the function).
