@@ -155,28 +155,35 @@ impl SmCaches {
             return o;
         };
         // One tag lookup per line: the sectors come sorted, so a line's are consecutive.
-        let mut rest = sectors;
-        while let Some(&first) = rest.first() {
-            let (line, _) = self.l1.line_of(first);
-            let n = rest
-                .iter()
-                .position(|&s| self.l1.line_of(s).0 != line)
-                .unwrap_or(rest.len());
-            let (group, tail) = rest.split_at(n);
-            let mask = group.iter().fold(0, |m, &s| m | self.l1.line_of(s).1);
+        let mut i = 0;
+        while i < sectors.len() {
+            let (line, mut mask) = self.l1.line_of(sectors[i]);
+            let mut j = i + 1;
+            while let Some(&s) = sectors.get(j) {
+                let (l, bit) = self.l1.line_of(s);
+                if l != line {
+                    break;
+                }
+                mask |= bit;
+                j += 1;
+            }
             let hits = self
                 .l1
                 .access_line(line, mask, false, true, evict_first)
                 .hits;
-            for &s in group {
-                if hits & self.l1.line_of(s).1 != 0 {
-                    o.l1_hits += 1;
-                } else {
-                    o.l1_misses += 1;
-                    o.to_l2.push(s);
+            if hits == mask {
+                o.l1_hits += (j - i) as u32;
+            } else {
+                for &s in &sectors[i..j] {
+                    if hits & self.l1.line_of(s).1 != 0 {
+                        o.l1_hits += 1;
+                    } else {
+                        o.l1_misses += 1;
+                        o.to_l2.push(s);
+                    }
                 }
             }
-            rest = tail;
+            i = j;
         }
         o
     }
