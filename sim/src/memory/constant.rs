@@ -108,9 +108,15 @@ mod tests {
         // Lines of one set and of others, revisited out of order: hits, misses and evictions.
         let mut x = 12345u64;
         for _ in 0..20_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let addr = (x >> 33) % (64 * 64) * 4;
-            assert_eq!(fast.read(addr), reference.access(addr, false, true).hit, "{addr:#x}");
+            assert_eq!(
+                fast.read(addr),
+                reference.access(addr, false, true).hit,
+                "{addr:#x}"
+            );
         }
     }
 
