@@ -2,8 +2,9 @@
 //!
 //! Used for L1 and L2 (128-byte lines of four 32-byte sectors: "L1 and L2 cache line size is 128
 //! bytes compromised of 4 x 32B sectors", NVIDIA staff on the developer forum; a miss fetches only
-//! the missing sectors) and, with one sector per line, for the constant caches. The cache tracks
-//! tags only; data lives in the [`super::MemoryImage`]. Set index = line number mod sets (real
+//! the missing sectors); the read-only constant caches have their own tag store
+//! ([`super::constant::ConstCache`]). The cache tracks tags only; data lives in the
+//! [`super::MemoryImage`]. Set index = line number mod sets (real
 //! GPUs hash the index; the hash is unpublished).
 
 /// Geometry of a cache, in bytes.
