@@ -506,12 +506,16 @@ impl Ctx<'_> {
                         .log
                         .request(L2Kind::Const(pc, o.served.to_vec()), &o.to_l2);
                 }
-                let served: smallvec::SmallVec<[Level; 32]> =
-                    o.served.iter().flatten().copied().collect();
+                // Every request was served by a constant level.
+                let mut levels = [Level::L2; WARP];
+                for (l, s) in levels.iter_mut().zip(&o.served) {
+                    *l = s.unwrap_or(Level::L2);
+                }
+                let served = &levels[..o.served.len()];
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
-                self.log.ldc[0].extend(self.costs.ldc_work(pc, &served));
-                self.costs.constant_load(&served)
+                self.log.ldc[0].extend(self.costs.ldc_work(pc, served));
+                self.costs.constant_load(served)
             }
             StateSpace::Global | StateSpace::Local => {
                 let local = space == StateSpace::Local;

@@ -3,7 +3,7 @@
 //! counts metrics or cycles.
 
 use super::cache::{Geometry, SectorCache};
-use super::{coalesce, constant, Level, WarpAccess};
+use super::{coalesce, constant, Level, WarpAccess, WordSet};
 use crate::config::{GpuConfig, StorePolicy};
 
 /// How a global or local load uses L1 (PTX cache operators and the `dlcm` default).
@@ -223,15 +223,25 @@ impl SmCaches {
         o
     }
 
-    /// Constant-cache part of an indexed constant load (LDC): one request per distinct address,
-    /// each looked up level by level, filling the levels it missed.
+    /// Constant-cache part of an indexed constant load (LDC): one request per distinct address
+    /// ([`constant::requests`], found here in the same order in the same pass), each looked up
+    /// level by level, filling the levels it missed.
+    #[inline]
     pub fn constant_load(&mut self, p: &Params, access: &WarpAccess) -> ConstLevelsOutcome {
-        let reqs = constant::requests(access, p.broadcast_lanes);
-        let mut o = ConstLevelsOutcome {
-            requests: reqs.len() as u32,
-            ..Default::default()
-        };
-        for &a in &reqs {
+        let group = p.broadcast_lanes.clamp(1, 32) as usize;
+        let mut o = ConstLevelsOutcome::default();
+        let mut seen = WordSet::<64>::new();
+        let mut current = 0;
+        for (lane, a) in access.lanes() {
+            if lane / group != current {
+                current = lane / group;
+                seen = WordSet::new();
+            }
+            let a = a & !3;
+            if !seen.insert(a) {
+                continue;
+            }
+            o.requests += 1;
             let mut served = None;
             for (k, cache) in self.constant.iter_mut().enumerate() {
                 if cache.read(a) {
