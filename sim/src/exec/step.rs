@@ -283,17 +283,19 @@ impl Ctx<'_> {
         match s {
             Special::Tid(c) => std::array::from_fn(|l| u64::from(w.tid[l][c as usize])),
             Special::LaneId => std::array::from_fn(|l| l as u64),
-            Special::Ntid(_)
-            | Special::Ctaid(_)
-            | Special::Nctaid(_)
-            | Special::WarpId
-            | Special::NWarpId
-            | Special::SmId
-            | Special::NSmId
-            | Special::Clock
-            | Special::Clock64
-            | Special::GlobalTimer => [self.special(w, s, 0); 32],
+            _ if warp_uniform(s) => [self.special(w, s, 0); 32],
             _ => std::array::from_fn(|l| self.special(w, s, l)),
+        }
+    }
+
+    /// The value of source `s` when it is the same for every lane by its kind (an immediate, a
+    /// warp-uniform special register), without reading the warp's registers.
+    #[inline]
+    fn uniform(&self, w: &Warp, s: Src) -> Option<u64> {
+        match s {
+            Src::Imm(v) => Some(v),
+            Src::Special(sp) if warp_uniform(sp) => Some(self.special(w, sp, 0)),
+            _ => None,
         }
     }
 
@@ -330,10 +332,18 @@ impl Ctx<'_> {
                     // %ntid and %nctaid live in constant bank 0: a warp-uniform constant operand.
                     self.counters.imc_requests += 1;
                 }
+                let m = alu::mask(ty.bits().max(8));
+                if let Some(v) = self.uniform(w, s0) {
+                    // `%ctaid`, `%ntid`, an immediate or a symbol's address: one value.
+                    let out = &mut w.regs[d0..][..32];
+                    for_lanes!(exec, |l| {
+                        out[l] = v & m;
+                    });
+                    return;
+                }
                 let mut tmp = [None; 3];
                 let (out, [a, _, _]) =
                     self.operands(w, inst.dst[0], [s0, s1, s2], 1, exec, &mut tmp);
-                let m = alu::mask(ty.bits().max(8));
                 for_lanes!(exec, |l| {
                     out[l] = a[l] & m;
                 });
@@ -445,6 +455,24 @@ impl Ctx<'_> {
             _ => self.alu_ext(w, inst, exec),
         }
     }
+}
+
+/// Special registers with one value for the whole warp.
+#[inline]
+fn warp_uniform(s: Special) -> bool {
+    matches!(
+        s,
+        Special::Ntid(_)
+            | Special::Ctaid(_)
+            | Special::Nctaid(_)
+            | Special::WarpId
+            | Special::NWarpId
+            | Special::SmId
+            | Special::NSmId
+            | Special::Clock
+            | Special::Clock64
+            | Special::GlobalTimer
+    )
 }
 
 /// 32 lanes of zeros: the value of a source an instruction does not have.
