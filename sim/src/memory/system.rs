@@ -544,6 +544,56 @@ mod tests {
     }
 
     #[test]
+    fn constant_loads_find_the_requests_in_the_order_constant_requests_gives() {
+        // The reference: `constant::requests`, then each address looked up level by level, on a
+        // copy of the same caches. Few distinct words and lines, so that duplicates, hits at each
+        // level and evictions all happen; random masks; whole warps and half-warps.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rtx3090.toml");
+        let mut cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
+        let mut x = 99u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for group in [32, 16] {
+            cfg.constant.broadcast_lanes = group;
+            let mem = MemorySystem::new(&cfg);
+            let (mut fused, mut reference) = (mem.sms[0].clone(), mem.sms[0].clone());
+            for _ in 0..3000 {
+                let span = [64, 4096, 65536][(next() % 3) as usize];
+                let mut a = WarpAccess::from_fn(4, |_| 0);
+                for l in 0..32 {
+                    a.addrs[l] = next() % span;
+                }
+                a.mask = (next() as u32) | (next() as u32) << 16;
+                let mut expect = ConstLevelsOutcome::default();
+                for w in constant::requests(&a, group) {
+                    expect.requests += 1;
+                    let level = (reference.constant.iter_mut().enumerate()).find_map(|(k, c)| {
+                        let hit = c.read(w);
+                        if !hit {
+                            expect.level_misses[k.min(2)] += 1;
+                        }
+                        hit.then_some(Level::Cache(k as u8))
+                    });
+                    if level == Some(Level::Cache(0)) {
+                        expect.hits += 1;
+                    } else {
+                        expect.misses += 1;
+                    }
+                    if level.is_none() {
+                        expect.to_l2.push(w);
+                    }
+                    expect.served.push(level);
+                }
+                assert_eq!(fused.constant_load(&mem.params, &a), expect);
+            }
+        }
+    }
+
+    #[test]
     fn whole_lines_expand_each_touched_line() {
         assert_eq!(
             whole_lines(&[0x1020, 0x1040, 0x1100], 128, 32),
