@@ -65,9 +65,6 @@ pub struct Costs {
     pub const_serial: f64,
     /// Constant-cache misses in flight per SM.
     pub const_misses_in_flight: f64,
-    /// Per constant cache level, its latency over the misses in flight (what
-    /// [`Costs::constant_work`] adds per address it serves), computed once.
-    const_miss: Vec<f64>,
     /// DRAM bytes per SM cycle available to one SM (its share of the GPU's bandwidth).
     pub dram_bytes_per_cycle_per_sm: f64,
     /// Cycles from the last warp's arrival at a barrier to its release, besides the per-warp part.
@@ -110,9 +107,6 @@ impl Costs {
             dram: cfg.dram.latency_cycles,
             const_serial: 1.0 / cfg.constant.addresses_per_cycle,
             const_misses_in_flight: cfg.constant.misses_in_flight,
-            const_miss: (cfg.constant.cache.iter())
-                .map(|c| f64::from(c.latency_cycles) / cfg.constant.misses_in_flight)
-                .collect(),
             dram_bytes_per_cycle_per_sm: cfg.dram_bytes_per_cycle() / f64::from(cfg.sm.count),
             barrier_latency: cfg.sm.barrier_latency_cycles,
             barrier_per_warp: cfg.sm.barrier_cycles_per_warp,
@@ -155,12 +149,7 @@ impl Costs {
         let miss = served
             .iter()
             .filter(|&&l| l != Level::Cache(0))
-            .map(|&l| match l {
-                Level::Cache(k) if usize::from(k) < self.const_miss.len() => {
-                    self.const_miss[usize::from(k)]
-                }
-                _ => f64::from(self.const_level(l)) / self.const_misses_in_flight,
-            })
+            .map(|&l| f64::from(self.const_level(l)) / self.const_misses_in_flight)
             .sum();
         (pipe, miss)
     }
