@@ -13,6 +13,7 @@
 
 pub mod alu;
 pub mod decode;
+pub mod fast;
 mod mem;
 pub mod occupancy;
 pub mod regs;
@@ -241,6 +242,7 @@ pub fn run(
     // The wave whose timing pass is still to run (launches run in full).
     let mut pending: Option<usize> = None;
     let plans = Plans::new(&costs, launch.program);
+    let forms = fast::forms(&launch.program.insts);
     let cx = crate::timing::replay::Ctx {
         program: launch.program,
         costs: &costs,
@@ -263,6 +265,7 @@ pub fn run(
             run_wave_on_sm(
                 cfg,
                 launch,
+                &forms,
                 &costs,
                 &global,
                 constant,
@@ -468,6 +471,7 @@ fn sampling_error(samples: &[f64], population: u64) -> f64 {
 fn run_wave_on_sm(
     cfg: &GpuConfig,
     launch: &Launch,
+    forms: &[Option<fast::Form>],
     costs: &Costs,
     global: &GlobalView,
     constant: &[u8],
@@ -519,6 +523,7 @@ fn run_wave_on_sm(
         let mut ctx = step::Ctx {
             cfg,
             launch,
+            forms,
             global,
             constant,
             caches: &mut *caches,

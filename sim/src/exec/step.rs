@@ -43,6 +43,8 @@ pub struct Ctx<'a> {
     pub cfg: &'a GpuConfig,
     /// The launch being run.
     pub launch: &'a Launch<'a>,
+    /// The pre-decoded form of each instruction of the program ([`super::fast`]).
+    pub forms: &'a [Option<super::fast::Form>],
     /// Global memory, shared with the other SMs' threads.
     pub global: &'a GlobalView<'a>,
     /// The constant bank.
@@ -125,6 +127,13 @@ impl Ctx<'_> {
             }
             Op::Shfl(mode) => {
                 self.shfl(w, inst, mode, exec);
+                0
+            }
+            // The common integer forms, decided once per launch.
+            _ if self.forms[pc as usize].is_some() => {
+                if let Some(f) = &self.forms[pc as usize] {
+                    f.run(&mut w.regs, exec);
+                }
                 0
             }
             _ => {
