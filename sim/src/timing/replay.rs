@@ -270,16 +270,31 @@ impl Replay {
     /// warp's retirement, in order.
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
         let slots = self.start(cx, logs, work);
-        while let Some(Reverse(key)) = self.queue.pop() {
+        while let Some(&Reverse(key)) = self.queue.peek() {
             let w = key as u32;
             // The key's cycle is the warp's issue time: nothing but the warp itself changes its
             // scoreboard while it waits in the queue.
             let t = (key >> 32) as u32;
-            // Nothing enters the queue while the warp runs (only a barrier's release or the end
-            // of a block queues warps, and the warp stops there).
-            let top = self.queue.peek().map(|&Reverse(k)| k);
-            if let Some(next) = self.run_warp(cx, logs, work, w as usize, t, top) {
-                self.queue.push(Reverse(pack(next, w)));
+            // The next warp in line is a child of the first. Nothing enters the queue while the
+            // warp runs (only a barrier's release or the end of a block queues warps, and the warp
+            // stops there).
+            let top = match *self.queue.as_slice() {
+                [_, Reverse(a), Reverse(b), ..] => Some(a.min(b)),
+                [_, Reverse(a)] => Some(a),
+                _ => None,
+            };
+            match self.run_warp(cx, logs, work, w as usize, t, top) {
+                // The warp keeps its place at the front with its new key: one sift instead of a
+                // pop and a push.
+                Some(next) => {
+                    if let Some(mut first) = self.queue.peek_mut() {
+                        *first = Reverse(pack(next, w));
+                    }
+                }
+                None => {
+                    self.queue.pop();
+                    self.park_or_retire(cx, logs, w as usize);
+                }
             }
             // Only this warp's scheduler took cycles (trimming earlier or later changes no
             // result: no warp asks for a cycle before its floor).
@@ -399,8 +414,9 @@ impl Replay {
 
     /// Issues warp `w`'s instructions, the first ready at cycle `want`, for as long as it stays
     /// the earliest ready warp (a warp that would leave the queue next anyway goes on without
-    /// entering it): until its next instruction is ready after `top`, the queue's first key, when
-    /// it returns that instruction's cycle, or until it parks at a barrier or retires (`None`).
+    /// entering it): until its next instruction is ready after `top`, the next key in the queue,
+    /// when it returns that instruction's cycle, or until it parks at a barrier or retires
+    /// (`None`; [`Replay::park_or_retire`] then counts it).
     fn run_warp(
         &mut self,
         cx: Ctx,
@@ -430,6 +446,13 @@ impl Replay {
                 return Some(want);
             }
         }
+        None
+    }
+
+    /// Warp `w`, out of the queue, has parked at a barrier or retired: counts it in its block and
+    /// releases the block's barrier if it was the last one there.
+    fn park_or_retire(&mut self, cx: Ctx, logs: &[BlockLog], w: usize) {
+        let b = &self.boards[w];
         let k = b.block;
         if b.at_barrier {
             self.blocks[k].arrived += 1;
@@ -437,7 +460,6 @@ impl Replay {
             self.blocks[k].live -= 1;
         }
         self.release(cx, logs, k);
-        None
     }
 
     /// Releases block `k`'s barrier once every warp still running has arrived: after the latest
@@ -565,11 +587,15 @@ impl Board {
 
 /// Takes `slots` issue cycles of `port`, the first at or after `want`; returns the first and the
 /// last (both `want` when the instruction issues nothing).
+#[inline(always)]
 fn take_slots(port: &mut Port, want: u32, slots: u32) -> (u32, u32) {
     if slots == 0 {
         return (want, want);
     }
     let first = port.take(u64::from(want)) as u32;
+    if slots == 1 {
+        return (first, first);
+    }
     let mut last = first;
     for _ in 1..slots {
         last = port.take(u64::from(last) + 1) as u32;

@@ -40,10 +40,12 @@ impl Port {
 
     /// Takes the first free cycle at or after `t` and returns it. A cycle before the forgotten
     /// ones counts as the first one remembered.
+    #[inline]
     pub fn take(&mut self, t: u64) -> u64 {
         self.take_abs(t + self.origin) - self.origin
     }
 
+    #[inline]
     fn take_abs(&mut self, t: u64) -> u64 {
         let t = t.max(self.base);
         let mut i = ((t - self.base) / 64) as usize;
