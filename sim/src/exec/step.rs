@@ -1,5 +1,6 @@
 //! The warp loop's one step: pick the lanes at the smallest PC, execute their instruction.
-//! Arms forward to plain functions ([`super::alu`]) or to the memory path ([`super::mem`]).
+//! The common integer instructions run in their pre-decoded form ([`super::fast`]); the other
+//! arms forward to plain functions ([`super::alu`]) or to the memory path ([`super::mem`]).
 
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
