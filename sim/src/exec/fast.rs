@@ -6,8 +6,8 @@
 //! immediate. [`Form::of`] turns such an instruction into a [`Kernel`] (the operation with its
 //! widths and masks worked out) and resolved operands; [`Form::run`] executes it for a warp with
 //! one dispatch and one plain 32-lane loop. Everything else (floats, `.sat`, `.hi`, special
-//! registers, negated predicates, other operations) keeps the general path of the warp loop (`exec::step`),
-//! which [`Form::of`] signals with `None`.
+//! registers, negated predicates, other operations) keeps the general path of the warp loop
+//! (`exec::step`), which [`Form::of`] signals with `None`.
 //!
 //! Each kernel computes exactly what the general path computes ([`super::alu::alu_warp`],
 //! [`super::alu::compare_warp`] and the `mov`, `cvt` and `cvta` arms of the warp loop); the tests
