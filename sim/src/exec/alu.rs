@@ -179,7 +179,7 @@ pub fn alu_warp(
 /// unsigned order of the results is the type's order: signed values sign-extended with the sign
 /// bit flipped, unsigned ones masked.
 #[inline(always)]
-fn order_key(v: u64, signed: bool, m: u64, sh: u32) -> u64 {
+pub(crate) fn order_key(v: u64, signed: bool, m: u64, sh: u32) -> u64 {
     if signed {
         (sext_by(v, sh) as u64) ^ (1 << 63)
     } else {

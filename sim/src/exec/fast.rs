@@ -13,7 +13,7 @@
 //! [`super::alu::compare_warp`] and the `mov`, `cvt` and `cvta` arms of the warp loop); the tests
 //! below check that for every kernel on random operands and masks.
 
-use super::alu::{mask, sext_by, sext_shift};
+use super::alu::{mask, order_key, sext_by, sext_shift};
 use super::decode::{DInst, Src, NO_REG};
 use crate::ptx::inst::{AluOp, Cmp, MulMode, Op};
 
@@ -92,18 +92,17 @@ pub enum Kernel {
     Eq(u64),
     /// `setp.ne` of integers.
     Ne(u64),
-    /// `setp` ordering integers by `key(v) = (sext(v, sh) & km) ^ flip` (unsigned: shift 0, the
-    /// width's mask, no flip; signed: the width's shift, all bits, the sign bit flipped), so
-    /// that unsigned order of keys is the type's order.
+    /// `setp` ordering integers by [`super::alu::order_key`] (unsigned order of the keys is
+    /// the type's order).
     Order {
         /// The comparison: `Lt`, `Le`, `Gt` or `Ge`.
         cmp: Ord4,
-        /// Sign-extension shift.
+        /// A signed type.
+        signed: bool,
+        /// The width's mask.
+        m: u64,
+        /// The width's sign-extension shift.
         sh: u32,
-        /// Mask after it.
-        km: u64,
-        /// Bits flipped after it.
-        flip: u64,
     },
 }
 
@@ -235,13 +234,8 @@ impl Form {
                 ty,
             } if !ty.is_float() => {
                 let (bits, signed) = (ty.bits(), ty.is_signed());
-                let m = mask(bits);
-                let (sh, km, flip) = if signed {
-                    (sext_shift(bits), u64::MAX, 1 << 63)
-                } else {
-                    (0, m, 0)
-                };
-                let order = |cmp| Kernel::Order { cmp, sh, km, flip };
+                let (m, sh) = (mask(bits), sext_shift(bits));
+                let order = |cmp| Kernel::Order { cmp, signed, m, sh };
                 let k = match cmp {
                     Cmp::Eq | Cmp::Equ => Kernel::Eq(m),
                     Cmp::Ne | Cmp::Neu => Kernel::Ne(m),
@@ -364,8 +358,8 @@ fn compute(k: Kernel, a: &[u64; 32], b: &[u64; 32], c: &[u64; 32]) -> [u64; 32] 
         Kernel::Sext { sh, m } => each!(|x, _y, _z| sext_by(x, sh) as u64 & m),
         Kernel::Eq(m) => each!(|x, y, _z| u64::from(x & m == y & m)),
         Kernel::Ne(m) => each!(|x, y, _z| u64::from(x & m != y & m)),
-        Kernel::Order { cmp, sh, km, flip } => {
-            let key = |v: u64| (sext_by(v, sh) as u64 & km) ^ flip;
+        Kernel::Order { cmp, signed, m, sh } => {
+            let key = |v| order_key(v, signed, m, sh);
             match cmp {
                 Ord4::Lt => each!(|x, y, _z| u64::from(key(x) < key(y))),
                 Ord4::Le => each!(|x, y, _z| u64::from(key(x) <= key(y))),

@@ -130,20 +130,19 @@ impl Ctx<'_> {
                 self.shfl(w, inst, mode, exec);
                 0
             }
-            // The common integer forms, decided once per launch.
-            _ if self.forms[pc as usize].is_some() => {
-                if let Some(f) = &self.forms[pc as usize] {
-                    f.run(&mut w.regs, exec);
-                }
-                0
-            }
             _ => {
-                if let Op::Alu { op, ty, .. } = inst.op {
-                    if ty.is_float() {
-                        self.count_flops(op, ty, exec);
+                match &self.forms[pc as usize] {
+                    // The common integer forms, decided once per launch.
+                    Some(f) => f.run(&mut w.regs, exec),
+                    None => {
+                        if let Op::Alu { op, ty, .. } = inst.op {
+                            if ty.is_float() {
+                                self.count_flops(op, ty, exec);
+                            }
+                        }
+                        self.alu(w, inst, exec);
                     }
                 }
-                self.alu(w, inst, exec);
                 0
             }
         };
