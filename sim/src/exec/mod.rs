@@ -172,17 +172,19 @@ struct SmRun {
 
 /// Runs `launch` to completion over `image`, through the hierarchy `mem`.
 ///
-/// Blocks run a wave at a time (the blocks co-resident on the SMs). Three passes per wave:
+/// Blocks run a wave at a time (the blocks co-resident on the SMs), or, in a launch run in full,
+/// a batch of consecutive waves at a time (up to [`BATCH_BLOCKS`] blocks per SM). Three passes
+/// per batch:
 /// 1. functional, in parallel over SMs (rayon): each SM runs its blocks in order through its own
 ///    L1 and constant caches, logging what goes to L2;
 /// 2. L2, serial, in block order: the logged requests run through the shared L2 and DRAM, which
 ///    prices the accesses that reached them;
-/// 3. timing: each SM replays its blocks' instruction streams together on warp scoreboards that
-///    share its warp schedulers ([`crate::timing::replay`]).
+/// 3. timing: each SM replays the instruction streams of each wave's blocks together on warp
+///    scoreboards that share its warp schedulers ([`crate::timing::replay`]), wave after wave.
 ///
-/// Pass 2 of a wave and pass 3 of the wave before it share nothing (each wave's logs are in their
-/// own buffer, and the constant-pipe work the first two passes find is added by pass 3), so a
-/// launch run in full overlaps them: the serial L2 pass runs while the other cores replay.
+/// Pass 2 of a batch and pass 3 of the batch before it share nothing (each batch's logs are in
+/// their own buffer, and the constant-pipe work the first two passes find is added by pass 3), so
+/// a launch run in full overlaps them: the serial L2 pass runs while the other cores replay.
 ///
 /// Results do not depend on the number of threads: SMs share nothing in pass 1 but global
 /// memory, and the order of pass 2 is fixed.
@@ -239,7 +241,7 @@ pub fn run(
     // Statistics after wave 0 and before the last wave, when sampling.
     let mut after_first: Option<(Counters, Vec<SmRun>)> = None;
     let mut snap: Option<(Counters, Vec<SmRun>)> = None;
-    // The wave whose timing pass is still to run (launches run in full).
+    // The log buffer whose timing pass is still to run (launches run in full).
     let mut pending: Option<usize> = None;
     let plans = Plans::new(&costs, launch.program);
     let forms = fast::forms(&launch.program.insts);
@@ -249,14 +251,31 @@ pub fn run(
         shared_latency: cfg.shared.latency_cycles,
         plans: &plans,
     };
-    for first in (0..blocks).step_by(per_wave as usize) {
-        let wave = (first / per_wave) as usize;
-        let last = (first + per_wave).min(blocks);
+    // A launch run in full goes `batch` waves at a time: each SM runs its blocks of those waves
+    // in a row, which keeps its caches' and scoreboards' state in the host's caches and makes a
+    // thread wait for the other at the end of each pass once per batch instead of once per wave.
+    // Only the order in which different SMs touch global memory changes, as it already does
+    // between the SMs of one wave run on different threads.
+    let batch = if every == 1 {
+        (BATCH_BLOCKS / u64::from(occ).max(1)).max(1)
+    } else {
+        1
+    };
+    let mut wave = 0usize;
+    let mut turn = 0usize;
+    while (wave as u64) < waves {
         let is_last = wave as u64 + 1 == waves;
         if !(wave as u64).is_multiple_of(every) && !is_last {
+            wave += 1;
             continue;
         }
-        simulated[wave] = true;
+        let count = batch.min(waves - wave as u64);
+        let first = wave as u64 * per_wave;
+        let last = (first + per_wave * count).min(blocks);
+        simulated[wave..wave + count as usize].fill(true);
+        // Logs of batches alternate between two buffers.
+        let buf = turn % 2;
+        turn += 1;
         if is_last && every > 1 {
             // What the sampled full waves gathered; the last wave counts once on top of it.
             snap = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
@@ -273,7 +292,8 @@ pub fn run(
                 cache,
                 st,
                 s,
-                wave,
+                buf,
+                per_wave,
                 first,
                 last,
                 budget,
@@ -309,22 +329,21 @@ pub fn run(
         })?;
         // L2 in block order, then timing. A launch run in full overlaps the L2 pass of this wave
         // (serial) with the timing pass of the previous one (parallel): they share nothing.
-        let buf = wave % 2;
         if every == 1 {
             let (ahead, behind): (Vec<_>, Vec<_>) = sms.iter_mut().map(|st| st.split(buf)).unzip();
             rayon::join(
                 || resolve_wave_l2(l2, &costs, &mut counters, ahead, first, last),
                 || {
-                    if let Some(w) = pending {
-                        time_wave(cx, behind, w);
+                    if pending.is_some() {
+                        time_wave(cx, behind);
                     }
                 },
             );
-            pending = Some(wave);
+            pending = Some(buf);
         } else {
             let ahead = sms.iter_mut().map(|st| st.split(buf).0).collect();
             resolve_wave_l2(l2, &costs, &mut counters, ahead, first, last);
-            time_wave(cx, sms.iter_mut().map(|st| st.timing(buf)).collect(), wave);
+            time_wave(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
         }
         if every > 1 && wave == 0 {
             after_first = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
@@ -336,9 +355,10 @@ pub fn run(
         if let Some(p) = launch.progress {
             p(launch.label, last, blocks);
         }
+        wave += count as usize;
     }
-    if let Some(w) = pending {
-        time_wave(cx, sms.iter_mut().map(|st| st.timing(w % 2)).collect(), w);
+    if let Some(buf) = pending {
+        time_wave(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
     }
     // Wave 0 (cold caches) and the last wave count once; the simulated waves between them
     // stand for all the waves between them.
@@ -406,17 +426,22 @@ fn resolve_wave_l2(
     }
 }
 
-/// The timing pass of wave `wave`: each SM replays its blocks together; SMs in parallel.
-fn time_wave(cx: crate::timing::replay::Ctx, mut sms: Vec<TimingSide>, wave: usize) {
+/// The timing pass of a batch of waves: each SM replays the blocks of each wave together, wave
+/// after wave; SMs in parallel.
+fn time_wave(cx: crate::timing::replay::Ctx, mut sms: Vec<TimingSide>) {
     sms.par_iter_mut().for_each(|(replay, logs, work)| {
-        // The constant-pipe work the functional and L2 passes found, in their order.
-        for k in 0..2 {
-            for log in logs.iter() {
-                log.ldc[k].iter().for_each(|&w| work.add_ldc(w));
+        // An SM's logs are in block order, so the blocks of a wave are adjacent.
+        for logs in logs.chunk_by(|a, b| a.wave == b.wave) {
+            // The constant-pipe work the functional and L2 passes found, in their order.
+            for k in 0..2 {
+                for log in logs {
+                    log.ldc[k].iter().for_each(|&w| work.add_ldc(w));
+                }
             }
-        }
-        for done in replay.wave(cx, logs, work) {
-            work.block_done(wave, done);
+            let wave = logs[0].wave;
+            for done in replay.wave(cx, logs, work) {
+                work.block_done(wave, done);
+            }
         }
     });
 }
@@ -466,7 +491,11 @@ fn sampling_error(samples: &[f64], population: u64) -> f64 {
     }
 }
 
-/// Pass 1 for SM `s`: runs its blocks among `first..last` (block `b` runs on SM `b % count`).
+/// Blocks an SM runs in a row, at most, when a launch runs in full (one batch of waves).
+const BATCH_BLOCKS: u64 = 8;
+
+/// Pass 1 for SM `s`: runs its blocks among `first..last` (block `b` runs on SM `b % count`, in
+/// wave `b / per_wave`), logging them in buffer `buf`.
 #[allow(clippy::too_many_arguments)] // the pass's inputs, each read-only or owned by this SM
 fn run_wave_on_sm(
     cfg: &GpuConfig,
@@ -479,7 +508,8 @@ fn run_wave_on_sm(
     caches: &mut SmCaches,
     st: &mut SmRun,
     s: usize,
-    wave: usize,
+    buf: usize,
+    per_wave: u64,
     first: u64,
     last: u64,
     budget: u64,
@@ -489,7 +519,6 @@ fn run_wave_on_sm(
     let sm_count = u64::from(cfg.sm.count);
     let dims = launch.dims;
     let [gx, gy, _] = dims.grid;
-    let buf = wave % 2;
     st.used[buf] = 0;
     st.executed = 0;
     if st.warps.len() != nwarps {
@@ -519,7 +548,7 @@ fn run_wave_on_sm(
         }
         let log = &mut st.logs[buf][st.used[buf]];
         st.used[buf] += 1;
-        log.reset(b, wave, nwarps);
+        log.reset(b, (b / per_wave) as usize, nwarps);
         let mut ctx = step::Ctx {
             cfg,
             launch,
