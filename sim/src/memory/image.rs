@@ -309,7 +309,40 @@ fn find_span<T>(
 /// `MemAvailable`, /proc/meminfo), or an allocation that fails. Buffers are simulated in host
 /// memory byte for byte, so this is what bounds a workload's size.
 pub fn host_buffer(bytes: usize) -> Result<Vec<u8>, String> {
-    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    check_available(bytes)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(bytes)
+        .map_err(|_| not_allocated(bytes))?;
+    Ok(v)
+}
+
+/// As [`host_buffer`], filled with `bytes` zeros. The zeros come from the allocator
+/// (`alloc_zeroed`: fresh pages from the system are zero already), not from a pass over the
+/// buffer, so a large buffer costs nothing until the kernel touches it.
+pub fn host_zeros(bytes: usize) -> Result<Vec<u8>, String> {
+    check_available(bytes)?;
+    if bytes == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(bytes).map_err(|_| not_allocated(bytes))?;
+    // SAFETY: `layout` has a non-zero size; a non-null pointer from `alloc_zeroed` with it is a
+    // block of `bytes` initialised (zero) bytes that the global allocator gave, which is what
+    // `Vec::from_raw_parts` takes with length and capacity `bytes` (u8 has alignment 1).
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout);
+        if p.is_null() {
+            return Err(not_allocated(bytes));
+        }
+        Ok(Vec::from_raw_parts(p, bytes, bytes))
+    }
+}
+
+fn gib(b: u64) -> f64 {
+    b as f64 / f64::from(1u32 << 30)
+}
+
+/// An error when `bytes` is more than the host's available memory.
+fn check_available(bytes: usize) -> Result<(), String> {
     if let Some(avail) = available_host_bytes() {
         if bytes as u64 > avail {
             return Err(format!(
@@ -319,14 +352,14 @@ pub fn host_buffer(bytes: usize) -> Result<Vec<u8>, String> {
             ));
         }
     }
-    let mut v = Vec::new();
-    v.try_reserve_exact(bytes).map_err(|_| {
-        format!(
-            "needs {:.1} GiB of host memory to simulate, which could not be allocated: use a smaller size",
-            gib(bytes as u64)
-        )
-    })?;
-    Ok(v)
+    Ok(())
+}
+
+fn not_allocated(bytes: usize) -> String {
+    format!(
+        "needs {:.1} GiB of host memory to simulate, which could not be allocated: use a smaller size",
+        gib(bytes as u64)
+    )
 }
 
 /// `MemAvailable` of /proc/meminfo in bytes, where there is one.

@@ -95,11 +95,13 @@ pub fn build(
     let n = count
         .checked_mul(elem.bytes())
         .ok_or_else(|| format!("{count} elements of {} bytes overflow", elem.bytes()))?;
-    let mut out = crate::memory::image::host_buffer(n)
-        .map_err(|m| format!("{count} elements of {} bytes: {m}", elem.bytes()))?;
     let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
+    let too_big = |m: String| format!("{count} elements of {} bytes: {m}", elem.bytes());
+    if kind == "zeros" {
+        return crate::memory::image::host_zeros(n).map_err(too_big);
+    }
+    let mut out = crate::memory::image::host_buffer(n).map_err(too_big)?;
     match kind {
-        "zeros" => out.resize(n, 0),
         "iota" => elem.encode_each(count, &mut out, |k| k as i64),
         "value" => {
             if let Ok(v) = arg.parse::<i64>() {
