@@ -67,11 +67,16 @@ impl Elem {
         let b = self.bytes();
         let start = out.len();
         out.resize(start + count * b, 0);
-        let dst = out[start..].chunks_exact_mut(b).enumerate();
-        match self {
-            Elem::F32 => dst.for_each(|(k, c)| c.copy_from_slice(&(value(k) as f32).to_le_bytes())),
-            Elem::F64 => dst.for_each(|(k, c)| c.copy_from_slice(&(value(k) as f64).to_le_bytes())),
-            _ => dst.for_each(|(k, c)| c.copy_from_slice(&value(k).to_le_bytes()[..b])),
+        let dst = &mut out[start..];
+        // The element size is a constant in each arm, so a copy is a store, not a `memcpy` call
+        // per element.
+        match (self, b) {
+            (Elem::F32, _) => fill(dst, |k| (value(k) as f32).to_le_bytes()),
+            (Elem::F64, _) => fill(dst, |k| (value(k) as f64).to_le_bytes()),
+            (_, 1) => fill(dst, |k| [value(k) as u8]),
+            (_, 2) => fill(dst, |k| (value(k) as u16).to_le_bytes()),
+            (_, 4) => fill(dst, |k| (value(k) as u32).to_le_bytes()),
+            _ => fill(dst, |k| value(k).to_le_bytes()),
         }
     }
 
@@ -81,6 +86,13 @@ impl Elem {
             Elem::F64 => out.extend_from_slice(&v.to_le_bytes()),
             _ => self.encode_int(v as i64, out),
         }
+    }
+}
+
+/// Writes element `k` of `dst` (elements of `B` bytes) as `bytes(k)`.
+fn fill<const B: usize>(dst: &mut [u8], bytes: impl Fn(usize) -> [u8; B]) {
+    for (k, c) in dst.chunks_exact_mut(B).enumerate() {
+        c.copy_from_slice(&bytes(k));
     }
 }
 
