@@ -112,7 +112,9 @@ impl BlockLog {
     pub fn reset(&mut self, block: u64, wave: usize, warps: usize) {
         self.block = block;
         self.wave = wave;
-        self.warps.resize_with(warps, Vec::new);
+        // Room for a short kernel's stream from the start: growing each warp's stream from empty
+        // reallocated it five times per warp of a launch's first blocks.
+        self.warps.resize_with(warps, || Vec::with_capacity(64));
         self.warps.iter_mut().for_each(Vec::clear);
         self.reqs.clear();
         self.addrs.clear();
