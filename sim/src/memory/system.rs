@@ -277,6 +277,26 @@ pub struct L2Outcome {
     pub dram_write: u64,
     /// `fill_bytes` blocks this request fetched from DRAM.
     fetched: smallvec::SmallVec<[u64; 8]>,
+    /// The largest of them (meaningful when there is one): a block above it was not fetched, so
+    /// ascending requests (a load's sectors) never scan the list.
+    fetched_max: u64,
+}
+
+impl L2Outcome {
+    /// Whether this request already fetched `block`.
+    #[inline]
+    fn was_fetched(&self, block: u64) -> bool {
+        !self.fetched.is_empty() && block <= self.fetched_max && self.fetched.contains(&block)
+    }
+
+    fn note_fetched(&mut self, block: u64) {
+        self.fetched_max = if self.fetched.is_empty() {
+            block
+        } else {
+            self.fetched_max.max(block)
+        };
+        self.fetched.push(block);
+    }
 }
 
 /// The L2 shared by every SM, and DRAM behind it.
@@ -298,7 +318,7 @@ impl L2Model {
         for s in l2_sectors_of(addr, self.p.l1_sector_bytes.min(32), self.p.l2_sector_bytes) {
             t.sectors += 1;
             let block = s & !(fill - 1);
-            if t.fetched.contains(&block) {
+            if t.was_fetched(block) {
                 level = Level::Dram;
                 continue;
             }
@@ -308,14 +328,17 @@ impl L2Model {
                 t.hits += 1;
                 continue;
             }
-            for n in (block..block + fill)
-                .step_by(sb as usize)
-                .filter(|&n| n != s)
-            {
-                let f = self.l2.access(n, false, true);
-                t.dram_write += u64::from(f.writeback_sectors) * sb;
+            // The block's other sectors (none when the block is one sector).
+            if fill > sb {
+                for n in (block..block + fill)
+                    .step_by(sb as usize)
+                    .filter(|&n| n != s)
+                {
+                    let f = self.l2.access(n, false, true);
+                    t.dram_write += u64::from(f.writeback_sectors) * sb;
+                }
             }
-            t.fetched.push(block);
+            t.note_fetched(block);
             t.dram_read += fill;
             level = Level::Dram;
         }
