@@ -157,14 +157,14 @@ struct SmRun {
     counters: Counters,
     per_pc: Vec<PcStats>,
     work: SmWork,
-    /// Logs of the blocks of two waves in turn (wave `w` uses `logs[w % 2]`): the L2 pass of a
-    /// wave fills one while the timing pass of the wave before reads the other.
+    /// Logs of the blocks of two batches of waves in turn (batches alternate between the two):
+    /// the L2 pass of a batch fills one while the timing pass of the batch before reads the other.
     logs: [Vec<BlockLog>; 2],
     /// Logs in use, per buffer.
     used: [usize; 2],
-    /// Warp instructions this wave.
+    /// Warp instructions this batch.
     executed: u64,
-    /// The first fault of this wave: (block, error).
+    /// The first fault of this batch: (block, error).
     error: Option<(u64, Error)>,
     /// Scoreboards of the timing pass.
     replay: Replay,
@@ -281,7 +281,7 @@ pub fn run(
             snap = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
         }
         let run_sm = |(s, (st, cache)): (usize, (&mut SmRun, &mut SmCaches))| {
-            run_wave_on_sm(
+            run_batch_on_sm(
                 cfg,
                 launch,
                 &forms,
@@ -327,23 +327,23 @@ pub fn run(
             launch: launch.label.into(),
             budget: launch.max_warp_instructions,
         })?;
-        // L2 in block order, then timing. A launch run in full overlaps the L2 pass of this wave
+        // L2 in block order, then timing. A launch run in full overlaps the L2 pass of this batch
         // (serial) with the timing pass of the previous one (parallel): they share nothing.
         if every == 1 {
             let (ahead, behind): (Vec<_>, Vec<_>) = sms.iter_mut().map(|st| st.split(buf)).unzip();
             rayon::join(
-                || resolve_wave_l2(l2, &costs, &mut counters, ahead, first, last),
+                || resolve_batch_l2(l2, &costs, &mut counters, ahead, first, last),
                 || {
                     if pending.is_some() {
-                        time_wave(cx, behind);
+                        time_batch(cx, behind);
                     }
                 },
             );
             pending = Some(buf);
         } else {
             let ahead = sms.iter_mut().map(|st| st.split(buf).0).collect();
-            resolve_wave_l2(l2, &costs, &mut counters, ahead, first, last);
-            time_wave(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
+            resolve_batch_l2(l2, &costs, &mut counters, ahead, first, last);
+            time_batch(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
         }
         if every > 1 && wave == 0 {
             after_first = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
@@ -358,7 +358,7 @@ pub fn run(
         wave += count as usize;
     }
     if let Some(buf) = pending {
-        time_wave(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
+        time_batch(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
     }
     // Wave 0 (cold caches) and the last wave count once; the simulated waves between them
     // stand for all the waves between them.
@@ -401,16 +401,16 @@ pub fn run(
     Ok(stats)
 }
 
-/// What the L2 pass of a wave needs of one SM: the logs of its blocks in that wave.
+/// What the L2 pass of a batch needs of one SM: the logs of its blocks in that batch.
 type L2Side<'a> = &'a mut [BlockLog];
 
-/// What the timing pass of a wave needs of one SM: its replay, the logs of its blocks in that
-/// wave, and its work.
+/// What the timing pass of a batch needs of one SM: its replay, the logs of its blocks in that
+/// batch, and its work.
 type TimingSide<'a> = (&'a mut Replay, &'a [BlockLog], &'a mut SmWork);
 
-/// The L2 pass of the wave of blocks `first..last`, in block order (block `b` ran on SM
+/// The L2 pass of the batch of blocks `first..last`, in block order (block `b` ran on SM
 /// `b % count`, its log the `(b - first) / count`-th of that SM's).
-fn resolve_wave_l2(
+fn resolve_batch_l2(
     l2: &mut L2Model,
     costs: &Costs,
     counters: &mut Counters,
@@ -428,7 +428,7 @@ fn resolve_wave_l2(
 
 /// The timing pass of a batch of waves: each SM replays the blocks of each wave together, wave
 /// after wave; SMs in parallel.
-fn time_wave(cx: crate::timing::replay::Ctx, mut sms: Vec<TimingSide>) {
+fn time_batch(cx: crate::timing::replay::Ctx, mut sms: Vec<TimingSide>) {
     sms.par_iter_mut().for_each(|(replay, logs, work)| {
         // An SM's logs are in block order, so the blocks of a wave are adjacent.
         for logs in logs.chunk_by(|a, b| a.wave == b.wave) {
@@ -497,7 +497,7 @@ const BATCH_BLOCKS: u64 = 8;
 /// Pass 1 for SM `s`: runs its blocks among `first..last` (block `b` runs on SM `b % count`, in
 /// wave `b / per_wave`), logging them in buffer `buf`.
 #[allow(clippy::too_many_arguments)] // the pass's inputs, each read-only or owned by this SM
-fn run_wave_on_sm(
+fn run_batch_on_sm(
     cfg: &GpuConfig,
     launch: &Launch,
     forms: &[Option<fast::Form>],

@@ -277,8 +277,8 @@ pub struct L2Outcome {
     pub dram_write: u64,
     /// `fill_bytes` blocks this request fetched from DRAM.
     fetched: smallvec::SmallVec<[u64; 8]>,
-    /// The largest of them (meaningful when there is one): a block above it was not fetched, so
-    /// ascending requests (a load's sectors) never scan the list.
+    /// The largest of them (0 when none): a block above it was not fetched, so ascending
+    /// requests (a load's sectors) never scan the list.
     fetched_max: u64,
 }
 
@@ -286,15 +286,11 @@ impl L2Outcome {
     /// Whether this request already fetched `block`.
     #[inline]
     fn was_fetched(&self, block: u64) -> bool {
-        !self.fetched.is_empty() && block <= self.fetched_max && self.fetched.contains(&block)
+        block <= self.fetched_max && self.fetched.contains(&block)
     }
 
     fn note_fetched(&mut self, block: u64) {
-        self.fetched_max = if self.fetched.is_empty() {
-            block
-        } else {
-            self.fetched_max.max(block)
-        };
+        self.fetched_max = self.fetched_max.max(block);
         self.fetched.push(block);
     }
 }
