@@ -581,6 +581,10 @@ fn run_batch_on_sm(
         b += sm_count;
     }
     st.executed = budget - left;
+    // Every instruction the budget counted was executed once (counted here rather than per
+    // instruction in the warp loop).
+    st.counters.inst_executed += st.executed;
+    st.work.warp_insts += st.executed;
 }
 
 /// Pass 2 for one block: runs its L2 requests in order through `l2`, counts their traffic and

@@ -80,6 +80,12 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Executes one warp instruction of `w`.
+    ///
+    /// The bookkeeping every instruction needs and the pre-decoded integer forms (most of a
+    /// kernel's instructions) run here, inlined into the warp loop; the other instructions go to
+    /// [`Ctx::step_general`], out of line, so that the common path does not pay for the registers
+    /// and stack the memory and control-flow arms need.
+    #[inline]
     pub fn step(&mut self, w: &mut Warp) -> Result<()> {
         let (pc, mask) = w.next();
         let prog = self.launch.program;
@@ -89,21 +95,46 @@ impl Ctx<'_> {
             return Ok(());
         };
         if *self.budget == 0 {
-            return Err(Error::Budget {
-                launch: self.launch.label.into(),
-                budget: self.launch.max_warp_instructions,
-            });
+            return Err(self.over_budget());
         }
         *self.budget -= 1;
         let exec = mask & guard_mask(w, inst);
-        self.counters.inst_executed += 1;
         let ps = &mut self.per_pc[pc as usize];
         ps.executed += 1;
         ps.threads += u64::from(exec.count_ones());
-        self.work.warp_insts += 1;
         // `%clock` reads the warp's issue count: cycles are only known after the timing pass.
         w.clock += 1;
+        if let Some(f) = &self.forms[pc as usize] {
+            // The common integer forms, decided once per launch: no branch, no latency.
+            f.run(&mut w.regs, exec);
+            w.advance(pc, mask, 0, inst.target);
+            self.log.warps[w.index as usize].push(Entry { pc, lat: 0 });
+            return Ok(());
+        }
+        self.step_general(w, inst, pc, mask, exec)
+    }
 
+    /// The error of a launch that ran out of its instruction budget.
+    #[cold]
+    #[inline(never)]
+    fn over_budget(&self) -> Error {
+        Error::Budget {
+            launch: self.launch.label.into(),
+            budget: self.launch.max_warp_instructions,
+        }
+    }
+
+    /// Executes instruction `inst` at `pc` of `w` for the lanes of `exec` (of those at `pc`,
+    /// `mask`) when it has no pre-decoded form: control flow, memory, and the general ALU path.
+    #[inline(never)]
+    fn step_general(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        pc: u32,
+        mask: u32,
+        exec: u32,
+    ) -> Result<()> {
         let taken = if inst.op == Op::Bra { exec } else { 0 };
         w.advance(pc, mask, taken, inst.target);
         let lat = match inst.op {
@@ -131,18 +162,12 @@ impl Ctx<'_> {
                 0
             }
             _ => {
-                match &self.forms[pc as usize] {
-                    // The common integer forms, decided once per launch.
-                    Some(f) => f.run(&mut w.regs, exec),
-                    None => {
-                        if let Op::Alu { op, ty, .. } = inst.op {
-                            if ty.is_float() {
-                                self.count_flops(op, ty, exec);
-                            }
-                        }
-                        self.alu(w, inst, exec);
+                if let Op::Alu { op, ty, .. } = inst.op {
+                    if ty.is_float() {
+                        self.count_flops(op, ty, exec);
                     }
                 }
+                self.alu(w, inst, exec);
                 0
             }
         };
@@ -290,7 +315,7 @@ impl Ctx<'_> {
     /// A special register for all 32 lanes: one match, then a plain loop.
     fn special_warp(&self, w: &Warp, s: Special) -> [u64; 32] {
         match s {
-            Special::Tid(c) => std::array::from_fn(|l| u64::from(w.tid[l][c as usize])),
+            Special::Tid(c) => std::array::from_fn(|l| u64::from(w.tid[c as usize][l])),
             Special::LaneId => std::array::from_fn(|l| l as u64),
             _ if warp_uniform(s) => [self.special(w, s, 0); 32],
             _ => std::array::from_fn(|l| self.special(w, s, l)),
@@ -311,10 +336,10 @@ impl Ctx<'_> {
     #[inline(never)]
     fn special(&self, w: &Warp, s: Special, lane: usize) -> u64 {
         let b = self.launch.dims.block;
-        let tid = w.tid[lane];
+        let l = lane;
         let lane = lane as u32;
         u64::from(match s {
-            Special::Tid(c) => tid[c as usize],
+            Special::Tid(c) => w.tid[c as usize][l],
             Special::Ntid(c) => b[c as usize],
             Special::Ctaid(c) => self.ctaid[c as usize],
             Special::Nctaid(c) => self.launch.dims.grid[c as usize],

@@ -28,8 +28,9 @@ pub struct Warp {
     /// The memory descriptor of global accesses has been loaded (sm_80+ SASS loads it once
     /// through the uniform datapath, one IDC request).
     pub desc_loaded: bool,
-    /// `%tid` of each lane, computed once per block.
-    pub tid: [[u32; 3]; 32],
+    /// `%tid` of each lane, computed once per block: `tid[dimension][lane]` (rows, so that
+    /// `mov %r, %tid.x` reads one contiguous row).
+    pub tid: [[u32; 32]; 3],
 }
 
 impl Warp {
@@ -47,7 +48,7 @@ impl Warp {
             local: vec![0; local_bytes as usize * 32],
             local_bytes: local_bytes as usize,
             desc_loaded: false,
-            tid: [[0; 3]; 32],
+            tid: [[0; 32]; 3],
         }
     }
 
@@ -59,15 +60,24 @@ impl Warp {
         // showed in profiles: this runs for every warp of every block).
         let (bx, by) = (block[0].max(1), block[1].max(1));
         let mut t = [first % bx, first / bx % by, first / (bx * by)];
-        for slot in self.tid.iter_mut() {
-            *slot = t;
-            t[0] += 1;
-            if t[0] == bx {
-                t[0] = 0;
-                t[1] += 1;
-                if t[1] == by {
-                    t[1] = 0;
-                    t[2] += 1;
+        if t[0] + 32 <= bx {
+            // The warp lies in one row of the block (any block at least 32 wide): x counts on.
+            self.tid[0] = std::array::from_fn(|l| t[0] + l as u32);
+            self.tid[1] = [t[1]; 32];
+            self.tid[2] = [t[2]; 32];
+        } else {
+            for l in 0..32 {
+                for (c, row) in self.tid.iter_mut().enumerate() {
+                    row[l] = t[c];
+                }
+                t[0] += 1;
+                if t[0] == bx {
+                    t[0] = 0;
+                    t[1] += 1;
+                    if t[1] == by {
+                        t[1] = 0;
+                        t[2] += 1;
+                    }
                 }
             }
         }
