@@ -43,7 +43,6 @@ use crate::memory::shared::Banks;
 use crate::memory::{Level, WarpAccess};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
-use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 
 /// Latencies in SM cycles, read once from the config.
@@ -322,10 +321,10 @@ pub struct SmWork {
     track_wave: usize,
     /// Sector -> cycle its fill from L2/DRAM arrives (the wave's L1 misses in flight).
     #[serde(skip)]
-    fills: HashMap<u64, u32>,
+    fills: SectorMap,
     /// Sector -> cycle of the wave's last store to it.
     #[serde(skip)]
-    stored: HashMap<u64, u32>,
+    stored: SectorMap,
     /// Memory instructions sent to the LSU (global, local, shared; not LDC).
     pub mem_insts: u64,
     /// L1 sectors moved (global and local).
@@ -513,10 +512,10 @@ impl SmWork {
             self.store_sectors += sectors.len() as u64;
             let mut sent_lines: smallvec::SmallVec<[u64; 16]> = smallvec::SmallVec::new();
             for &s in sectors {
+                let before = self.stored.insert(s, now);
                 let merged = costs
                     .store_merge
-                    .is_some_and(|w| self.stored.get(&s).is_some_and(|&t| t.abs_diff(now) <= w));
-                self.stored.insert(s, now);
+                    .is_some_and(|w| before.is_some_and(|t| t.abs_diff(now) <= w));
                 if !merged {
                     self.store_sectors_sent += 1;
                     let line = s * costs.l1_sector / costs.l1_line;
@@ -531,14 +530,14 @@ impl SmWork {
         if hit {
             let wait = sectors
                 .iter()
-                .filter_map(|s| self.fills.get(s))
-                .map(|&r| r.saturating_sub(now))
+                .filter_map(|&s| self.fills.get(s))
+                .map(|r| r.saturating_sub(now))
                 .max()
                 .unwrap_or(0);
             lat.max(wait)
         } else {
             for &s in sectors {
-                self.fills.entry(s).or_insert(now + lat);
+                self.fills.insert_new(s, now + lat);
             }
             lat
         }
@@ -581,6 +580,109 @@ impl SmWork {
             end = end.max(free[i]);
         }
         end
+    }
+}
+
+/// A map from sector numbers to cycles for one wave of one SM ([`SmWork::global_sectors`]):
+/// open addressing with linear probing, emptied in one step per wave by a generation count
+/// (a slot of an older generation is free), so a wave's lookups cost a multiply and a compare or
+/// two instead of a general hash map's probe groups, and no wave clears its slots.
+#[derive(Debug, Clone, Default)]
+struct SectorMap {
+    /// (sector, cycle, generation) per slot; a power of two of them, or none.
+    slots: Vec<(u64, u32, u32)>,
+    /// The current generation (0 marks never-used slots, so it starts at 1).
+    generation: u32,
+    /// Sectors held in this generation.
+    len: usize,
+}
+
+impl SectorMap {
+    /// Forgets every sector.
+    fn clear(&mut self) {
+        self.len = 0;
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // Once in 2^32 waves: the old generations' tags could come back.
+            self.slots.iter_mut().for_each(|s| s.2 = 0);
+            self.generation = 1;
+        }
+    }
+
+    /// Where `sector` is, or the free slot where it would go (the table has a free slot).
+    #[inline]
+    fn find(&self, sector: u64) -> (usize, bool) {
+        let mask = self.slots.len() - 1;
+        // Fibonacci hashing: consecutive sectors spread over the table.
+        let mut i = (sector.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
+        loop {
+            let (k, _, g) = self.slots[i];
+            if g != self.generation {
+                return (i, false);
+            }
+            if k == sector {
+                return (i, true);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The cycle of `sector`, if it has one.
+    #[inline]
+    fn get(&self, sector: u64) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        match self.find(sector) {
+            (i, true) => Some(self.slots[i].1),
+            _ => None,
+        }
+    }
+
+    /// Sets the cycle of `sector` to `cycle`; returns the one it had.
+    #[inline]
+    fn insert(&mut self, sector: u64, cycle: u32) -> Option<u32> {
+        self.reserve();
+        let (i, found) = self.find(sector);
+        let before = std::mem::replace(&mut self.slots[i], (sector, cycle, self.generation));
+        if found {
+            Some(before.1)
+        } else {
+            self.len += 1;
+            None
+        }
+    }
+
+    /// Sets the cycle of `sector` to `cycle` unless it has one.
+    #[inline]
+    fn insert_new(&mut self, sector: u64, cycle: u32) {
+        self.reserve();
+        if let (i, false) = self.find(sector) {
+            self.slots[i] = (sector, cycle, self.generation);
+            self.len += 1;
+        }
+    }
+
+    /// Room for one more sector, the table at most half full.
+    #[inline]
+    fn reserve(&mut self) {
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.slots);
+        self.slots = vec![(0, 0, 0); (2 * old.len()).max(4096)];
+        let generation = self.generation.max(1);
+        self.generation = generation;
+        for (k, c, g) in old {
+            if g == generation {
+                let (i, _) = self.find(k);
+                self.slots[i] = (k, c, g);
+            }
+        }
     }
 }
 
@@ -779,6 +881,29 @@ mod tests {
         assert_eq!(w.latency(0.0), 200.0);
         // Blocks start 80 apart at most: 0, 80, 160 (slot free at 100), 240 (free at 180).
         assert_eq!(w.latency(80.0), 340.0);
+    }
+
+    #[test]
+    fn a_sector_map_keeps_one_wave() {
+        let mut m = SectorMap::default();
+        assert_eq!(m.get(7), None);
+        assert_eq!(m.insert(7, 10), None);
+        assert_eq!(m.insert(7, 12), Some(10));
+        m.insert_new(7, 99);
+        assert_eq!(m.get(7), Some(12));
+        // Growing keeps every sector.
+        for s in 0..10_000u64 {
+            m.insert_new(s * 4, s as u32);
+        }
+        assert_eq!(m.get(7), Some(12));
+        assert!((0..10_000u64).all(|s| m.get(s * 4) == Some(s as u32)));
+        assert_eq!(m.get(5), None);
+        // The next wave starts empty.
+        m.clear();
+        assert_eq!(m.get(7), None);
+        assert_eq!(m.get(8), None);
+        assert_eq!(m.insert(8, 1), None);
+        assert_eq!(m.get(8), Some(1));
     }
 
     #[test]
