@@ -156,6 +156,9 @@ struct Plan {
     unit: Option<Unit>,
     /// A branch ptxas if-converts (no branch in SASS).
     if_converted: bool,
+    /// It has constant-pipe cycles, is a `bar.sync` or may be a unit's first use: the issue
+    /// tests the three only when set.
+    rare: bool,
 }
 
 impl Plan {
@@ -172,7 +175,7 @@ impl Plan {
             Op::Exit | Op::Ret | Op::WarpSync => Kind::Nothing,
             _ => Kind::Alu,
         };
-        Plan {
+        let plan = Plan {
             deps: Deps::of(inst),
             kind,
             slots: u32::from(s.slots),
@@ -185,6 +188,11 @@ impl Plan {
             barrier: inst.op == Op::BarSync,
             unit: Unit::of(costs, pc, inst),
             if_converted: costs.sass.skipped(pc).is_some(),
+            rare: false,
+        };
+        Plan {
+            rare: plan.const_cycles != 0.0 || plan.barrier || plan.unit.is_some(),
+            ..plan
         }
     }
 }
@@ -283,7 +291,8 @@ impl Replay {
                 [_, Reverse(a)] => Some(a),
                 _ => None,
             };
-            match self.run_warp(cx, logs, work, w as usize, t, top) {
+            let (next, long) = self.run_warp(cx, logs, work, w as usize, t, top);
+            match next {
                 // The warp keeps its place at the front with its new key: one sift instead of a
                 // pop and a push.
                 Some(next) => {
@@ -298,7 +307,7 @@ impl Replay {
             }
             // Only this warp's scheduler took cycles (trimming earlier or later changes no
             // result: no warp asks for a cycle before its floor).
-            if self.ports[self.boards[w as usize].port].span() > TRIM_SPAN {
+            if long {
                 self.trim();
             }
         }
@@ -416,7 +425,8 @@ impl Replay {
     /// the earliest ready warp (a warp that would leave the queue next anyway goes on without
     /// entering it): until its next instruction is ready after `top`, the next key in the queue,
     /// when it returns that instruction's cycle, or until it parks at a barrier or retires
-    /// (`None`; [`Replay::park_or_retire`] then counts it).
+    /// (`None`; [`Replay::park_or_retire`] then counts it). Also says whether the warp's
+    /// scheduler's calendar has grown longer than [`TRIM_SPAN`].
     fn run_warp(
         &mut self,
         cx: Ctx,
@@ -425,28 +435,37 @@ impl Replay {
         w: usize,
         mut want: u32,
         top: Option<u64>,
-    ) -> Option<u32> {
+    ) -> (Option<u32>, bool) {
         let b = &mut self.boards[w];
         let port = &mut self.ports[b.port];
         let log = &logs[b.block];
         let stream = &log.warps[b.index];
-        loop {
-            if let Some(&e) = stream.get(b.next) {
-                b.next += 1;
-                b.step(cx, cx.plans.at(e.pc), log, work, port, want, e);
+        // The warp goes on while its key is below `top`: while its cycle is below `until`.
+        let until = top.map_or(u64::MAX, |top| {
+            (top >> 32) + u64::from((w as u64) < (top & u64::from(u32::MAX)))
+        });
+        let mut next = b.next;
+        let Some(&(mut e)) = stream.get(next) else {
+            return (None, false);
+        };
+        let mut p = cx.plans.at(e.pc);
+        let out = loop {
+            next += 1;
+            if b.step(cx, p, log, work, port, want, e) {
+                break None;
             }
-            if b.at_barrier {
-                break;
-            }
-            let Some(e) = stream.get(b.next) else {
-                break;
+            let Some(&n) = stream.get(next) else {
+                break None;
             };
-            want = b.issue_time(&cx.plans.at(e.pc).deps);
-            if top.is_some_and(|top| top < pack(want, w as u32)) {
-                return Some(want);
+            e = n;
+            p = cx.plans.at(e.pc);
+            want = b.issue_time(&p.deps);
+            if u64::from(want) >= until {
+                break Some(want);
             }
-        }
-        None
+        };
+        b.next = next;
+        (out, port.span() > TRIM_SPAN)
     }
 
     /// Warp `w`, out of the queue, has parked at a barrier or retired: counts it in its block and
@@ -505,7 +524,8 @@ impl Replay {
 
 impl Board {
     /// Issues the instruction of `e`, planned as `p` and ready at cycle `want`, on the warp's
-    /// scheduler `port`, accounting it on the SM's `work`.
+    /// scheduler `port`, accounting it on the SM's `work`; returns whether the warp parked at a
+    /// barrier.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn step(
@@ -517,7 +537,7 @@ impl Board {
         port: &mut Port,
         want: u32,
         e: Entry,
-    ) {
+    ) -> bool {
         debug_assert_eq!(want, self.issue_time(&p.deps));
         let costs = cx.costs;
         let front = want == self.clock + 1;
@@ -529,15 +549,17 @@ impl Board {
         work.now = issue;
         self.issued_max = self.issued_max.max(issue);
         work.issue_slots += u64::from(slots);
-        if p.const_cycles != 0.0 {
-            work.const_cycles += p.const_cycles;
-        }
-        if p.barrier {
-            work.barrier_cycles += costs.barrier_per_warp;
-        }
-        if log.wave == 0 {
-            if let Some(u) = p.unit {
-                work.starts.note(u, issue);
+        if p.rare {
+            if p.const_cycles != 0.0 {
+                work.const_cycles += p.const_cycles;
+            }
+            if p.barrier {
+                work.barrier_cycles += costs.barrier_per_warp;
+            }
+            if log.wave == 0 {
+                if let Some(u) = p.unit {
+                    work.starts.note(u, issue);
+                }
             }
         }
         let ready = match p.kind {
@@ -545,7 +567,7 @@ impl Board {
                 // The barrier waits for the warp's outstanding results, then for the others.
                 self.clock = issue.max(self.results_ready());
                 self.at_barrier = true;
-                return;
+                return true;
             }
             Kind::Bra => {
                 // Instructions after a branch issue after it and all before it (ptxas does not
@@ -582,6 +604,7 @@ impl Board {
         if front {
             self.clock = self.clock.max(last);
         }
+        false
     }
 }
 
