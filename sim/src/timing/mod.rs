@@ -519,7 +519,9 @@ impl SmWork {
                 if !merged {
                     self.store_sectors_sent += 1;
                     let line = s * costs.l1_sector / costs.l1_line;
-                    if !sent_lines.contains(&line) {
+                    // Ascending sectors of one line come one after another: only a new line
+                    // needs the search.
+                    if sent_lines.last() != Some(&line) && !sent_lines.contains(&line) {
                         sent_lines.push(line);
                     }
                 }

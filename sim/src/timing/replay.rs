@@ -278,6 +278,10 @@ impl Replay {
     /// warp's retirement, in order.
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
         let slots = self.start(cx, logs, work);
+        // Each warp's stream, by its number in the wave.
+        let streams: Vec<&[Entry]> = (logs.iter())
+            .flat_map(|l| l.warps.iter().map(Vec::as_slice))
+            .collect();
         while let Some(&Reverse(key)) = self.queue.peek() {
             let w = key as u32;
             // The key's cycle is the warp's issue time: nothing but the warp itself changes its
@@ -291,7 +295,7 @@ impl Replay {
                 [_, Reverse(a)] => Some(a),
                 _ => None,
             };
-            let (next, long) = self.run_warp(cx, logs, work, w as usize, t, top);
+            let (next, long) = self.run_warp(cx, logs, &streams, work, w as usize, t, top);
             match next {
                 // The warp keeps its place at the front with its new key: one sift instead of a
                 // pop and a push.
@@ -427,10 +431,12 @@ impl Replay {
     /// when it returns that instruction's cycle, or until it parks at a barrier or retires
     /// (`None`; [`Replay::park_or_retire`] then counts it). Also says whether the warp's
     /// scheduler's calendar has grown longer than [`TRIM_SPAN`].
+    #[allow(clippy::too_many_arguments)]
     fn run_warp(
         &mut self,
         cx: Ctx,
         logs: &[BlockLog],
+        streams: &[&[Entry]],
         work: &mut SmWork,
         w: usize,
         mut want: u32,
@@ -439,7 +445,7 @@ impl Replay {
         let b = &mut self.boards[w];
         let port = &mut self.ports[b.port];
         let log = &logs[b.block];
-        let stream = &log.warps[b.index];
+        let stream = streams[w];
         // The warp goes on while its key is below `top`: while its cycle is below `until`.
         let until = top.map_or(u64::MAX, |top| {
             (top >> 32) + u64::from((w as u64) < (top & u64::from(u32::MAX)))
@@ -629,7 +635,18 @@ fn take_slots(port: &mut Port, want: u32, slots: u32) -> (u32, u32) {
 /// The latency of an entry's `lat`: its own, or what the L2 pass found for its request (a DRAM
 /// access waits behind the DRAM traffic its SM's wave queued before it), and for a global or local
 /// access what the L1 data pipe, fills in flight and store merging make of it.
+#[inline(always)]
 fn latency(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
+    // Most entries carry their latency (constant, shared, parameter loads).
+    if lat & (TICKET | MEM) == 0 {
+        return lat;
+    }
+    resolved(lat, costs, log, work)
+}
+
+/// [`latency`] of a ticket or a global or local access.
+#[inline(never)]
+fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
     let ticket = |lat: u32, work: &mut SmWork| {
         if lat & TICKET == 0 {
             return lat;
