@@ -549,8 +549,6 @@ impl Board {
         let front = want == self.clock + 1;
         let slots = p.slots;
         let (issue, last) = take_slots(port, want, slots);
-        // Results of a multi-instruction expansion are late by what its last slot waited.
-        let at = (last + 1).saturating_sub(slots.max(1)).max(issue);
         // SASS issue slots, constant-pipe and barrier work, first use of a unit.
         work.now = issue;
         self.issued_max = self.issued_max.max(issue);
@@ -598,7 +596,8 @@ impl Board {
             }
             Kind::Shfl => Some(issue + cx.shared_latency),
             Kind::Nothing => None,
-            Kind::Alu => Some(at + p.result),
+            // Results of a multi-instruction expansion are late by what its last slot waited.
+            Kind::Alu => Some((last + 1).saturating_sub(slots.max(1)).max(issue) + p.result),
         };
         if let Some(t) = ready {
             for &d in &p.deps.dst[..usize::from(p.deps.n_dst)] {

@@ -51,18 +51,25 @@ impl Port {
         let mut i = ((t - self.base) / 64) as usize;
         let mut below = (1u64 << (t % 64)) - 1;
         loop {
-            if i >= self.words.len() {
-                self.words.resize(i + 1, 0);
-            }
-            let w = self.words[i] | below;
+            let Some(word) = self.words.get_mut(i) else {
+                self.extend(i);
+                continue;
+            };
+            let w = *word | below;
             if w != u64::MAX {
                 let bit = (!w).trailing_zeros();
-                self.words[i] |= 1 << bit;
+                *word |= 1 << bit;
                 return self.base + i as u64 * 64 + u64::from(bit);
             }
             i += 1;
             below = 0;
         }
+    }
+
+    /// Extends the calendar to word `i` (free cycles).
+    #[cold]
+    fn extend(&mut self, i: usize) {
+        self.words.resize(i + 1, 0);
     }
 
     /// Forgets the cycles before `t`: no request will ask for them again.
