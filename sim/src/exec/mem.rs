@@ -6,6 +6,7 @@ use super::step::{for_lanes, lanes, Ctx};
 use super::trace::{L2Kind, MemRec, MEM};
 use super::warp::Warp;
 use crate::error::{Error, Result};
+use crate::memory::coalesce;
 use crate::memory::image::{
     read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES,
 };
@@ -48,9 +49,11 @@ impl Ctx<'_> {
             for (o, &b) in out.iter_mut().zip(base) {
                 *o = b.wrapping_add(a.offset as u64);
             }
-            for (l, o) in out.iter_mut().enumerate() {
-                if exec >> l & 1 == 0 {
-                    *o = 0;
+            if exec != u32::MAX {
+                for (l, o) in out.iter_mut().enumerate() {
+                    if exec >> l & 1 == 0 {
+                        *o = 0;
+                    }
                 }
             }
             return out;
@@ -182,26 +185,38 @@ impl Ctx<'_> {
         if self.load_param(w, inst, m, exec) {
             return Ok(if exec == 0 { 0 } else { self.param_model(m) });
         }
-        let addrs = self.addresses(w, inst, exec);
+        let access = WarpAccess {
+            mask: exec,
+            addrs: self.addresses(w, inst, exec),
+            bytes: m.bytes_per_thread(),
+        };
+        let addrs = &access.addrs;
         let first = exec.trailing_zeros() as usize;
         let space = if exec == 0 {
             m.space
         } else {
             resolve(m.space, addrs[first]).0
         };
-        if !self.load_from_one_allocation(w, inst, m, exec, &addrs, space)
-            && !self.load_from_shared_or_constant(w, inst, m, exec, &addrs)
+        // Consecutive elements (the common case), found once for the functional access and the
+        // models; not needed by constant loads.
+        let run = match space {
+            StateSpace::Const | StateSpace::Param => None,
+            _ => coalesce::run(exec, addrs, access.bytes),
+        };
+        if !self.load_from_one_allocation(w, inst, m, exec, addrs, space, run)
+            && !self.load_from_shared_or_constant(w, inst, m, exec, addrs)
         {
-            self.load_per_lane(w, inst, pc, m, exec, &addrs)?;
+            self.load_per_lane(w, inst, pc, m, exec, addrs)?;
         }
         if exec == 0 {
             return Ok(0);
         }
-        Ok(self.model(w, inst, pc, m, exec, space, &addrs, false))
+        Ok(self.model(w, inst, pc, m, space, &access, run, false))
     }
 
     /// The common case of a global load: every lane inside one allocation. Reads straight from
     /// it; returns `false` (having done nothing) when the case does not apply.
+    #[allow(clippy::too_many_arguments)]
     fn load_from_one_allocation(
         &mut self,
         w: &mut Warp,
@@ -210,16 +225,40 @@ impl Ctx<'_> {
         exec: u32,
         addrs: &[u64; WARP],
         space: StateSpace,
+        run: Option<u64>,
     ) -> bool {
         if space != StateSpace::Global {
             return false;
         }
-        let Some((i, base)) = self.one_allocation(m, exec, addrs) else {
+        let Some((i, base)) = self.one_allocation(m, exec, addrs, run) else {
             return false;
         };
         let esize = m.ty.bytes() as u64;
         let g = self.global;
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
+        if let Some(a0) = run {
+            // Consecutive elements: each vector element of every lane in one pass.
+            let stride = (esize * u64::from(m.vec)) as usize;
+            let mut v = [0u64; WARP];
+            for k in 0..usize::from(m.vec) {
+                let off = (a0 - base) as usize + k * esize as usize;
+                let ok = g.read_run(i, off, esize as usize, stride, &mut v);
+                debug_assert!(ok, "bounds checked above");
+                let d = inst.dst[k];
+                if d == NO_REG {
+                    continue;
+                }
+                let out = &mut w.regs[d as usize * 32..][..32];
+                if signed {
+                    for (o, &x) in out.iter_mut().zip(&v) {
+                        *o = crate::exec::alu::sext(x, bits) as u64;
+                    }
+                } else {
+                    out.copy_from_slice(&v);
+                }
+            }
+            return true;
+        }
         for_lanes!(exec, |l| {
             for k in 0..u64::from(m.vec) {
                 let off = (addrs[l] - base + k * esize) as usize;
@@ -357,10 +396,19 @@ impl Ctx<'_> {
         m: MemOp,
         exec: u32,
     ) -> Result<u32> {
-        let addrs = self.addresses(w, inst, exec);
+        let access = WarpAccess {
+            mask: exec,
+            addrs: self.addresses(w, inst, exec),
+            bytes: m.bytes_per_thread(),
+        };
+        let addrs = &access.addrs;
         let esize = m.ty.bytes() as usize;
         let first = exec.trailing_zeros() as usize;
-        let done = self.store_to_one_allocation(w, inst, m, exec, &addrs);
+        let run = match m.space {
+            StateSpace::Const | StateSpace::Param => None,
+            _ => coalesce::run(exec, addrs, access.bytes),
+        };
+        let done = self.store_to_one_allocation(w, inst, m, exec, addrs, run);
         for l in lanes(if done { 0 } else { exec }) {
             let (sp, a) = resolve(m.space, addrs[l]);
             if matches!(sp, StateSpace::Const | StateSpace::Param) {
@@ -385,21 +433,33 @@ impl Ctx<'_> {
             return Ok(0);
         }
         let space = resolve(m.space, addrs[first]).0;
-        Ok(self.model(w, inst, pc, m, exec, space, &addrs, true))
+        Ok(self.model(w, inst, pc, m, space, &access, run, true))
     }
 
     /// The allocation (index, base address) that holds every byte the active lanes of a global
     /// or generic access touch, if one does (the common case, served without per-lane dispatch).
-    fn one_allocation(&mut self, m: MemOp, exec: u32, addrs: &[u64; WARP]) -> Option<(usize, u64)> {
+    /// `run`: the access's [`coalesce::run`], whose first and last lane are its lowest and
+    /// highest address.
+    fn one_allocation(
+        &mut self,
+        m: MemOp,
+        exec: u32,
+        addrs: &[u64; WARP],
+        run: Option<u64>,
+    ) -> Option<(usize, u64)> {
         if exec == 0 || (m.space != StateSpace::Global && m.space != StateSpace::Generic) {
             return None;
         }
         let span = m.ty.bytes() as u64 * u64::from(m.vec);
         let (mut lo, mut hi) = (u64::MAX, 0u64);
-        for_lanes!(exec, |l| {
-            lo = lo.min(addrs[l]);
-            hi = hi.max(addrs[l]);
-        });
+        if let Some(a0) = run {
+            (lo, hi) = (a0, a0 + 31 * span);
+        } else {
+            for_lanes!(exec, |l| {
+                lo = lo.min(addrs[l]);
+                hi = hi.max(addrs[l]);
+            });
+        }
         if resolve(m.space, lo).0 != StateSpace::Global
             || resolve(m.space, hi).0 != StateSpace::Global
         {
@@ -422,14 +482,23 @@ impl Ctx<'_> {
         m: MemOp,
         exec: u32,
         addrs: &[u64; WARP],
+        run: Option<u64>,
     ) -> bool {
-        let Some((i, base)) = self.one_allocation(m, exec, addrs) else {
+        let Some((i, base)) = self.one_allocation(m, exec, addrs, run) else {
             return false;
         };
         let esize = m.ty.bytes() as u64;
         for k in 0..usize::from(m.vec) {
             let v = self.gather(w, inst.src[k], exec);
             let g = self.global;
+            if let Some(a0) = run {
+                // Consecutive elements: the warp's values in one pass.
+                let stride = (esize * u64::from(m.vec)) as usize;
+                let off = (a0 - base) as usize + k * esize as usize;
+                let ok = g.write_run(i, off, esize as usize, stride, &v);
+                debug_assert!(ok, "bounds checked above");
+                continue;
+            }
             for_lanes!(exec, |l| {
                 let off = (addrs[l] - base) as usize + k * esize as usize;
                 let ok = g.write(i, off, esize as usize, v[l]);
@@ -456,17 +525,20 @@ impl Ctx<'_> {
 
     /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
     #[allow(clippy::too_many_arguments)]
+    /// `access`: the warp's addresses as generated (generic ones not yet resolved), `run` its
+    /// [`coalesce::run`] (`None` where not needed: constant loads).
     fn model(
         &mut self,
         w: &mut Warp,
         inst: &DInst,
         pc: u32,
         m: MemOp,
-        exec: u32,
         space: StateSpace,
-        addrs: &[u64; WARP],
+        access: &WarpAccess,
+        run: Option<u64>,
         store: bool,
     ) -> u32 {
+        let exec = access.mask;
         let sm = self.sm;
         let c = &mut *self.counters;
         let ps = &mut self.per_pc[pc as usize];
@@ -485,12 +557,9 @@ impl Ctx<'_> {
                     c.const_imm_loads += 1;
                     return self.costs.imc;
                 }
-                let access = WarpAccess {
-                    mask: exec,
-                    addrs: resolved(m.space, addrs),
-                    bytes,
-                };
-                let o = self.caches.constant_load(self.params, &access);
+                let o = self
+                    .caches
+                    .constant_load(self.params, &resolved_access(m.space, access));
                 c.ldc_inst += 1;
                 c.ldc_requests += u64::from(o.requests);
                 c.idc_requests += u64::from(o.requests);
@@ -525,20 +594,25 @@ impl Ctx<'_> {
                     c.idc_requests += 1;
                     c.idc_hits += 1;
                 }
-                let mut a = resolved(m.space, addrs);
-                if local {
-                    // Local memory is interleaved: word k of lane l sits at (k * 32 + l) * 4, so a
-                    // warp reading the same local variable touches consecutive words.
-                    let base = LOCAL_MODEL_BASE
-                        + (sm as u64 * 64 + u64::from(w.index)) * w.local_bytes as u64 * 32;
-                    for l in lanes(exec) {
-                        a[l] = base + (a[l] / 4) * 128 + l as u64 * 4 + a[l] % 4;
+                let mut remapped = None;
+                if local || m.space == StateSpace::Generic {
+                    let mut a = resolved_access(m.space, access).into_owned();
+                    if local {
+                        // Local memory is interleaved: word k of lane l sits at (k * 32 + l) * 4,
+                        // so a warp reading the same local variable touches consecutive words.
+                        let base = LOCAL_MODEL_BASE
+                            + (sm as u64 * 64 + u64::from(w.index)) * w.local_bytes as u64 * 32;
+                        for l in lanes(exec) {
+                            a.addrs[l] =
+                                base + (a.addrs[l] / 4) * 128 + l as u64 * 4 + a.addrs[l] % 4;
+                        }
                     }
+                    remapped = Some(a);
                 }
-                let access = WarpAccess {
-                    mask: exec,
-                    addrs: a,
-                    bytes,
+                // The addresses the models see, and their run.
+                let (access, run) = match &remapped {
+                    Some(a) => (a, coalesce::contiguous(a)),
+                    None => (access, run),
                 };
                 // The read-only path (`ld.global.nc`) is always cached; `.cs`/`.lu` are cached but
                 // evicted first; `.cg`/`.cv` bypass L1; no operator follows the launch's dlcm.
@@ -551,7 +625,7 @@ impl Ctx<'_> {
                     }
                     _ => LoadPath::L2Only,
                 };
-                let touched = self.params.sectors(&access);
+                let touched = self.params.sectors_of(access, run);
                 // The timing pass needs the sector numbers (fills in flight, store merging).
                 let shift = self.costs.l1_sector.trailing_zeros();
                 let log = &mut *self.log;
@@ -606,7 +680,8 @@ impl Ctx<'_> {
                 let log = &mut *self.log;
                 log.mems.push(MemRec {
                     lat,
-                    dwf: crate::timing::data_wavefronts(&access, self.costs.banks) + o.l1_misses,
+                    dwf: crate::timing::data_wavefronts_of(access, self.costs.banks, run)
+                        + o.l1_misses,
                     start,
                     end,
                     store,
@@ -619,12 +694,12 @@ impl Ctx<'_> {
                     banks: self.cfg.shared.banks,
                     width: self.launch.bank_width,
                 };
-                let access = WarpAccess {
-                    mask: exec,
-                    addrs: resolved(m.space, addrs),
-                    bytes,
+                let access = resolved_access(m.space, access);
+                let run = match m.space {
+                    StateSpace::Generic => coalesce::contiguous(&access),
+                    _ => run,
                 };
-                let wf = shared::wavefronts(&access, banks);
+                let wf = shared::wavefronts_of(&access, banks, run);
                 let (n, k) = (u64::from(wf.wavefronts), u64::from(wf.conflicts()));
                 if store {
                     c.shared_st_inst += 1;
@@ -669,4 +744,15 @@ fn resolved(space: StateSpace, addrs: &[u64; WARP]) -> [u64; WARP] {
         *a = resolve(space, *a).1;
     }
     out
+}
+
+/// `access` with generic windows removed: itself (not copied) unless its space is generic.
+fn resolved_access(space: StateSpace, access: &WarpAccess) -> std::borrow::Cow<'_, WarpAccess> {
+    match space {
+        StateSpace::Generic => std::borrow::Cow::Owned(WarpAccess {
+            addrs: resolved(space, &access.addrs),
+            ..*access
+        }),
+        _ => std::borrow::Cow::Borrowed(access),
+    }
 }

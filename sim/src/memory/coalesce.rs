@@ -14,13 +14,18 @@ pub type Sectors = smallvec::SmallVec<[u64; 64]>;
 /// The distinct `sector_bytes`-aligned sectors the access touches, ascending. A lane whose bytes
 /// straddle a sector boundary touches both. `sector_bytes` must be a power of two.
 pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Sectors {
+    sectors_of(access, sector_bytes, contiguous(access))
+}
+
+/// As [`sectors`], for an access whose [`contiguous`] run `run` the caller already has.
+pub fn sectors_of(access: &WarpAccess, sector_bytes: u32, run: Option<u64>) -> Sectors {
     let shift = sector_bytes.max(1).trailing_zeros();
     let last_byte = u64::from(access.bytes.max(1)) - 1;
     let mut out = Sectors::new();
     if access.mask == 0 {
         return out;
     }
-    if let Some(a0) = contiguous(access) {
+    if let Some(a0) = run {
         // The common case: lane l at a0 + l * bytes, every lane active: one run of sectors.
         let end = a0 + 32 * u64::from(access.bytes.max(1)) - 1;
         for s in a0 >> shift..=end >> shift {
@@ -87,16 +92,28 @@ pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Sectors {
 /// `a0 + l * bytes` (consecutive elements, no gap, no overflow past the last byte).
 #[inline]
 pub fn contiguous(access: &WarpAccess) -> Option<u64> {
-    if access.mask != u32::MAX {
+    run(access.mask, &access.addrs, access.bytes)
+}
+
+/// [`contiguous`] for the lanes of `mask` at `addrs`, `bytes` each: the address of lane 0 when
+/// every lane is active and lane `l` accesses `a0 + l * bytes`.
+#[inline]
+pub fn run(mask: u32, addrs: &[u64; 32], bytes: u32) -> Option<u64> {
+    if mask != u32::MAX {
         return None;
     }
-    let a0 = access.addrs[0];
-    let b = u64::from(access.bytes.max(1));
+    let a0 = addrs[0];
+    let b = u64::from(bytes.max(1));
     a0.checked_add(32 * b)?;
     // The last lane first: most other accesses fail there.
-    (access.addrs[31] == a0 + 31 * b
-        && (access.addrs.iter().enumerate()).all(|(l, &a)| a == a0 + l as u64 * b))
-    .then_some(a0)
+    if addrs[31] != a0 + 31 * b {
+        return None;
+    }
+    // Every step `b` (exact: the run ends before overflowing). No early exit, so that the loop
+    // is a few vector instructions rather than a compare and branch per lane.
+    let odd = (addrs[1..].iter().zip(&addrs[..31]))
+        .fold(0, |acc, (&n, &p)| acc | (n.wrapping_sub(p) ^ b));
+    (odd == 0).then_some(a0)
 }
 
 /// The distinct `line_bytes`-aligned lines among `sectors` (which must be ascending).
@@ -144,6 +161,36 @@ mod tests {
             .len(),
             32
         );
+    }
+
+    #[test]
+    fn runs_are_consecutive_elements_of_a_full_warp() {
+        let naive = |a: &WarpAccess| {
+            let b = u64::from(a.bytes.max(1));
+            (a.mask == u32::MAX
+                && a.addrs[0].checked_add(32 * b).is_some()
+                && (0..32).all(|l| a.addrs[l] == a.addrs[0] + l as u64 * b))
+            .then_some(a.addrs[0])
+        };
+        let mut cases = vec![
+            WarpAccess::from_fn(4, |l| 0x1000 + 4 * l),
+            WarpAccess::from_fn(8, |l| 0x1000 + 8 * l),
+            WarpAccess::from_fn(4, |l| 0x1000 + 8 * l),
+            WarpAccess::from_fn(4, |_| 0x1000),
+            WarpAccess::from_fn(4, |l| u64::MAX - 200 + 4 * l),
+            WarpAccess::from_fn(4, |l| u64::MAX - 127 + 4 * l),
+            WarpAccess::from_fn(4, |l| (u64::MAX - 60).wrapping_add(4 * l)),
+        ];
+        let mut one_off = WarpAccess::from_fn(4, |l| 0x1000 + 4 * l);
+        one_off.addrs[17] += 1;
+        cases.push(one_off);
+        let mut partial = WarpAccess::from_fn(4, |l| 0x1000 + 4 * l);
+        partial.mask = u32::MAX >> 1;
+        cases.push(partial);
+        for a in &cases {
+            assert_eq!(contiguous(a), naive(a), "{:x?}", a.addrs);
+        }
+        assert_eq!(contiguous(&cases[0]), Some(0x1000));
     }
 
     #[test]

@@ -222,6 +222,102 @@ impl GlobalView<'_> {
         true
     }
 
+    /// Reads, for each of the 32 lanes `l`, the `n` (1..=8) little-endian bytes at byte
+    /// `off + l * stride` of allocation `i` into `out[l]` (a warp's consecutive elements: one
+    /// bounds check and one dispatch on the size for the warp); `false`, having read nothing,
+    /// when the last lane's bytes are out of range.
+    #[inline]
+    pub fn read_run(
+        &self,
+        i: usize,
+        off: usize,
+        n: usize,
+        stride: usize,
+        out: &mut [u64; 32],
+    ) -> bool {
+        let Some(b) = self.run_bytes(i, off, n, stride) else {
+            return false;
+        };
+        let p = b.as_ptr();
+        if (p as usize).is_multiple_of(n) && stride.is_multiple_of(n) && matches!(n, 1 | 2 | 4 | 8)
+        {
+            // SAFETY: as in `read`: every lane's `n` bytes lie in `b` (checked above) and are
+            // aligned (the first lane's are, and the stride is a multiple of `n`).
+            unsafe {
+                let at = |l: usize| p.add(l * stride);
+                match n {
+                    1 => out
+                        .iter_mut()
+                        .enumerate()
+                        .for_each(|(l, o)| *o = u64::from((*at(l)).load(Relaxed))),
+                    2 => out.iter_mut().enumerate().for_each(|(l, o)| {
+                        *o = u64::from(AtomicU16::from_ptr(at(l) as *mut u16).load(Relaxed))
+                    }),
+                    4 => out.iter_mut().enumerate().for_each(|(l, o)| {
+                        *o = u64::from(AtomicU32::from_ptr(at(l) as *mut u32).load(Relaxed))
+                    }),
+                    _ => out.iter_mut().enumerate().for_each(|(l, o)| {
+                        *o = AtomicU64::from_ptr(at(l) as *mut u64).load(Relaxed)
+                    }),
+                }
+            }
+        } else {
+            for (l, o) in out.iter_mut().enumerate() {
+                *o = bytes_le(&b[l * stride..][..n]);
+            }
+        }
+        true
+    }
+
+    /// Writes, for each of the 32 lanes `l`, the low `n` (1..=8) bytes of `v[l]` at byte
+    /// `off + l * stride` of allocation `i` (lanes in order, so a later lane's bytes win where
+    /// they overlap); `false`, having written nothing, when the last lane's bytes are out of
+    /// range.
+    #[inline]
+    pub fn write_run(&self, i: usize, off: usize, n: usize, stride: usize, v: &[u64; 32]) -> bool {
+        let Some(b) = self.run_bytes(i, off, n, stride) else {
+            return false;
+        };
+        let p = b.as_ptr();
+        if (p as usize).is_multiple_of(n) && stride.is_multiple_of(n) && matches!(n, 1 | 2 | 4 | 8)
+        {
+            // SAFETY: as in `read_run`.
+            unsafe {
+                let at = |l: usize| p.add(l * stride);
+                match n {
+                    1 => v
+                        .iter()
+                        .enumerate()
+                        .for_each(|(l, &x)| (*at(l)).store(x as u8, Relaxed)),
+                    2 => v.iter().enumerate().for_each(|(l, &x)| {
+                        AtomicU16::from_ptr(at(l) as *mut u16).store(x as u16, Relaxed)
+                    }),
+                    4 => v.iter().enumerate().for_each(|(l, &x)| {
+                        AtomicU32::from_ptr(at(l) as *mut u32).store(x as u32, Relaxed)
+                    }),
+                    _ => v.iter().enumerate().for_each(|(l, &x)| {
+                        AtomicU64::from_ptr(at(l) as *mut u64).store(x, Relaxed)
+                    }),
+                }
+            }
+        } else {
+            for (l, &x) in v.iter().enumerate() {
+                for (k, byte) in b[l * stride..][..n].iter().enumerate() {
+                    byte.store((x >> (8 * k)) as u8, Relaxed);
+                }
+            }
+        }
+        true
+    }
+
+    /// The bytes of allocation `i` from `off` to the end of the 32nd of `n` bytes every
+    /// `stride`, if in range.
+    #[inline]
+    fn run_bytes(&self, i: usize, off: usize, n: usize, stride: usize) -> Option<&[AtomicU8]> {
+        let end = stride.checked_mul(31)?.checked_add(n)?.checked_add(off)?;
+        self.allocs[i].data.get(off..end)
+    }
+
     /// Describes where `addr` lies relative to the nearest allocation, for fault reports.
     pub fn nearest(&self, addr: u64) -> String {
         nearest(
@@ -387,6 +483,43 @@ mod tests {
         assert!(m
             .nearest(b + 300)
             .starts_with("0 bytes after the end of buffer `b`"));
+    }
+
+    #[test]
+    fn runs_read_and_write_what_lane_by_lane_accesses_do() {
+        let mut m = MemoryImage::new(16);
+        m.alloc("a", (0..=255u8).collect());
+        let (g, _) = m.view();
+        // Aligned and misaligned starts, strides of one and two elements, every size.
+        for (off, n, stride) in [
+            (0, 4, 4),
+            (1, 4, 4),
+            (0, 8, 8),
+            (2, 2, 4),
+            (3, 1, 1),
+            (0, 4, 8),
+        ] {
+            let mut v = [0u64; 32];
+            assert!(g.read_run(0, off, n, stride, &mut v), "{off} {n} {stride}");
+            for (l, &x) in v.iter().enumerate() {
+                assert_eq!(
+                    Some(x),
+                    g.read(0, off + l * stride, n),
+                    "{off} {n} {stride} {l}"
+                );
+            }
+            let w: [u64; 32] = std::array::from_fn(|l| 0x0102_0304_0506_0708 * (l as u64 + 1));
+            assert!(g.write_run(0, off, n, stride, &w));
+            for (l, &x) in w.iter().enumerate() {
+                let mask = if n == 8 { u64::MAX } else { (1 << (8 * n)) - 1 };
+                assert_eq!(g.read(0, off + l * stride, n), Some(x & mask));
+            }
+        }
+        // The 32nd element one byte past the end: nothing is read or written.
+        let before = g.read(0, 129, 8);
+        assert!(!g.read_run(0, 129, 4, 4, &mut [0; 32]));
+        assert!(!g.write_run(0, 129, 4, 4, &[7; 32]));
+        assert_eq!(g.read(0, 129, 8), before);
     }
 
     #[test]

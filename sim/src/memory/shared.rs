@@ -48,13 +48,18 @@ pub fn lanes_per_phase(bytes: u32, banks: Banks) -> u32 {
 
 /// Wavefronts of `access` on `banks`.
 pub fn wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
+    wavefronts_of(access, banks, super::coalesce::contiguous(access))
+}
+
+/// As [`wavefronts`], for an access whose [`super::coalesce::contiguous`] run `run` the caller
+/// already has.
+pub fn wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wavefronts {
     let phase = lanes_per_phase(access.bytes, banks) as usize;
     let mut out = Wavefronts::default();
     let mut start = 0;
     // Consecutive elements (the common case): a phase whose words span fewer than `banks` words
     // has each in its own bank, found without looking at the lanes.
-    let run = super::coalesce::contiguous(access)
-        .filter(|_| banks.width.is_power_of_two() && banks.banks.is_power_of_two());
+    let run = run.filter(|_| banks.width.is_power_of_two() && banks.banks.is_power_of_two());
     let shift = banks.width.max(1).trailing_zeros();
     let bytes = u64::from(access.bytes.max(1));
     while start < WARP {

@@ -83,6 +83,13 @@ impl Params {
     pub fn sectors(&self, access: &WarpAccess) -> coalesce::Sectors {
         coalesce::sectors(access, self.l1_sector_bytes)
     }
+
+    /// As [`Params::sectors`], for an access whose [`coalesce::contiguous`] run `run` the caller
+    /// already has.
+    #[inline]
+    pub fn sectors_of(&self, access: &WarpAccess, run: Option<u64>) -> coalesce::Sectors {
+        coalesce::sectors_of(access, self.l1_sector_bytes, run)
+    }
 }
 
 /// The caches private to one SM: L1 and the constant cache levels. The executor drives each SM's

@@ -697,7 +697,14 @@ impl SectorMap {
 /// copy_row, and with shared wavefronts added within 3% for transpose_smem
 /// (validate/measurements/h200/ubench/bd.txt).
 pub fn data_wavefronts(access: &WarpAccess, banks: Banks) -> u32 {
-    crate::memory::shared::wavefronts(access, banks).wavefronts
+    data_wavefronts_of(access, banks, crate::memory::coalesce::contiguous(access))
+}
+
+/// As [`data_wavefronts`], for an access whose contiguous run
+/// ([`crate::memory::coalesce::contiguous`]) the caller already has.
+#[inline]
+pub fn data_wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> u32 {
+    crate::memory::shared::wavefronts_of(access, banks, run).wavefronts
 }
 
 /// GPU-wide traffic of a launch, for the L2 and DRAM bounds.
