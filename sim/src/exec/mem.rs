@@ -11,7 +11,7 @@ use crate::memory::image::{
     read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES,
 };
 use crate::memory::shared::{self, Banks};
-use crate::memory::system::LoadPath;
+use crate::memory::system::{L1Outcome, LoadPath};
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
@@ -571,16 +571,13 @@ impl Ctx<'_> {
                 ps.misses += u64::from(o.misses);
                 if !o.to_l2.is_empty() {
                     // Priced by the L2 pass, which knows where the misses were served.
+                    let served = o.served.iter().map(|&l| (l != Level::L2).then_some(l));
                     return self
                         .log
-                        .request(L2Kind::Const(pc, o.served.to_vec()), &o.to_l2);
+                        .request(L2Kind::Const(pc, served.collect()), &o.to_l2);
                 }
                 // Every request was served by a constant level.
-                let mut levels = [Level::L2; WARP];
-                for (l, s) in levels.iter_mut().zip(&o.served) {
-                    *l = s.unwrap_or(Level::L2);
-                }
-                let served = &levels[..o.served.len()];
+                let served = &o.served[..];
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
                 self.log.ldc[0].extend(self.costs.ldc_work(pc, served));
@@ -625,18 +622,22 @@ impl Ctx<'_> {
                     }
                     _ => LoadPath::L2Only,
                 };
-                let touched = self.params.sectors_of(access, run);
+                let mut touched = coalesce::Sectors::new();
+                self.params.sectors_into(access, run, &mut touched);
                 // The timing pass needs the sector numbers (fills in flight, store merging).
                 let shift = self.costs.l1_sector.trailing_zeros();
                 let log = &mut *self.log;
                 let start = log.sectors.len() as u32;
                 log.sectors.extend(touched.iter().map(|s| s >> shift));
                 let end = log.sectors.len() as u32;
-                let o = if store {
-                    self.caches.store_sectors(self.params, &touched)
+                let mut o = L1Outcome::default();
+                if store {
+                    self.caches
+                        .store_sectors_into(self.params, &touched, &mut o);
                 } else {
-                    self.caches.load_sectors(self.params, &touched, path)
-                };
+                    self.caches
+                        .load_sectors_into(self.params, &touched, path, &mut o);
+                }
                 match (local, store) {
                     (false, false) => {
                         c.global_ld_inst += 1;

@@ -14,16 +14,19 @@ pub type Sectors = smallvec::SmallVec<[u64; 64]>;
 /// The distinct `sector_bytes`-aligned sectors the access touches, ascending. A lane whose bytes
 /// straddle a sector boundary touches both. `sector_bytes` must be a power of two.
 pub fn sectors(access: &WarpAccess, sector_bytes: u32) -> Sectors {
-    sectors_of(access, sector_bytes, contiguous(access))
+    let mut out = Sectors::new();
+    sectors_into(access, sector_bytes, contiguous(access), &mut out);
+    out
 }
 
-/// As [`sectors`], for an access whose [`contiguous`] run `run` the caller already has.
-pub fn sectors_of(access: &WarpAccess, sector_bytes: u32, run: Option<u64>) -> Sectors {
+/// As [`sectors`], into `out` (emptied first: the caller's buffer is not moved around), for an
+/// access whose [`contiguous`] run `run` the caller already has.
+pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, out: &mut Sectors) {
     let shift = sector_bytes.max(1).trailing_zeros();
     let last_byte = u64::from(access.bytes.max(1)) - 1;
-    let mut out = Sectors::new();
+    out.clear();
     if access.mask == 0 {
-        return out;
+        return;
     }
     if let Some(a0) = run {
         // The common case: lane l at a0 + l * bytes, every lane active: one run of sectors.
@@ -31,7 +34,7 @@ pub fn sectors_of(access: &WarpAccess, sector_bytes: u32, run: Option<u64>) -> S
         for s in a0 >> shift..=end >> shift {
             out.push(s << shift);
         }
-        return out;
+        return;
     }
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     for (_, a) in access.lanes() {
@@ -54,7 +57,7 @@ pub fn sectors_of(access: &WarpAccess, sector_bytes: u32, run: Option<u64>) -> S
             out.push((first + u64::from(bits.trailing_zeros())) << shift);
             bits &= bits - 1;
         }
-        return out;
+        return;
     }
     if last - first < 64 * 64 {
         // Scattered within 64 x 64 sectors (128 KiB of 32-byte sectors): a bit per sector in 64
@@ -76,7 +79,7 @@ pub fn sectors_of(access: &WarpAccess, sector_bytes: u32, run: Option<u64>) -> S
                 bits &= bits - 1;
             }
         }
-        return out;
+        return;
     }
     for (_, a) in access.lanes() {
         for s in a >> shift..=a.saturating_add(last_byte) >> shift {
@@ -85,7 +88,6 @@ pub fn sectors_of(access: &WarpAccess, sector_bytes: u32, run: Option<u64>) -> S
     }
     out.sort_unstable();
     out.dedup();
-    out
 }
 
 /// The address of lane 0 when every lane is active and lane `l` accesses `bytes` at

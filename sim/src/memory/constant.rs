@@ -23,6 +23,8 @@ pub struct ConstCache {
     tags: Vec<u64>,
     ways: usize,
     sets: u64,
+    /// `sets - 1` when the set count is a power of two (a mask instead of a division).
+    set_mask: Option<u64>,
     /// log2 of the line size (a power of two).
     line_shift: u32,
 }
@@ -38,6 +40,7 @@ impl ConstCache {
             tags: vec![Self::EMPTY; sets as usize * ways],
             ways,
             sets,
+            set_mask: sets.is_power_of_two().then(|| sets - 1),
             line_shift: g.line_bytes.trailing_zeros(),
         }
     }
@@ -47,10 +50,9 @@ impl ConstCache {
     #[inline]
     pub fn read(&mut self, addr: u64) -> bool {
         let line = addr >> self.line_shift;
-        let set = if self.sets.is_power_of_two() {
-            line & (self.sets - 1)
-        } else {
-            line % self.sets
+        let set = match self.set_mask {
+            Some(m) => line & m,
+            None => line % self.sets,
         } as usize;
         let tags = &mut self.tags[set * self.ways..][..self.ways];
         match tags.iter().position(|&t| t == line) {

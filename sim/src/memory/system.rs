@@ -84,11 +84,11 @@ impl Params {
         coalesce::sectors(access, self.l1_sector_bytes)
     }
 
-    /// As [`Params::sectors`], for an access whose [`coalesce::contiguous`] run `run` the caller
-    /// already has.
+    /// As [`Params::sectors`], into `out`, for an access whose [`coalesce::contiguous`] run
+    /// `run` the caller already has ([`coalesce::sectors_into`]).
     #[inline]
-    pub fn sectors_of(&self, access: &WarpAccess, run: Option<u64>) -> coalesce::Sectors {
-        coalesce::sectors_of(access, self.l1_sector_bytes, run)
+    pub fn sectors_into(&self, access: &WarpAccess, run: Option<u64>, out: &mut coalesce::Sectors) {
+        coalesce::sectors_into(access, self.l1_sector_bytes, run, out)
     }
 }
 
@@ -127,9 +127,10 @@ pub struct ConstLevelsOutcome {
     pub misses: u32,
     /// Requests that missed each constant cache level (index = level).
     pub level_misses: [u32; 3],
-    /// Where each request was served from, in service order; `None`: it missed every level and
-    /// goes to L2 (the addresses are in `to_l2`, in the same order).
-    pub served: smallvec::SmallVec<[Option<Level>; 32]>,
+    /// Where each request was served from, in service order: a constant level, or [`Level::L2`]
+    /// for one that missed every level and goes to L2, which finds whether L2 or DRAM serves it
+    /// (the addresses are in `to_l2`, in the same order).
+    pub served: smallvec::SmallVec<[Level; 32]>,
     /// Addresses of the requests that missed every constant level.
     pub to_l2: constant::Requests,
 }
@@ -143,6 +144,20 @@ impl SmCaches {
     /// As [`SmCaches::load`], for an access whose distinct L1 sectors ([`Params::sectors`]) the
     /// caller already has.
     pub fn load_sectors(&mut self, p: &Params, sectors: &[u64], path: LoadPath) -> L1Outcome {
+        let mut o = L1Outcome::default();
+        self.load_sectors_into(p, sectors, path, &mut o);
+        o
+    }
+
+    /// As [`SmCaches::load_sectors`], into `o` (overwritten: the caller's buffer is not moved
+    /// around).
+    pub fn load_sectors_into(
+        &mut self,
+        p: &Params,
+        sectors: &[u64],
+        path: LoadPath,
+        o: &mut L1Outcome,
+    ) {
         let lines;
         let sectors =
             if matches!(path, LoadPath::L1 { .. }) && p.l1_transaction_bytes > p.l1_sector_bytes {
@@ -151,15 +166,15 @@ impl SmCaches {
             } else {
                 sectors
             };
-        let mut o = L1Outcome {
-            sectors: sectors.len() as u32,
-            lines: coalesce::lines(sectors, p.l1_line_bytes) as u32,
-            ..Default::default()
-        };
+        o.sectors = sectors.len() as u32;
+        o.lines = coalesce::lines(sectors, p.l1_line_bytes) as u32;
+        o.l1_hits = 0;
+        o.l1_misses = 0;
+        o.to_l2.clear();
         let LoadPath::L1 { evict_first } = path else {
             o.l1_misses = o.sectors;
-            o.to_l2 = sectors.into();
-            return o;
+            o.to_l2.extend_from_slice(sectors);
+            return;
         };
         // One tag lookup per line: the sectors come sorted, so a line's are consecutive.
         let mut i = 0;
@@ -192,7 +207,6 @@ impl SmCaches {
             }
             i = j;
         }
-        o
     }
 
     /// L1 part of a global or local store: update what L1 holds, or evict the line, as the
@@ -204,19 +218,32 @@ impl SmCaches {
     /// As [`SmCaches::store`], for an access whose distinct L1 sectors ([`Params::sectors`]) the
     /// caller already has.
     pub fn store_sectors(&mut self, p: &Params, sectors: &[u64]) -> L1Outcome {
-        let mut o = L1Outcome {
-            sectors: sectors.len() as u32,
-            lines: coalesce::lines(sectors, p.l1_line_bytes) as u32,
-            ..Default::default()
-        };
+        let mut o = L1Outcome::default();
+        self.store_sectors_into(p, sectors, &mut o);
+        o
+    }
+
+    /// As [`SmCaches::store_sectors`], into `o` (overwritten: the caller's buffer is not moved
+    /// around).
+    pub fn store_sectors_into(&mut self, p: &Params, sectors: &[u64], o: &mut L1Outcome) {
+        o.sectors = sectors.len() as u32;
+        o.lines = coalesce::lines(sectors, p.l1_line_bytes) as u32;
+        o.l1_hits = 0;
+        o.l1_misses = 0;
         // Fermi and Kepler write a line's sectors as one transaction of 1, 2 or 4 aligned
         // segments covering them all (ProfCUDA ch. 4, gpu-parameters.md "Global stores").
-        let written: coalesce::Sectors = if p.l1_transaction_bytes > p.l1_sector_bytes {
-            covering_segments(sectors, p.l1_line_bytes, p.l1_sector_bytes).into()
+        o.to_l2.clear();
+        if p.l1_transaction_bytes > p.l1_sector_bytes {
+            o.to_l2.extend(covering_segments(
+                sectors,
+                p.l1_line_bytes,
+                p.l1_sector_bytes,
+            ));
         } else {
-            sectors.into()
-        };
-        for &s in &written {
+            o.to_l2.extend_from_slice(sectors);
+        }
+        let written = &o.to_l2;
+        for &s in written {
             match p.store_policy {
                 StorePolicy::WriteThrough => {
                     self.l1.access(s, false, false);
@@ -226,8 +253,6 @@ impl SmCaches {
                 }
             }
         }
-        o.to_l2 = written;
-        o
     }
 
     /// Constant-cache part of an indexed constant load (LDC): one request per distinct address
@@ -237,37 +262,47 @@ impl SmCaches {
     pub fn constant_load(&mut self, p: &Params, access: &WarpAccess) -> ConstLevelsOutcome {
         let group = p.broadcast_lanes.clamp(1, 32) as usize;
         let mut o = ConstLevelsOutcome::default();
-        let mut seen = WordSet::<64>::new();
-        let mut current = 0;
-        for (lane, a) in access.lanes() {
-            if lane / group != current {
-                current = lane / group;
-                seen = WordSet::new();
-            }
-            let a = a & !3;
-            if !seen.insert(a) {
+        for start in (0..32).step_by(group) {
+            let mut m = access.phase_mask(start, group);
+            if m == 0 {
                 continue;
             }
-            o.requests += 1;
-            let mut served = None;
-            for (k, cache) in self.constant.iter_mut().enumerate() {
-                if cache.read(a) {
-                    served = Some(Level::Cache(k as u8));
-                    break;
+            // The group's distinct words in lane order, without comparing every pair.
+            let mut seen = WordSet::<64>::new();
+            while m != 0 {
+                let lane = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let a = access.addrs[lane] & !3;
+                if !seen.insert(a) {
+                    continue;
                 }
-                o.level_misses[k.min(2)] += 1;
+                let served = self.constant_read(a, &mut o.level_misses);
+                match served {
+                    Level::Cache(0) => o.hits += 1,
+                    Level::L2 => {
+                        o.misses += 1;
+                        o.to_l2.push(a);
+                    }
+                    _ => o.misses += 1,
+                }
+                o.served.push(served);
             }
-            if served == Some(Level::Cache(0)) {
-                o.hits += 1;
-            } else {
-                o.misses += 1;
-            }
-            if served.is_none() {
-                o.to_l2.push(a);
-            }
-            o.served.push(served);
         }
+        o.requests = o.served.len() as u32;
         o
+    }
+
+    /// Looks up constant address `a` level by level, filling the levels it missed (counted in
+    /// `level_misses`); the level that held it, or [`Level::L2`] when none did.
+    #[inline]
+    fn constant_read(&mut self, a: u64, level_misses: &mut [u32; 3]) -> Level {
+        for (k, cache) in self.constant.iter_mut().enumerate() {
+            if cache.read(a) {
+                return Level::Cache(k as u8);
+            }
+            level_misses[k.min(2)] += 1;
+        }
+        Level::L2
     }
 }
 
@@ -457,11 +492,11 @@ impl MemorySystem {
         let served = c
             .served
             .iter()
-            .map(|s| match s {
-                Some(l) => *l,
-                None => self
+            .map(|&s| match s {
+                Level::L2 => self
                     .l2
                     .read(*far.next().expect("one address per miss"), &mut t),
+                l => l,
             })
             .collect();
         ConstOutcome {
@@ -612,7 +647,7 @@ mod tests {
                     if level.is_none() {
                         expect.to_l2.push(w);
                     }
-                    expect.served.push(level);
+                    expect.served.push(level.unwrap_or(Level::L2));
                 }
                 assert_eq!(fused.constant_load(&mem.params, &a), expect);
             }

@@ -145,10 +145,21 @@ impl Costs {
     /// outstanding ([`estimate`] takes the larger total).
     pub fn constant_work(&self, served: &[Level]) -> (f64, f64) {
         let pipe = served.len() as f64 * self.const_serial;
+        // Runs of requests come from one level: its term is found once per run (`Cache(0)`,
+        // never a term, marks none found yet).
+        let mut last = (Level::Cache(0), 0.0);
         let miss = served
             .iter()
-            .filter(|&&l| l != Level::Cache(0))
-            .map(|&l| f64::from(self.const_level(l)) / self.const_misses_in_flight)
+            .filter(|&&l| !matches!(l, Level::Cache(0)))
+            .map(|&l| {
+                if l != last.0 {
+                    last = (
+                        l,
+                        f64::from(self.const_level(l)) / self.const_misses_in_flight,
+                    );
+                }
+                last.1
+            })
             .sum();
         (pipe, miss)
     }
@@ -214,8 +225,11 @@ impl Costs {
     /// Latency of an LDC whose requests were served at `served` (in service order): the requests
     /// go out one distinct address at a time, and the last one returns after its level's latency.
     pub fn constant_load(&self, served: &[Level]) -> u32 {
+        // Each run of requests from one level looks its latency up once.
+        let mut last = None;
         let worst = served
             .iter()
+            .filter(|&&l| last.replace(l) != Some(l))
             .map(|&l| self.const_level(l))
             .max()
             .unwrap_or(self.imc);
