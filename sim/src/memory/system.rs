@@ -350,37 +350,47 @@ impl L2Model {
     /// `fill_bytes` block from DRAM once per request: sectors of a block this request already
     /// fetched count as misses served by that fetch.
     pub fn read(&mut self, addr: u64, t: &mut L2Outcome) -> Level {
+        let (l1_sector, l2_sector) = (self.p.l1_sector_bytes.min(32), self.p.l2_sector_bytes);
+        if l1_sector <= l2_sector {
+            // The common geometry: the address's one L2 sector (no iterator to set up).
+            return self.read_sector(addr & !(u64::from(l2_sector) - 1), t);
+        }
         let mut level = Level::L2;
-        let fill = u64::from(self.p.l2_fill_bytes);
-        let sb = u64::from(self.p.l2_sector_bytes);
-        for s in l2_sectors_of(addr, self.p.l1_sector_bytes.min(32), self.p.l2_sector_bytes) {
-            t.sectors += 1;
-            let block = s & !(fill - 1);
-            if t.was_fetched(block) {
-                level = Level::Dram;
-                continue;
-            }
-            let r = self.l2.access(s, false, true);
-            t.dram_write += u64::from(r.writeback_sectors) * sb;
-            if r.hit {
-                t.hits += 1;
-                continue;
-            }
-            // The block's other sectors (none when the block is one sector).
-            if fill > sb {
-                for n in (block..block + fill)
-                    .step_by(sb as usize)
-                    .filter(|&n| n != s)
-                {
-                    let f = self.l2.access(n, false, true);
-                    t.dram_write += u64::from(f.writeback_sectors) * sb;
-                }
-            }
-            t.note_fetched(block);
-            t.dram_read += fill;
-            level = Level::Dram;
+        for s in l2_sectors_of(addr, l1_sector, l2_sector) {
+            level = level.max(self.read_sector(s, t));
         }
         level
+    }
+
+    /// [`L2Model::read`] of the one L2 sector `s`: L2 or DRAM.
+    #[inline]
+    fn read_sector(&mut self, s: u64, t: &mut L2Outcome) -> Level {
+        let fill = u64::from(self.p.l2_fill_bytes);
+        let sb = u64::from(self.p.l2_sector_bytes);
+        t.sectors += 1;
+        let block = s & !(fill - 1);
+        if t.was_fetched(block) {
+            return Level::Dram;
+        }
+        let r = self.l2.access(s, false, true);
+        t.dram_write += u64::from(r.writeback_sectors) * sb;
+        if r.hit {
+            t.hits += 1;
+            return Level::L2;
+        }
+        // The block's other sectors (none when the block is one sector).
+        if fill > sb {
+            for n in (block..block + fill)
+                .step_by(sb as usize)
+                .filter(|&n| n != s)
+            {
+                let f = self.l2.access(n, false, true);
+                t.dram_write += u64::from(f.writeback_sectors) * sb;
+            }
+        }
+        t.note_fetched(block);
+        t.dram_read += fill;
+        Level::Dram
     }
 
     /// Writes the L1 sectors `written` into L2 (write-back, allocate without fetch).
