@@ -585,7 +585,7 @@ impl Ctx<'_> {
             }
             StateSpace::Global | StateSpace::Local => {
                 let local = space == StateSpace::Local;
-                if !w.desc_loaded && self.cfg.compute_capability().0 >= 8 {
+                if !w.desc_loaded && self.params.memory_descriptor() {
                     // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
                     w.desc_loaded = true;
                     c.idc_requests += 1;

@@ -76,9 +76,19 @@ pub struct Params {
     /// Bytes an L2 read miss fetches from DRAM (`l2.fill_bytes`).
     l2_fill_bytes: u32,
     broadcast_lanes: u32,
+    /// Global accesses carry a memory descriptor each warp loads once (compute capability 8.0
+    /// and later), read once here rather than parsed from the config string per warp.
+    descriptor: bool,
 }
 
 impl Params {
+    /// Whether global and local accesses carry a memory descriptor that each warp loads once
+    /// (ULDC, an IDC request): compute capability 8.0 and later.
+    #[inline]
+    pub fn memory_descriptor(&self) -> bool {
+        self.descriptor
+    }
+
     /// The distinct L1 sectors `access` touches, ascending (byte addresses).
     pub fn sectors(&self, access: &WarpAccess) -> coalesce::Sectors {
         coalesce::sectors(access, self.l1_sector_bytes)
@@ -455,6 +465,7 @@ impl MemorySystem {
             l2_fill_bytes: cfg.l2.fill_bytes,
             store_policy: cfg.l1.store_policy,
             broadcast_lanes: cfg.constant.broadcast_lanes,
+            descriptor: cfg.compute_capability().0 >= 8,
         };
         MemorySystem {
             sms: (0..cfg.sm.count as usize)

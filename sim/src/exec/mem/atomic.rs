@@ -113,7 +113,7 @@ impl Ctx<'_> {
             work.shared_wavefronts += n;
             return self.cfg.shared.latency_cycles + wf.wavefronts - 1;
         }
-        if !w.desc_loaded && self.cfg.compute_capability().0 >= 8 {
+        if !w.desc_loaded && self.params.memory_descriptor() {
             // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
             w.desc_loaded = true;
             self.counters.idc_requests += 1;
