@@ -64,21 +64,31 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
         // words, read out in order (sorting the sectors cost more).
         let mut words = [0u64; 64];
         let mut used = 0u64;
+        let mut n = 0;
         for (_, a) in access.lanes() {
-            for s in (a >> shift) - first..=(a.saturating_add(last_byte) >> shift) - first {
-                words[(s >> 6) as usize] |= 1 << (s & 63);
-                used |= 1 << (s >> 6);
+            // One sector, or the few of a lane straddling a boundary (`& 63`: below 64 * 64).
+            let (mut s, e) = ((a >> shift) - first, (a.saturating_add(last_byte) >> shift) - first);
+            loop {
+                let (w, bit) = ((s >> 6 & 63) as usize, 1u64 << (s & 63));
+                n += usize::from(words[w] & bit == 0);
+                words[w] |= bit;
+                used |= 1 << w;
+                if s >= e {
+                    break;
+                }
+                s += 1;
             }
         }
-        while used != 0 {
-            let i = used.trailing_zeros() as u64;
-            used &= used - 1;
-            let mut bits = words[i as usize];
-            while bits != 0 {
-                out.push((first + i * 64 + u64::from(bits.trailing_zeros())) << shift);
-                bits &= bits - 1;
-            }
-        }
+        // Read out in one extend of known length: no capacity check per sector.
+        out.extend(Bitmap {
+            words: &words,
+            used,
+            bits: 0,
+            base: 0,
+            left: n,
+            first,
+            shift,
+        });
         return;
     }
     for (_, a) in access.lanes() {
@@ -88,6 +98,44 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
     }
     out.sort_unstable();
     out.dedup();
+}
+
+/// The sectors of a bitmap of 64 x 64 sectors from `first`, ascending (`left` of them).
+struct Bitmap<'a> {
+    words: &'a [u64; 64],
+    /// Words not read yet.
+    used: u64,
+    /// Bits of the current word not read yet, and the sector number of its bit 0.
+    bits: u64,
+    base: u64,
+    left: usize,
+    first: u64,
+    shift: u32,
+}
+
+impl Iterator for Bitmap<'_> {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        while self.bits == 0 {
+            if self.used == 0 {
+                return None;
+            }
+            let i = self.used.trailing_zeros();
+            self.used &= self.used - 1;
+            self.bits = self.words[i as usize & 63];
+            self.base = self.first + u64::from(i) * 64;
+        }
+        let b = u64::from(self.bits.trailing_zeros());
+        self.bits &= self.bits - 1;
+        self.left -= 1;
+        Some((self.base + b) << self.shift)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
 }
 
 /// The address of lane 0 when every lane is active and lane `l` accesses `bytes` at
