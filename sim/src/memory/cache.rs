@@ -185,7 +185,7 @@ impl SectorCache {
     }
 
     /// [`SectorCache::access_line`] on a cache whose sets are in recency order.
-    #[inline]
+    #[inline(always)]
     fn access_ordered(
         &mut self,
         set: usize,
@@ -292,6 +292,20 @@ impl SectorCache {
     /// ascending order, for one tag lookup instead of one per sector.
     #[inline]
     pub fn access_line(
+        &mut self,
+        line: u64,
+        sectors: u32,
+        write: bool,
+        allocate: bool,
+        evict_first: bool,
+    ) -> LineOutcome {
+        self.access_line_inlined(line, sectors, write, allocate, evict_first)
+    }
+
+    /// [`SectorCache::access_line`], always inlined: for a caller's loop over the lines of a
+    /// request (an L1 load's), where the call cost a fifth of a hit.
+    #[inline(always)]
+    pub(crate) fn access_line_inlined(
         &mut self,
         line: u64,
         sectors: u32,

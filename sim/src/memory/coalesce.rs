@@ -67,7 +67,10 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
         let mut n = 0;
         for (_, a) in access.lanes() {
             // One sector, or the few of a lane straddling a boundary (`& 63`: below 64 * 64).
-            let (mut s, e) = ((a >> shift) - first, (a.saturating_add(last_byte) >> shift) - first);
+            let (mut s, e) = (
+                (a >> shift) - first,
+                (a.saturating_add(last_byte) >> shift) - first,
+            );
             loop {
                 let (w, bit) = ((s >> 6 & 63) as usize, 1u64 << (s & 63));
                 n += usize::from(words[w] & bit == 0);

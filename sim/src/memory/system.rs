@@ -201,7 +201,7 @@ impl SmCaches {
             }
             let hits = self
                 .l1
-                .access_line(line, mask, false, true, evict_first)
+                .access_line_inlined(line, mask, false, true, evict_first)
                 .hits;
             if hits == mask {
                 o.l1_hits += (j - i) as u32;
