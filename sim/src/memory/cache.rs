@@ -282,9 +282,19 @@ impl SectorCache {
     /// sector mask.
     #[inline]
     pub fn line_of(&self, addr: u64) -> (u64, u32) {
-        let line = addr >> self.line_shift;
-        let bit = 1u32 << ((addr & ((1u64 << self.line_shift) - 1)) >> self.sector_shift);
-        (line, bit)
+        (self.line_map())(addr)
+    }
+
+    /// [`SectorCache::line_of`] as a function that does not borrow the cache (for a loop that
+    /// groups sectors by line while it looks the lines up).
+    #[inline]
+    pub fn line_map(&self) -> impl Fn(u64) -> (u64, u32) + Copy {
+        let (line_shift, sector_shift) = (self.line_shift, self.sector_shift);
+        move |addr| {
+            let line = addr >> line_shift;
+            let bit = 1u32 << ((addr & ((1u64 << line_shift) - 1)) >> sector_shift);
+            (line, bit)
+        }
     }
 
     /// Looks up the sectors `sectors` (a mask, bit `i` = sector `i`) of line number `line` at

@@ -252,14 +252,16 @@ impl SmCaches {
         } else {
             o.to_l2.extend_from_slice(sectors);
         }
-        let written = &o.to_l2;
-        for &s in written {
+        // Once per line: a lookup without allocation only makes a present line the most
+        // recent, and an invalidation drops the whole line, so the line's other sectors would
+        // change nothing.
+        for (line, mask, _) in line_runs(&o.to_l2, self.l1.line_map()) {
             match p.store_policy {
                 StorePolicy::WriteThrough => {
-                    self.l1.access(s, false, false);
+                    self.l1.access_line(line, mask, false, false, false);
                 }
                 StorePolicy::WriteEvict => {
-                    self.l1.invalidate(s);
+                    self.l1.invalidate(line << p.l1_line_bytes.trailing_zeros());
                 }
             }
         }
@@ -406,6 +408,18 @@ impl L2Model {
     /// Writes the L1 sectors `written` into L2 (write-back, allocate without fetch).
     pub fn write(&mut self, written: &[u64], t: &mut L2Outcome) {
         let sb = u64::from(self.p.l2_sector_bytes);
+        if self.p.l1_sector_bytes <= self.p.l2_sector_bytes {
+            // Each L1 sector in one L2 sector: one lookup per line ([`SectorCache::access_line`]
+            // has the outcome of the lookups of its sectors one by one; a write's sector counts
+            // as a hit, and only a line's first lookup can evict).
+            for (line, mask, n) in line_runs(written, self.l2.line_map()) {
+                let r = self.l2.access_line(line, mask, true, true, false);
+                t.sectors += n;
+                t.hits += n;
+                t.dram_write += u64::from(r.writeback_sectors) * sb;
+            }
+            return;
+        }
         for &s in written {
             for l2s in l2_sectors_of(s, self.p.l1_sector_bytes, self.p.l2_sector_bytes) {
                 t.sectors += 1;
@@ -577,6 +591,30 @@ fn covering_segments(sectors: &[u64], line_bytes: u32, sector_bytes: u32) -> Vec
     out
 }
 
+/// The runs of consecutive `sectors` in one line (`line_of` as [`SectorCache::line_of`]): the
+/// line, the mask of its sectors, and how many of `sectors` the run holds.
+#[inline]
+fn line_runs<'a>(
+    sectors: &'a [u64],
+    line_of: impl Fn(u64) -> (u64, u32) + 'a,
+) -> impl Iterator<Item = (u64, u32, u32)> + 'a {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let (line, mut mask) = line_of(*sectors.get(i)?);
+        let start = i;
+        i += 1;
+        while let Some(&s) = sectors.get(i) {
+            let (l, bit) = line_of(s);
+            if l != line {
+                break;
+            }
+            mask |= bit;
+            i += 1;
+        }
+        Some((line, mask, (i - start) as u32))
+    })
+}
+
 /// Every sector of the lines `sectors` (ascending) touch.
 fn whole_lines(sectors: &[u64], line_bytes: u32, sector_bytes: u32) -> Vec<u64> {
     let mut out = Vec::with_capacity(sectors.len() * 4);
@@ -672,6 +710,42 @@ mod tests {
                 }
                 assert_eq!(fused.constant_load(&mem.params, &a), expect);
             }
+        }
+    }
+
+    #[test]
+    fn l2_writes_by_line_have_the_outcome_of_writes_by_sector() {
+        // The reference: each written sector looked up on its own, as before the writes were
+        // grouped by line. A small L2, so that lines are evicted dirty; runs with repeated and
+        // unsorted sectors too.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rtx3090.toml");
+        let mut cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
+        cfg.l2.size_bytes = 16 * 128 * 4;
+        let mut l2 = MemorySystem::new(&cfg).l2;
+        let mut reference = l2.l2.clone();
+        let mut x = 7u64;
+        for _ in 0..5000 {
+            let mut written = Vec::new();
+            for _ in 0..1 + (x >> 60) {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                written.push((x >> 33) % 4096 * 32);
+            }
+            if x & 1 == 0 {
+                written.sort_unstable();
+            }
+            let mut t = L2Outcome::default();
+            l2.write(&written, &mut t);
+            let (mut sectors, mut dram_write) = (0, 0);
+            for &s in &written {
+                sectors += 1;
+                dram_write += u64::from(reference.access(s, true, true).writeback_sectors) * 32;
+            }
+            assert_eq!(
+                (t.sectors, t.hits, t.dram_write),
+                (sectors, sectors, dram_write)
+            );
         }
     }
 
