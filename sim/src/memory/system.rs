@@ -374,6 +374,52 @@ impl L2Model {
         level
     }
 
+    /// [`L2Model::read`] of each of `addrs` in turn; the farthest level any came from (L2 when
+    /// there are none). In the common geometry (an L1 sector is an L2 sector and a DRAM fill),
+    /// the addresses of a line are looked up at once: the outcome of their lookups one by one
+    /// ([`SectorCache::access_line`]; none of the line's blocks was fetched earlier in the
+    /// request, and each sector comes once).
+    pub fn read_all(&mut self, addrs: &[u64], t: &mut L2Outcome) -> Level {
+        let sb = self.p.l2_sector_bytes;
+        if self.p.l1_sector_bytes.min(32) != sb || self.p.l2_fill_bytes != sb {
+            return (addrs.iter().map(|&a| self.read(a, t)))
+                .max()
+                .unwrap_or(Level::L2);
+        }
+        let (sb, line_shift) = (
+            u64::from(sb),
+            self.l2.geometry().line_bytes.trailing_zeros(),
+        );
+        let mut level = Level::L2;
+        let mut rest = addrs;
+        for (line, mask, n) in line_runs(addrs, self.l2.line_map()) {
+            let (run, after) = rest.split_at(n as usize);
+            rest = after;
+            let base = line << line_shift;
+            if mask.count_ones() != n || (t.fetched_max >= base && !t.fetched.is_empty()) {
+                // A sector twice, or a block fetched before: one by one.
+                for &a in run {
+                    level = level.max(self.read(a, t));
+                }
+                continue;
+            }
+            let r = self.l2.access_line(line, mask, false, true, false);
+            t.sectors += n;
+            t.hits += r.hits.count_ones();
+            t.dram_write += u64::from(r.writeback_sectors) * sb;
+            let mut missed = mask & !r.hits;
+            if missed != 0 {
+                level = Level::Dram;
+            }
+            while missed != 0 {
+                t.note_fetched(base + u64::from(missed.trailing_zeros()) * sb);
+                t.dram_read += sb;
+                missed &= missed - 1;
+            }
+        }
+        level
+    }
+
     /// [`L2Model::read`] of the one L2 sector `s`: L2 or DRAM.
     #[inline]
     fn read_sector(&mut self, s: u64, t: &mut L2Outcome) -> Level {
@@ -746,6 +792,56 @@ mod tests {
                 (t.sectors, t.hits, t.dram_write),
                 (sectors, sectors, dram_write)
             );
+        }
+    }
+
+    #[test]
+    fn l2_reads_by_line_have_the_outcome_of_reads_one_by_one() {
+        // The reference: `read` of each address in turn on a copy of the same L2. Sorted sector
+        // lists (loads' misses), and unsorted ones with repeats and unaligned addresses (constant
+        // misses); a small L2, so that dirty lines are evicted; one-sector and 64-byte fills.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rtx3090.toml");
+        let mut cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
+        cfg.l2.size_bytes = 16 * 128 * 4;
+        for fill in [32, 64] {
+            cfg.l2.fill_bytes = fill;
+            let mut fused = MemorySystem::new(&cfg).l2;
+            let mut reference = fused.clone();
+            let mut x = 11u64;
+            let mut next = move || {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                x >> 33
+            };
+            for _ in 0..5000 {
+                let sorted = next() % 2 == 0;
+                let addrs: Vec<u64> = if sorted {
+                    let mut v: Vec<u64> = (0..1 + next() % 12).map(|_| next() % 512 * 32).collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                } else {
+                    (0..1 + next() % 12).map(|_| next() % 16384).collect()
+                };
+                if next() % 4 == 0 {
+                    // Dirty lines, so that evictions write back.
+                    reference.write(&addrs, &mut L2Outcome::default());
+                    fused.write(&addrs, &mut L2Outcome::default());
+                    continue;
+                }
+                let (mut t, mut u) = (L2Outcome::default(), L2Outcome::default());
+                let level = fused.read_all(&addrs, &mut t);
+                let expect = (addrs.iter().map(|&a| reference.read(a, &mut u)))
+                    .max()
+                    .unwrap_or(Level::L2);
+                assert_eq!(level, expect, "{addrs:x?}");
+                assert_eq!(
+                    (t.sectors, t.hits, t.dram_read, t.dram_write),
+                    (u.sectors, u.hits, u.dram_read, u.dram_write),
+                    "{addrs:x?}"
+                );
+            }
         }
     }
 
