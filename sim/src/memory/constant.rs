@@ -55,6 +55,9 @@ impl ConstCache {
             None => line % self.sets,
         } as usize;
         let tags = &mut self.tags[set * self.ways..][..self.ways];
+        if let Ok(four) = <&mut [u64; 4]>::try_from(&mut *tags) {
+            return read_four(four, line);
+        }
         match tags.iter().position(|&t| t == line) {
             Some(p) => {
                 to_front(&mut tags[..=p]);
@@ -67,6 +70,27 @@ impl ConstCache {
             }
         }
     }
+}
+
+/// [`ConstCache::read`] of a set of four ways (the shipped configs' constant caches): the
+/// compares and the move to the front unrolled, no loop or jump table.
+#[inline(always)]
+fn read_four(t: &mut [u64; 4], line: u64) -> bool {
+    let [a, b, c, d] = *t;
+    if a == line {
+        return true;
+    }
+    if b == line {
+        *t = [b, a, c, d];
+        return true;
+    }
+    if c == line {
+        *t = [c, a, b, d];
+        return true;
+    }
+    // A hit in the last way moves it to the front; a miss replaces it there.
+    *t = [line, a, b, c];
+    d == line
 }
 
 /// The requests of one warp access: at most one per lane, kept inline so the hot path does not
