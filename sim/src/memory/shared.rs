@@ -95,33 +95,30 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
         let a = access.addrs[l as usize];
         a >> shift..=a.saturating_add(last_byte) >> shift
     };
+    // One pass: the span of the words, and whether each lane reads one word in a bank of its
+    // own or shared only by lanes reading the same word (scattered or strided loads without
+    // conflict: one wavefront, found without the set below). `owner`: the lane whose word a
+    // bank holds, valid where `used` has the bank's bit.
     let (mut lo, mut hi) = (u64::MAX, 0u64);
-    for l in bits(mask) {
-        let w = words_of(l);
-        lo = lo.min(*w.start());
-        hi = hi.max(*w.end());
-    }
-    // Fewer words in the span than banks: each word has a bank to itself (coalesced, broadcast).
-    if hi - lo < nbanks {
-        return 1;
-    }
-    // One word a lane in banks of their own, or shared only by lanes reading the same word
-    // (scattered or strided loads without conflict): one wavefront, found without the set below.
-    let mut owner = [0u64; 64];
+    let mut owner = [0u8; 64];
     let mut used = 0u64;
     let mut conflict = false;
     for l in bits(mask) {
         let w = words_of(l);
         let (first, last) = (*w.start(), *w.end());
-        let b = first & (nbanks - 1);
-        if first != last || (used >> b & 1 == 1 && owner[b as usize] != first) {
+        lo = lo.min(first);
+        hi = hi.max(last);
+        let b = (first & (nbanks - 1)) as usize;
+        if first != last
+            || (used >> b & 1 == 1 && access.addrs[usize::from(owner[b])] >> shift != first)
+        {
             conflict = true;
-            break;
         }
         used |= 1 << b;
-        owner[b as usize] = first;
+        owner[b] = l as u8;
     }
-    if !conflict {
+    // Fewer words in the span than banks: each word has a bank to itself (coalesced, broadcast).
+    if hi - lo < nbanks || !conflict {
         return 1;
     }
     // A phase moves at most `banks * width` bytes, so at most 4 words per lane plus straddles:
