@@ -41,27 +41,40 @@ pub fn resolve(space: StateSpace, addr: u64) -> (StateSpace, u64) {
 
 impl Ctx<'_> {
     fn addresses(&self, w: &Warp, inst: &DInst, exec: u32) -> [u64; WARP] {
-        let a = inst.addr.expect("decoded ld/st carry an address");
         let mut out = [0u64; WARP];
-        if let Src::Reg(r) = a.base {
-            // The common case: one pass over the base register's lanes, no match per lane.
-            let base = &w.regs[r as usize * WARP..][..WARP];
-            for (o, &b) in out.iter_mut().zip(base) {
-                *o = b.wrapping_add(a.offset as u64);
-            }
-            if exec != u32::MAX {
-                for (l, o) in out.iter_mut().enumerate() {
-                    if exec >> l & 1 == 0 {
-                        *o = 0;
-                    }
-                }
-            }
-            return out;
-        }
-        for l in lanes(exec) {
-            out[l] = self.read(w, a.base, l).wrapping_add(a.offset as u64);
-        }
+        self.addresses_into(w, inst, exec, &mut out);
         out
+    }
+
+    /// The active lanes' addresses into `out` (inactive lanes 0), in place: a warp access is
+    /// built around them without a copy.
+    #[inline]
+    fn addresses_into(&self, w: &Warp, inst: &DInst, exec: u32, out: &mut [u64; WARP]) {
+        let a = inst.addr.expect("decoded ld/st carry an address");
+        let off = a.offset as u64;
+        if let Src::Reg(r) = a.base {
+            // The common case: one pass over the base register's lanes, no match per lane (a
+            // fixed-size row, so that the adds are a few vector instructions).
+            let base: &[u64; WARP] = (w.regs[r as usize * WARP..][..WARP])
+                .try_into()
+                .expect("32 lanes");
+            if exec == u32::MAX {
+                *out = std::array::from_fn(|l| base[l].wrapping_add(off));
+            } else {
+                *out = std::array::from_fn(|l| {
+                    if exec >> l & 1 == 0 {
+                        0
+                    } else {
+                        base[l].wrapping_add(off)
+                    }
+                });
+            }
+            return;
+        }
+        *out = [0; WARP];
+        for l in lanes(exec) {
+            out[l] = self.read(w, a.base, l).wrapping_add(off);
+        }
     }
 
     #[allow(clippy::too_many_arguments)] // one report needs every one of them
@@ -185,11 +198,12 @@ impl Ctx<'_> {
         if self.load_param(w, inst, m, exec) {
             return Ok(if exec == 0 { 0 } else { self.param_model(m) });
         }
-        let access = WarpAccess {
+        let mut access = WarpAccess {
             mask: exec,
-            addrs: self.addresses(w, inst, exec),
+            addrs: [0; WARP],
             bytes: m.bytes_per_thread(),
         };
+        self.addresses_into(w, inst, exec, &mut access.addrs);
         let addrs = &access.addrs;
         let first = exec.trailing_zeros() as usize;
         let space = if exec == 0 {
@@ -396,11 +410,12 @@ impl Ctx<'_> {
         m: MemOp,
         exec: u32,
     ) -> Result<u32> {
-        let access = WarpAccess {
+        let mut access = WarpAccess {
             mask: exec,
-            addrs: self.addresses(w, inst, exec),
+            addrs: [0; WARP],
             bytes: m.bytes_per_thread(),
         };
+        self.addresses_into(w, inst, exec, &mut access.addrs);
         let addrs = &access.addrs;
         let esize = m.ty.bytes() as usize;
         let first = exec.trailing_zeros() as usize;
