@@ -273,22 +273,25 @@ impl Ctx<'_> {
             }
             return true;
         }
-        for_lanes!(exec, |l| {
-            for k in 0..u64::from(m.vec) {
-                let off = (addrs[l] - base + k * esize) as usize;
-                let v = g
-                    .read(i, off, esize as usize)
-                    .expect("bounds checked above");
-                let d = inst.dst[k as usize];
-                if d != NO_REG {
-                    w.regs[d as usize * 32 + l] = if signed {
-                        crate::exec::alu::sext(v, bits) as u64
-                    } else {
-                        v
-                    };
-                }
+        // Scattered elements: each vector element of every lane in one pass.
+        let mut v = [0u64; WARP];
+        for k in 0..usize::from(m.vec) {
+            let at = |l: usize| (addrs[l] - base) as usize + k * esize as usize;
+            let ok = g.read_lanes(i, exec, at, esize as usize, &mut v);
+            debug_assert!(ok, "bounds checked above");
+            let d = inst.dst[k];
+            if d == NO_REG {
+                continue;
             }
-        });
+            let out = &mut w.regs[d as usize * 32..][..32];
+            for_lanes!(exec, |l| {
+                out[l] = if signed {
+                    crate::exec::alu::sext(v[l], bits) as u64
+                } else {
+                    v[l]
+                };
+            });
+        }
         true
     }
 

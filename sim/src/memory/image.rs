@@ -269,6 +269,61 @@ impl GlobalView<'_> {
         true
     }
 
+    /// Reads, for each lane `l` of `mask`, the `n` (1..=8) little-endian bytes at byte `off(l)`
+    /// of allocation `i` into `out[l]` (a warp's scattered elements: one dispatch on the size
+    /// for the warp); `false` when a lane's bytes are out of range (`out` then holds some of
+    /// the lanes).
+    #[inline]
+    pub fn read_lanes(
+        &self,
+        i: usize,
+        mask: u32,
+        off: impl Fn(usize) -> usize,
+        n: usize,
+        out: &mut [u64; 32],
+    ) -> bool {
+        let data = self.allocs[i].data;
+        let lane = |l: usize| {
+            let o = off(l);
+            data.get(o..o.checked_add(n)?)
+        };
+        let mut m = mask;
+        macro_rules! each_lane {
+            ($b:ident => $v:expr) => {
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let Some($b) = lane(l) else {
+                        return false;
+                    };
+                    out[l] = $v;
+                }
+            };
+        }
+        // SAFETY (each load): as in `read`: the lane's `n` bytes lie in `b` (`get` checked them)
+        // and are aligned (checked next to the load).
+        match n {
+            1 => each_lane!(b => u64::from(b[0].load(Relaxed))),
+            2 => each_lane!(b => if (b.as_ptr() as usize).is_multiple_of(2) {
+                u64::from(unsafe { AtomicU16::from_ptr(b.as_ptr() as *mut u16) }.load(Relaxed))
+            } else {
+                bytes_le(b)
+            }),
+            4 => each_lane!(b => if (b.as_ptr() as usize).is_multiple_of(4) {
+                u64::from(unsafe { AtomicU32::from_ptr(b.as_ptr() as *mut u32) }.load(Relaxed))
+            } else {
+                bytes_le(b)
+            }),
+            8 => each_lane!(b => if (b.as_ptr() as usize).is_multiple_of(8) {
+                unsafe { AtomicU64::from_ptr(b.as_ptr() as *mut u64) }.load(Relaxed)
+            } else {
+                bytes_le(b)
+            }),
+            _ => each_lane!(b => bytes_le(b)),
+        }
+        true
+    }
+
     /// Writes, for each of the 32 lanes `l`, the low `n` (1..=8) bytes of `v[l]` at byte
     /// `off + l * stride` of allocation `i` (lanes in order, so a later lane's bytes win where
     /// they overlap); `false`, having written nothing, when the last lane's bytes are out of
@@ -516,6 +571,16 @@ mod tests {
             }
         }
         // The 32nd element one byte past the end: nothing is read or written.
+        // Scattered lanes, some of them, aligned and not.
+        for n in [1, 2, 4, 8, 3] {
+            let mut v = [0u64; 32];
+            let at = |l: usize| (l * 37 + n) % (256 - 8);
+            assert!(g.read_lanes(0, 0xdead_beef, at, n, &mut v));
+            for l in (0..32).filter(|l| 0xdead_beef_u32 >> l & 1 == 1) {
+                assert_eq!(Some(v[l]), g.read(0, at(l), n), "{n} {l}");
+            }
+            assert!(!g.read_lanes(0, 1 << 5, |_| 255, n.max(2), &mut v));
+        }
         let before = g.read(0, 129, 8);
         assert!(!g.read_run(0, 129, 4, 4, &mut [0; 32]));
         assert!(!g.write_run(0, 129, 4, 4, &[7; 32]));
