@@ -145,22 +145,18 @@ impl Costs {
     /// outstanding ([`estimate`] takes the larger total).
     pub fn constant_work(&self, served: &[Level]) -> (f64, f64) {
         let pipe = served.len() as f64 * self.const_serial;
-        // Runs of requests come from one level: its term is found once per run (`Cache(0)`,
-        // never a term, marks none found yet).
-        let mut last = (Level::Cache(0), 0.0);
-        let miss = served
-            .iter()
-            .filter(|&&l| !matches!(l, Level::Cache(0)))
-            .map(|&l| {
-                if l != last.0 {
-                    last = (
-                        l,
-                        f64::from(self.const_level(l)) / self.const_misses_in_flight,
-                    );
-                }
-                last.1
-            })
-            .sum();
+        // Runs of requests come from one level: its term is found once per run, then added
+        // once per request, in order (the sum of the terms one by one, from the sum of none).
+        let mut miss: f64 = std::iter::empty::<f64>().sum();
+        for run in served.chunk_by(|a, b| a == b) {
+            if matches!(run[0], Level::Cache(0)) {
+                continue;
+            }
+            let term = f64::from(self.const_level(run[0])) / self.const_misses_in_flight;
+            for _ in run {
+                miss += term;
+            }
+        }
         (pipe, miss)
     }
 
@@ -226,11 +222,8 @@ impl Costs {
     /// go out one distinct address at a time, and the last one returns after its level's latency.
     pub fn constant_load(&self, served: &[Level]) -> u32 {
         // Each run of requests from one level looks its latency up once.
-        let mut last = None;
-        let worst = served
-            .iter()
-            .filter(|&&l| last.replace(l) != Some(l))
-            .map(|&l| self.const_level(l))
+        let worst = (served.chunk_by(|a, b| a == b))
+            .map(|run| self.const_level(run[0]))
             .max()
             .unwrap_or(self.imc);
         worst + (served.len().saturating_sub(1) as f64 * self.const_serial).round() as u32
