@@ -198,6 +198,8 @@ impl Ctx<'_> {
         if self.load_param(w, inst, m, exec) {
             return Ok(if exec == 0 { 0 } else { self.param_model(m) });
         }
+        // Built here and filled in place: a helper returning it by value copied its 264 bytes
+        // (0.7% more instructions on the main job).
         let mut access = WarpAccess {
             mask: exec,
             addrs: [0; WARP],
@@ -542,9 +544,9 @@ impl Ctx<'_> {
     }
 
     /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
-    #[allow(clippy::too_many_arguments)]
     /// `access`: the warp's addresses as generated (generic ones not yet resolved), `run` its
     /// [`coalesce::run`] (`None` where not needed: constant loads).
+    #[allow(clippy::too_many_arguments)]
     fn model(
         &mut self,
         w: &mut Warp,

@@ -239,8 +239,7 @@ impl GlobalView<'_> {
             return false;
         };
         let p = b.as_ptr();
-        if (p as usize).is_multiple_of(n) && stride.is_multiple_of(n) && matches!(n, 1 | 2 | 4 | 8)
-        {
+        if word_aligned(p, n, stride) {
             // SAFETY: as in `read`: every lane's `n` bytes lie in `b` (checked above) and are
             // aligned (the first lane's are, and the stride is a multiple of `n`).
             unsafe {
@@ -334,8 +333,7 @@ impl GlobalView<'_> {
             return false;
         };
         let p = b.as_ptr();
-        if (p as usize).is_multiple_of(n) && stride.is_multiple_of(n) && matches!(n, 1 | 2 | 4 | 8)
-        {
+        if word_aligned(p, n, stride) {
             // SAFETY: as in `read_run`.
             unsafe {
                 let at = |l: usize| p.add(l * stride);
@@ -382,6 +380,13 @@ impl GlobalView<'_> {
             addr,
         )
     }
+}
+
+/// Whether every lane's `n` bytes of a run from `p` every `stride` bytes are one aligned atomic
+/// word (1, 2, 4 or 8 bytes): the first lane's are, and the stride keeps the alignment.
+#[inline]
+fn word_aligned(p: *const AtomicU8, n: usize, stride: usize) -> bool {
+    (p as usize).is_multiple_of(n) && stride.is_multiple_of(n) && matches!(n, 1 | 2 | 4 | 8)
 }
 
 fn bytes_le(b: &[AtomicU8]) -> u64 {
