@@ -489,8 +489,32 @@ pub fn host_zeros(bytes: usize) -> Result<Vec<u8>, String> {
         if p.is_null() {
             return Err(not_allocated(bytes));
         }
+        advise_huge_pages(p, bytes);
         Ok(Vec::from_raw_parts(p, bytes, bytes))
     }
+}
+
+/// Buffers at least this large (bytes) are backed by transparent huge pages where the host allows
+/// it: one 2 MiB fault instead of 512 4 KiB ones when a kernel first touches them.
+const HUGE_PAGE_MIN: usize = 4 << 20;
+
+/// Asks Linux to back `[p, p + bytes)` with transparent huge pages (`madvise(MADV_HUGEPAGE)`,
+/// which hosts whose THP mode is `madvise` need). Only advice: a refusal changes nothing but
+/// speed, so its result is ignored. The main job's 51 MB buffers took about 25,000 page faults.
+fn advise_huge_pages(p: *mut u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    if bytes >= HUGE_PAGE_MIN {
+        const PAGE: usize = 4096;
+        let start = (p as usize).next_multiple_of(PAGE);
+        let len = (p as usize + bytes - start) / PAGE * PAGE;
+        // SAFETY: `[start, start + len)` lies inside the allocation of `bytes` at `p`, whole
+        // pages only; MADV_HUGEPAGE changes how the kernel backs them, not their contents.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, bytes);
 }
 
 fn gib(b: u64) -> f64 {
