@@ -28,14 +28,12 @@
 //! returns each block's cycles from its start ([`SmWork::latency`] places them in the slots again
 //! for the launch's latency bound, sampled waves included).
 
-use super::sched::Port;
+use super::sched::{Port, Queue};
 use super::{Costs, SmWork, Unit};
 use crate::exec::trace::{BlockLog, Entry, MEM, TICKET};
 use crate::exec::{DInst, Program, Src, NO_REG};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// One warp's scoreboard during the replay.
 #[derive(Debug, Clone, Default)]
@@ -159,6 +157,9 @@ struct Plan {
     /// It has constant-pipe cycles, is a `bar.sync` or may be a unit's first use: the issue
     /// tests the three only when set.
     rare: bool,
+    /// An ALU instruction of one SASS slot, not rare: most of a stream, issued by
+    /// [`Board::alu`].
+    simple: bool,
 }
 
 impl Plan {
@@ -189,9 +190,12 @@ impl Plan {
             unit: Unit::of(costs, pc, inst),
             if_converted: costs.sass.skipped(pc).is_some(),
             rare: false,
+            simple: false,
         };
+        let rare = plan.const_cycles != 0.0 || plan.barrier || plan.unit.is_some();
         Plan {
-            rare: plan.const_cycles != 0.0 || plan.barrier || plan.unit.is_some(),
+            rare,
+            simple: kind == Kind::Alu && plan.slots == 1 && !rare,
             ..plan
         }
     }
@@ -253,8 +257,8 @@ pub struct Replay {
     blocks: Vec<Block>,
     ports: Vec<Port>,
     /// Warps waiting to issue: (cycle their next instruction is ready, warp), earliest first,
-    /// packed in one `u64` ([`pack`]) so the heap compares one integer per step.
-    queue: BinaryHeap<Reverse<u64>>,
+    /// packed in one `u64` ([`pack`]) so the queue compares one integer per step.
+    queue: Queue,
     /// Per block slot of the SM, the cycle (of the launch) it is free.
     slots: Vec<f64>,
     /// Cycle (of the launch) the last block started.
@@ -282,28 +286,17 @@ impl Replay {
         let streams: Vec<&[Entry]> = (logs.iter())
             .flat_map(|l| l.warps.iter().map(Vec::as_slice))
             .collect();
-        while let Some(&Reverse(key)) = self.queue.peek() {
+        while let Some(key) = self.queue.first() {
             let w = key as u32;
             // The key's cycle is the warp's issue time: nothing but the warp itself changes its
             // scoreboard while it waits in the queue.
             let t = (key >> 32) as u32;
-            // The next warp in line is a child of the first. Nothing enters the queue while the
-            // warp runs (only a barrier's release or the end of a block queues warps, and the warp
-            // stops there).
-            let top = match *self.queue.as_slice() {
-                [_, Reverse(a), Reverse(b), ..] => Some(a.min(b)),
-                [_, Reverse(a)] => Some(a),
-                _ => None,
-            };
+            // Nothing enters the queue while the warp runs (only a barrier's release or the end
+            // of a block queues warps, and the warp stops there).
+            let top = self.queue.second();
             let (next, long) = self.run_warp(cx, logs, &streams, work, w as usize, t, top);
             match next {
-                // The warp keeps its place at the front with its new key: one sift instead of a
-                // pop and a push.
-                Some(next) => {
-                    if let Some(mut first) = self.queue.peek_mut() {
-                        *first = Reverse(pack(next, w));
-                    }
-                }
+                Some(next) => self.queue.replace_first(pack(next, w)),
                 None => {
                     self.queue.pop();
                     self.park_or_retire(cx, logs, w as usize);
@@ -415,7 +408,7 @@ impl Replay {
         match logs[b.block].warps[b.index].get(b.next) {
             Some(e) => {
                 let t = b.issue_time(&cx.plans.at(e.pc).deps);
-                self.queue.push(Reverse(pack(t, w as u32)));
+                self.queue.push(pack(t, w as u32));
             }
             None => {
                 let k = b.block;
@@ -427,8 +420,8 @@ impl Replay {
 
     /// Issues warp `w`'s instructions, the first ready at cycle `want`, for as long as it stays
     /// the earliest ready warp (a warp that would leave the queue next anyway goes on without
-    /// entering it): until its next instruction is ready after `top`, the next key in the queue,
-    /// when it returns that instruction's cycle, or until it parks at a barrier or retires
+    /// entering it): until its next instruction's key is after `top`, the next key in the queue
+    /// (`u64::MAX`: none), when it returns that instruction's cycle, or until it parks at a barrier or retires
     /// (`None`; [`Replay::park_or_retire`] then counts it). Also says whether the warp's
     /// scheduler's calendar has grown longer than [`TRIM_SPAN`].
     #[allow(clippy::too_many_arguments)]
@@ -440,16 +433,12 @@ impl Replay {
         work: &mut SmWork,
         w: usize,
         mut want: u32,
-        top: Option<u64>,
+        top: u64,
     ) -> (Option<u32>, bool) {
         let b = &mut self.boards[w];
         let port = &mut self.ports[b.port];
         let log = &logs[b.block];
         let stream = streams[w];
-        // The warp goes on while its key is below `top`: while its cycle is below `until`.
-        let until = top.map_or(u64::MAX, |top| {
-            (top >> 32) + u64::from((w as u64) < (top & u64::from(u32::MAX)))
-        });
         let mut next = b.next;
         let Some(&(mut e)) = stream.get(next) else {
             return (None, false);
@@ -457,7 +446,9 @@ impl Replay {
         let mut p = cx.plans.at(e.pc);
         let out = loop {
             next += 1;
-            if b.step(cx, p, log, work, port, want, e) {
+            if p.simple {
+                b.alu(p, work, port, want);
+            } else if b.step(cx, p, log, work, port, want, e) {
                 break None;
             }
             let Some(&n) = stream.get(next) else {
@@ -466,7 +457,8 @@ impl Replay {
             e = n;
             p = cx.plans.at(e.pc);
             want = b.issue_time(&p.deps);
-            if u64::from(want) >= until {
+            // The warp goes on while its key is below `top` (no other key equals its own).
+            if pack(want, w as u32) > top {
                 break Some(want);
             }
         };
@@ -529,6 +521,28 @@ impl Replay {
 }
 
 impl Board {
+    /// [`Board::step`] for a [`Plan::simple`] instruction: one slot, its result after its
+    /// latency.
+    #[inline(always)]
+    fn alu(&mut self, p: &Plan, work: &mut SmWork, port: &mut Port, want: u32) {
+        debug_assert!(p.simple);
+        let issue = port.take(u64::from(want)) as u32;
+        work.now = issue;
+        self.issued_max = self.issued_max.max(issue);
+        work.issue_slots += 1;
+        let t = issue + p.result;
+        for &d in &p.deps.dst[..usize::from(p.deps.n_dst)] {
+            self.ready[usize::from(d)] = t;
+        }
+        // One slot: the floor moves to the issue cycle when the instruction waited only for
+        // the scheduler, else by one.
+        self.clock = if want == self.clock + 1 {
+            issue
+        } else {
+            self.clock + 1
+        };
+    }
+
     /// Issues the instruction of `e`, planned as `p` and ready at cycle `want`, on the warp's
     /// scheduler `port`, accounting it on the SM's `work`; returns whether the warp parked at a
     /// barrier.

@@ -6,6 +6,10 @@
 //! operands are ready. Requests come roughly, not strictly, in cycle order (a warp issues in
 //! dataflow order within a basic block, and a later wave's warps find the earlier wave's cycles
 //! taken), so the port keeps a calendar of taken cycles rather than one next-free cycle.
+//! [`Queue`]: the warps waiting to issue.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Which cycles of one warp scheduler are taken, from `base` on (one bit per cycle). Cycles in
 /// requests and answers count from the port's origin ([`Port::set_origin`]), the calendar from the
@@ -18,6 +22,8 @@ pub struct Port {
     base: u64,
     /// Bit `c % 64` of word `(c - base) / 64` is set when cycle `c` is taken.
     words: Vec<u64>,
+    /// `base - origin`, kept so that a request finds its word without the two.
+    shift: i64,
 }
 
 impl Port {
@@ -26,6 +32,7 @@ impl Port {
         self.origin = 0;
         self.base = 0;
         self.words.clear();
+        self.shift = 0;
     }
 
     /// Cycles the calendar holds (how far ahead of [`Port::forget_before`] requests went).
@@ -36,20 +43,17 @@ impl Port {
     /// Makes requests count from cycle `origin` of the launch (the calendar stays).
     pub fn set_origin(&mut self, origin: u64) {
         self.origin = origin;
+        self.shift = self.base as i64 - origin as i64;
     }
 
     /// Takes the first free cycle at or after `t` and returns it. A cycle before the forgotten
     /// ones counts as the first one remembered.
     #[inline]
     pub fn take(&mut self, t: u64) -> u64 {
-        self.take_abs(t + self.origin) - self.origin
-    }
-
-    #[inline]
-    fn take_abs(&mut self, t: u64) -> u64 {
-        let t = t.max(self.base);
-        let mut i = ((t - self.base) / 64) as usize;
-        let mut below = (1u64 << (t % 64)) - 1;
+        // Cycle `t` is bit `d % 64` of word `d / 64` (`base` is a multiple of 64).
+        let d = (t as i64 - self.shift).max(0) as u64;
+        let mut i = (d / 64) as usize;
+        let mut below = (1u64 << (d % 64)) - 1;
         loop {
             let Some(word) = self.words.get_mut(i) else {
                 self.extend(i);
@@ -59,7 +63,7 @@ impl Port {
             if w != u64::MAX {
                 let bit = (!w).trailing_zeros();
                 *word |= 1 << bit;
-                return self.base + i as u64 * 64 + u64::from(bit);
+                return ((i as u64 * 64 + u64::from(bit)) as i64 + self.shift) as u64;
             }
             i += 1;
             below = 0;
@@ -82,12 +86,85 @@ impl Port {
         if self.words.is_empty() {
             self.base = self.base.max(t / 64 * 64);
         }
+        self.shift = self.base as i64 - self.origin as i64;
+    }
+}
+
+/// The warps waiting to issue, as keys, smallest first: a binary heap whose front warp leaves
+/// or comes back with a later key.
+#[derive(Debug, Clone, Default)]
+pub struct Queue(BinaryHeap<Reverse<u64>>);
+
+impl Queue {
+    /// Empties the queue.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The smallest key.
+    #[inline]
+    pub fn first(&self) -> Option<u64> {
+        self.0.peek().map(|k| k.0)
+    }
+
+    /// The second smallest key, `u64::MAX` when there is none: a child of the first.
+    #[inline]
+    pub fn second(&self) -> u64 {
+        match *self.0.as_slice() {
+            [_, Reverse(a), Reverse(b), ..] => a.min(b),
+            [_, Reverse(a)] => a,
+            _ => u64::MAX,
+        }
+    }
+
+    /// Removes the smallest key.
+    #[inline]
+    pub fn pop(&mut self) {
+        self.0.pop();
+    }
+
+    /// Adds `key`.
+    #[inline]
+    pub fn push(&mut self, key: u64) {
+        self.0.push(Reverse(key));
+    }
+
+    /// Replaces the smallest key by `key` (one sift instead of a pop and a push).
+    #[inline]
+    pub fn replace_first(&mut self, key: u64) {
+        if let Some(mut first) = self.0.peek_mut() {
+            *first = Reverse(key);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_queue_keeps_its_keys_in_order() {
+        let mut q = Queue::default();
+        assert_eq!(q.first(), None);
+        for k in [5, 3, 9, 1, 7] {
+            q.push(k);
+        }
+        assert_eq!((q.first(), q.second()), (Some(1), 3));
+        q.replace_first(8);
+        assert_eq!((q.first(), q.second()), (Some(3), 5));
+        q.replace_first(2);
+        assert_eq!((q.first(), q.second()), (Some(2), 5));
+        let mut out = vec![];
+        while let Some(k) = q.first() {
+            out.push(k);
+            q.pop();
+            if k == 5 {
+                q.push(6);
+            }
+        }
+        assert_eq!(out, vec![2, 5, 6, 7, 8, 9]);
+        assert_eq!(q.second(), u64::MAX);
+    }
 
     #[test]
     fn a_port_gives_each_cycle_once() {
