@@ -157,8 +157,8 @@ struct Plan {
     /// It has constant-pipe cycles, is a `bar.sync` or may be a unit's first use: the issue
     /// tests the three only when set.
     rare: bool,
-    /// An ALU instruction of one SASS slot, not rare: most of a stream, issued by
-    /// [`Board::alu`].
+    /// An ALU instruction of one SASS slot or none (folded into another), not rare: most of a
+    /// stream, issued by [`Board::alu`].
     simple: bool,
 }
 
@@ -195,7 +195,7 @@ impl Plan {
         let rare = plan.const_cycles != 0.0 || plan.barrier || plan.unit.is_some();
         Plan {
             rare,
-            simple: kind == Kind::Alu && plan.slots == 1 && !rare,
+            simple: kind == Kind::Alu && plan.slots <= 1 && !rare,
             ..plan
         }
     }
@@ -521,11 +521,23 @@ impl Replay {
 }
 
 impl Board {
-    /// [`Board::step`] for a [`Plan::simple`] instruction: one slot, its result after its
-    /// latency.
+    /// [`Board::step`] for a [`Plan::simple`] instruction: one slot or none, its result after
+    /// its latency.
     #[inline(always)]
     fn alu(&mut self, p: &Plan, work: &mut SmWork, port: &mut Port, want: u32) {
         debug_assert!(p.simple);
+        if p.slots == 0 {
+            // Folded: it takes no cycle, and the floor moves to its cycle if it was the next.
+            self.issued_max = self.issued_max.max(want);
+            let t = want + p.result;
+            for &d in &p.deps.dst[..usize::from(p.deps.n_dst)] {
+                self.ready[usize::from(d)] = t;
+            }
+            if want == self.clock + 1 {
+                self.clock = want;
+            }
+            return;
+        }
         let issue = port.take(u64::from(want)) as u32;
         work.now = issue;
         self.issued_max = self.issued_max.max(issue);
