@@ -14,8 +14,10 @@
 //! below check that for every kernel on random operands and masks.
 
 use super::alu::{mask, order_key, sext_by, sext_shift};
-use super::decode::{DInst, Src, NO_REG};
-use crate::ptx::inst::{AluOp, Cmp, MulMode, Op};
+use super::decode::{Addr, DInst, Src, NO_REG};
+use crate::memory::image::read_le;
+use crate::ptx::ast::{Special, StateSpace};
+use crate::ptx::inst::{AluOp, Cmp, MemOp, MulMode, Op};
 
 /// A source operand of a pre-decoded form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,11 +44,20 @@ pub enum Kernel {
     Xor,
     /// `(x * y + z) & m`: `mul.lo`, `mad.lo` (`z` is 0 for `mul`).
     MulLo(u64),
+    /// [`Kernel::MulLo`] of a width up to 32 bits: the low 32 bits of the product only depend
+    /// on those of the factors, so one 32 x 32 -> 64-bit multiply per lane does.
+    MulLo32(u64),
     /// `mul.wide`/`mad.wide` of signed values of shift `sh`: `(sext(x) * sext(y) + z) & wm`.
     WideS {
         /// Sign-extension shift of the source width.
         sh: u32,
         /// Mask of twice the source width.
+        wm: u64,
+    },
+    /// [`Kernel::WideS`] of 32-bit sources (the common `mul.wide.s32`): a signed 32 x 32 ->
+    /// 64-bit multiply per lane.
+    WideS32 {
+        /// Mask of 64 bits.
         wm: u64,
     },
     /// `mul.wide`/`mad.wide` of unsigned values: `((x & m) * (y & m) + z) & wm`.
@@ -92,6 +103,12 @@ pub enum Kernel {
     Eq(u64),
     /// `setp.ne` of integers.
     Ne(u64),
+    /// `setp` ordering signed 32-bit integers (the common `setp.lt.s32` and the like): their
+    /// sign extensions compared as `i64`, which orders them as [`super::alu::order_key`] does.
+    Order32 {
+        /// The comparison: `Lt`, `Le`, `Gt` or `Ge`.
+        cmp: Ord4,
+    },
     /// `setp` ordering integers by [`super::alu::order_key`] (unsigned order of the keys is
     /// the type's order).
     Order {
@@ -196,10 +213,15 @@ impl Form {
                     (AluOp::And, _) => Kernel::And,
                     (AluOp::Or, _) => Kernel::Or,
                     (AluOp::Xor, _) => Kernel::Xor,
+                    (AluOp::Mul | AluOp::Mad, MulMode::Lo | MulMode::None) if bits <= 32 => {
+                        Kernel::MulLo32(m)
+                    }
                     (AluOp::Mul | AluOp::Mad, MulMode::Lo | MulMode::None) => Kernel::MulLo(m),
                     (AluOp::Mul | AluOp::Mad, MulMode::Wide) if bits <= 32 => {
                         let wm = mask(bits * 2);
-                        if ty.is_signed() {
+                        if ty.is_signed() && bits == 32 {
+                            Kernel::WideS32 { wm }
+                        } else if ty.is_signed() {
                             Kernel::WideS { sh, wm }
                         } else {
                             Kernel::WideU { m, wm }
@@ -235,7 +257,13 @@ impl Form {
             } if !ty.is_float() => {
                 let (bits, signed) = (ty.bits(), ty.is_signed());
                 let (m, sh) = (mask(bits), sext_shift(bits));
-                let order = |cmp| Kernel::Order { cmp, signed, m, sh };
+                let order = |cmp| {
+                    if signed && bits == 32 {
+                        Kernel::Order32 { cmp }
+                    } else {
+                        Kernel::Order { cmp, signed, m, sh }
+                    }
+                };
                 let k = match cmp {
                     Cmp::Eq | Cmp::Equ => Kernel::Eq(m),
                     Cmp::Ne | Cmp::Neu => Kernel::Ne(m),
@@ -254,74 +282,151 @@ impl Form {
 
     /// Executes the form on register file `regs` (`[reg * 32 + lane]`) for the lanes of `exec`;
     /// the other lanes' destination values stay as they were.
+    ///
+    /// A full warp computes straight into the destination row (each lane reads only its own
+    /// lane of the sources, so a source that is the destination itself is copied first); an
+    /// immediate second source stays one value rather than a row spread on the stack.
     #[inline]
     pub fn run(&self, regs: &mut [u64], exec: u32) {
-        let out = {
-            let regs: &[u64] = regs;
-            // Immediates are spread on the stack only when present (no zeroed scratch rows).
-            let (sa, sb, sc);
-            let a = match self.a {
-                Opd::Reg(r) => reg_row(regs, r),
-                Opd::Imm(v) => {
-                    sa = [v; 32];
+        self.run_inline(regs, exec);
+    }
+
+    /// [`Form::run`], inlined into the warp loop's straight-line path.
+    #[inline(always)]
+    pub(crate) fn run_inline(&self, regs: &mut [u64], exec: u32) {
+        let d0 = usize::from(self.d) * 32;
+        let (lo, rest) = regs.split_at_mut(d0);
+        let (dst, hi) = rest.split_at_mut(32);
+        let dst: &mut [u64; 32] = dst.try_into().expect("32 lanes");
+        let (lo, hi): (&[u64], &[u64]) = (lo, hi);
+        let row = |r: u16| src_row(lo, hi, d0, r);
+        // Immediates and the destination's own row are built on the stack only when present.
+        let (sa, sb, sc);
+        let a = match self.a {
+            Opd::Reg(r) => match row(r) {
+                Some(x) => x,
+                None => {
+                    sa = *dst;
                     &sa
                 }
-            };
-            let b = match self.b {
-                Opd::Reg(r) => reg_row(regs, r),
-                Opd::Imm(0) => &ZEROS,
-                Opd::Imm(v) => {
-                    sb = [v; 32];
-                    &sb
-                }
-            };
-            let c = match self.c {
-                Opd::Reg(r) => reg_row(regs, r),
-                Opd::Imm(0) => &ZEROS,
-                Opd::Imm(v) => {
-                    sc = [v; 32];
+            },
+            Opd::Imm(v) => {
+                sa = [v; 32];
+                &sa
+            }
+        };
+        let c = match self.c {
+            Opd::Reg(r) => match row(r) {
+                Some(x) => x,
+                None => {
+                    sc = *dst;
                     &sc
                 }
-            };
-            compute(self.kernel, a, b, c)
-        };
-        let dst: &mut [u64; 32] = (&mut regs[usize::from(self.d) * 32..][..32])
-            .try_into()
-            .expect("32 lanes");
-        if exec == u32::MAX {
-            *dst = out;
-        } else {
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                dst[l] = out[l];
+            },
+            Opd::Imm(0) => &ZEROS,
+            Opd::Imm(v) => {
+                sc = [v; 32];
+                &sc
             }
-        }
+        };
+        let b = match self.b {
+            Opd::Reg(r) => match row(r) {
+                Some(x) => x,
+                None => {
+                    sb = *dst;
+                    &sb
+                }
+            },
+            Opd::Imm(v) => return put(self.kernel, a, Splat(v), c, dst, exec),
+        };
+        put(self.kernel, a, b, c, dst, exec)
+    }
+}
+
+/// Register `r`'s row read in place from the rows below (`lo`) and above (`hi`) the destination
+/// row, which starts at `d0`; `None` for the destination's own row.
+#[inline(always)]
+fn src_row<'a>(lo: &'a [u64], hi: &'a [u64], d0: usize, r: u16) -> Option<&'a [u64; 32]> {
+    let r0 = usize::from(r) * 32;
+    let s = if r0 < d0 {
+        &lo[r0..][..32]
+    } else if r0 > d0 {
+        &hi[r0 - d0 - 32..][..32]
+    } else {
+        return None;
+    };
+    Some(s.try_into().expect("32 lanes"))
+}
+
+/// Writes `kernel(a, b, c)` into `dst` for the lanes of `exec`: in place for a full warp, else
+/// through a scratch row copied lane by lane.
+#[inline(always)]
+fn put<B: Lanes>(k: Kernel, a: &[u64; 32], b: B, c: &[u64; 32], dst: &mut [u64; 32], exec: u32) {
+    if exec == u32::MAX {
+        compute(k, a, b, c, dst);
+    } else {
+        put_lanes(k, a, b, c, dst, exec);
+    }
+}
+
+/// [`put`] for a partial warp, out of line (rare: divergence, guards, a partial last warp).
+#[inline(never)]
+fn put_lanes<B: Lanes>(
+    k: Kernel,
+    a: &[u64; 32],
+    b: B,
+    c: &[u64; 32],
+    dst: &mut [u64; 32],
+    exec: u32,
+) {
+    let mut out = [0u64; 32];
+    compute(k, a, b, c, &mut out);
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        dst[l] = out[l];
+    }
+}
+
+/// A source's value per lane: a register's row, or one value for every lane ([`Splat`]), so
+/// that the compiler keeps an immediate in a register instead of reading a row of copies.
+trait Lanes: Copy {
+    /// The value of lane `l`.
+    fn at(self, l: usize) -> u64;
+}
+
+impl Lanes for &[u64; 32] {
+    #[inline(always)]
+    fn at(self, l: usize) -> u64 {
+        self[l]
+    }
+}
+
+/// One value for every lane.
+#[derive(Clone, Copy)]
+struct Splat(u64);
+
+impl Lanes for Splat {
+    #[inline(always)]
+    fn at(self, _: usize) -> u64 {
+        self.0
     }
 }
 
 /// 32 lanes of zeros: the value of a source a kernel does not read.
 static ZEROS: [u64; 32] = [0; 32];
 
-/// Register `r`'s 32 lanes.
+/// `out[l] = kernel(a[l], b[l], c[l])` for all 32 lanes `l`: one loop per kernel, so the
+/// compiler sees the operation (and vectorizes most).
 #[inline(always)]
-fn reg_row(regs: &[u64], r: u16) -> &[u64; 32] {
-    (&regs[usize::from(r) * 32..][..32])
-        .try_into()
-        .expect("32 lanes")
-}
-
-/// `kernel(a[l], b[l], c[l])` for all 32 lanes `l`: one loop per kernel, so the compiler
-/// sees the operation (and vectorizes most).
-#[inline(always)]
-fn compute(k: Kernel, a: &[u64; 32], b: &[u64; 32], c: &[u64; 32]) -> [u64; 32] {
+fn compute<B: Lanes>(k: Kernel, a: &[u64; 32], b: B, c: &[u64; 32], out: &mut [u64; 32]) {
     macro_rules! each {
         (|$x:ident, $y:ident, $z:ident| $e:expr) => {{
-            std::array::from_fn(|l| {
-                let ($x, $y, $z) = (a[l], b[l], c[l]);
-                $e
-            })
+            for l in 0..32 {
+                let ($x, $y, $z) = (a[l], b.at(l), c[l]);
+                out[l] = $e;
+            }
         }};
     }
     match k {
@@ -331,6 +436,12 @@ fn compute(k: Kernel, a: &[u64; 32], b: &[u64; 32], c: &[u64; 32]) -> [u64; 32] 
         Kernel::Or => each!(|x, y, _z| x | y),
         Kernel::Xor => each!(|x, y, _z| x ^ y),
         Kernel::MulLo(m) => each!(|x, y, z| x.wrapping_mul(y).wrapping_add(z) & m),
+        Kernel::MulLo32(m) => {
+            each!(|x, y, z| ((x & 0xffff_ffff) * (y & 0xffff_ffff)).wrapping_add(z) & m)
+        }
+        Kernel::WideS32 { wm } => {
+            each!(|x, y, z| ((x as i32 as i64 * y as i32 as i64) as u64).wrapping_add(z) & wm)
+        }
         Kernel::WideS { sh, wm } => {
             each!(
                 |x, y, z| (sext_by(x, sh).wrapping_mul(sext_by(y, sh)) as u64).wrapping_add(z) & wm
@@ -358,6 +469,15 @@ fn compute(k: Kernel, a: &[u64; 32], b: &[u64; 32], c: &[u64; 32]) -> [u64; 32] 
         Kernel::Sext { sh, m } => each!(|x, _y, _z| sext_by(x, sh) as u64 & m),
         Kernel::Eq(m) => each!(|x, y, _z| u64::from(x & m == y & m)),
         Kernel::Ne(m) => each!(|x, y, _z| u64::from(x & m != y & m)),
+        Kernel::Order32 { cmp } => {
+            let key = |v: u64| v as i32 as i64;
+            match cmp {
+                Ord4::Lt => each!(|x, y, _z| u64::from(key(x) < key(y))),
+                Ord4::Le => each!(|x, y, _z| u64::from(key(x) <= key(y))),
+                Ord4::Gt => each!(|x, y, _z| u64::from(key(x) > key(y))),
+                Ord4::Ge => each!(|x, y, _z| u64::from(key(x) >= key(y))),
+            }
+        }
         Kernel::Order { cmp, signed, m, sh } => {
             let key = |v| order_key(v, signed, m, sh);
             match cmp {
@@ -370,10 +490,170 @@ fn compute(k: Kernel, a: &[u64; 32], b: &[u64; 32], c: &[u64; 32]) -> [u64; 32] 
     }
 }
 
-/// The pre-decoded form of each instruction of a program (`None`: the general path), made once
-/// per launch.
-pub fn forms(insts: &[DInst]) -> Vec<Option<Form>> {
-    insts.iter().map(Form::of).collect()
+/// What the warp loop does with one instruction, decided once per launch ([`forms`]).
+///
+/// Besides the integer [`Form`]s, the instructions whose value is the same for every lane of a
+/// launch or a block (kernel parameters, `%ntid`, `%ctaid`, immediates and symbol addresses),
+/// the `%tid` rows and the control flow of a converged warp run in the warp loop's straight-line
+/// path (`exec::step`), which does each one's bookkeeping itself. Every variant but
+/// [`Fast::Form`], [`Fast::Bra`] and [`Fast::Nop`] is made for unguarded instructions only.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fast {
+    /// The general path of the warp loop.
+    General,
+    /// An integer form.
+    Form(Form),
+    /// `d[l] = v` (`mov` of an immediate, a symbol's address, `%ntid` or `%nctaid`); `imc`:
+    /// the source is a constant-bank operand, one IMC request (`%ntid`, `%nctaid`).
+    Bcast {
+        /// Destination register.
+        d: u16,
+        /// The value, masked to the type.
+        v: u64,
+        /// Counts an IMC request.
+        imc: bool,
+    },
+    /// `ld.param` of one scalar at a fixed offset: `d[l] = v`, through the uniform datapath
+    /// (`exec::mem`'s `param_model`: an IDC request that hits for 8 bytes, else an IMC request;
+    /// the IMC latency).
+    Param {
+        /// Destination register.
+        d: u16,
+        /// The parameter's value, sign-extended by a signed type.
+        v: u64,
+        /// An 8-byte parameter.
+        wide: bool,
+    },
+    /// `mov` from `%ctaid.c`: `d[l] = ctaid[c] & m`.
+    Ctaid {
+        /// Destination register.
+        d: u16,
+        /// Dimension, below 3.
+        c: u8,
+        /// The type's mask.
+        m: u64,
+    },
+    /// `mov` from `%tid.c`: `d[l] = tid[c][l] & m`.
+    Tid {
+        /// Destination register.
+        d: u16,
+        /// Dimension, below 3.
+        c: u8,
+        /// The type's mask.
+        m: u64,
+    },
+    /// `bra` to `target`.
+    Bra {
+        /// Instruction index.
+        target: u32,
+    },
+    /// `ret` or `exit`.
+    Exit,
+    /// `bar.warp.sync`: nothing to do for a simulator whose warps run in lock step.
+    Nop,
+}
+
+/// The pre-decoded entry of one instruction: what it is and its guard.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pre {
+    /// What the warp loop does.
+    pub op: Fast,
+    /// Guard predicate register, or [`NO_REG`].
+    pub guard: u16,
+    /// `@!p`.
+    pub negated: bool,
+}
+
+impl Fast {
+    /// The entry of `inst` in `launch`, or [`Fast::General`].
+    pub fn of(inst: &DInst, launch: &super::Launch) -> Fast {
+        if let Some(f) = Form::of(inst) {
+            return Fast::Form(f);
+        }
+        match inst.op {
+            Op::Bra => {
+                return Fast::Bra {
+                    target: inst.target,
+                }
+            }
+            Op::WarpSync => return Fast::Nop,
+            _ => {}
+        }
+        let d = inst.dst[0];
+        if inst.guard != NO_REG || (d == NO_REG && !matches!(inst.op, Op::Exit | Op::Ret)) {
+            return Fast::General;
+        }
+        match inst.op {
+            Op::Exit | Op::Ret => Fast::Exit,
+            Op::Mov(ty) if inst.nsrc >= 1 => {
+                let m = mask(ty.bits().max(8));
+                let block = launch.dims.block;
+                match inst.src[0] {
+                    Src::Imm(v) => Fast::Bcast {
+                        d,
+                        v: v & m,
+                        imc: false,
+                    },
+                    Src::Special(Special::Ntid(c)) if c < 3 => Fast::Bcast {
+                        d,
+                        v: u64::from(block[usize::from(c)]) & m,
+                        imc: true,
+                    },
+                    Src::Special(Special::Nctaid(c)) if c < 3 => Fast::Bcast {
+                        d,
+                        v: u64::from(launch.dims.grid[usize::from(c)]) & m,
+                        imc: true,
+                    },
+                    Src::Special(Special::Ctaid(c)) if c < 3 => Fast::Ctaid { d, c, m },
+                    Src::Special(Special::Tid(c)) if c < 3 => Fast::Tid { d, c, m },
+                    _ => Fast::General,
+                }
+            }
+            Op::Ld(m) => param(inst, m, &launch.params).unwrap_or(Fast::General),
+            _ => Fast::General,
+        }
+    }
+}
+
+/// The [`Fast::Param`] of `ld.param` instruction `inst` (one element at a fixed offset inside
+/// the parameter buffer `params`), with the value `exec::mem` reads.
+fn param(inst: &DInst, m: MemOp, params: &[u8]) -> Option<Fast> {
+    let Some(Addr {
+        base: Src::Imm(base),
+        offset,
+    }) = inst.addr
+    else {
+        return None;
+    };
+    if m.space != StateSpace::Param || m.vec != 1 {
+        return None;
+    }
+    let at = base.wrapping_add(offset as u64) as usize;
+    let x = read_le(params, at, m.ty.bytes() as usize)?;
+    let v = if m.ty.is_signed() {
+        super::alu::sext(x, m.ty.bits()) as u64
+    } else {
+        x
+    };
+    Some(Fast::Param {
+        d: inst.dst[0],
+        v,
+        wide: m.ty.bytes() == 8,
+    })
+}
+
+/// The pre-decoded entry of each instruction of `launch`'s program, made once per launch.
+pub fn forms(launch: &super::Launch) -> Vec<Pre> {
+    launch
+        .program
+        .insts
+        .iter()
+        .map(|i| Pre {
+            op: Fast::of(i, launch),
+            guard: i.guard,
+            negated: i.guard_negated,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -583,6 +863,130 @@ mod tests {
                 });
             }
         }
+    }
+
+    /// A launch of `insts` with parameter buffer `params`, grid (5, 1, 1) of blocks (96, 2, 1).
+    fn launch_of<'a>(
+        program: &'a super::super::Program,
+        params: Vec<u8>,
+    ) -> super::super::Launch<'a> {
+        super::super::Launch {
+            label: "t",
+            program,
+            params,
+            dims: super::super::Dims {
+                grid: [5, 1, 1],
+                block: [96, 2, 1],
+            },
+            shared_bytes: 0,
+            local_bytes: 0,
+            registers: 16,
+            cache_global_loads: true,
+            bank_width: 4,
+            max_warp_instructions: 1000,
+            progress: None,
+            sampling: super::super::Sampling::Full,
+        }
+    }
+
+    #[test]
+    fn uniform_movs_params_and_control_flow_have_entries() {
+        use crate::ptx::ast::Special;
+        use crate::ptx::inst::{CacheOp, MemOp};
+        let ld = |ty: Type, offset: i64| {
+            let mut i = inst(
+                Op::Ld(MemOp {
+                    space: StateSpace::Param,
+                    cache: CacheOp::Default,
+                    vec: 1,
+                    ty,
+                    volatile: false,
+                    nc: false,
+                }),
+                &[],
+            );
+            i.addr = Some(Addr {
+                base: Src::Imm(0),
+                offset,
+            });
+            i
+        };
+        let mut bra = inst(Op::Bra, &[]);
+        (bra.dst[0], bra.target, bra.guard) = (NO_REG, 7, 3);
+        let mut guarded_mov = inst(Op::Mov(Type::U32), &[Src::Imm(3)]);
+        guarded_mov.guard = 3;
+        let mut ret = inst(Op::Ret, &[]);
+        ret.dst[0] = NO_REG;
+        let insts = vec![
+            ld(Type::U64, 0),
+            ld(Type::S32, 8),
+            ld(Type::U32, 8),
+            ld(Type::U32, 12),
+            inst(Op::Mov(Type::U16), &[Src::Imm(0x1_2345)]),
+            inst(Op::Mov(Type::U32), &[Src::Special(Special::Ntid(1))]),
+            inst(Op::Mov(Type::U32), &[Src::Special(Special::Ctaid(0))]),
+            inst(Op::Mov(Type::U32), &[Src::Special(Special::Tid(2))]),
+            inst(Op::Mov(Type::U32), &[Src::Special(Special::LaneId)]),
+            guarded_mov,
+            bra,
+            ret,
+        ];
+        let program = super::super::Program {
+            name: "t".into(),
+            lines: vec![0; insts.len()],
+            texts: vec![String::new(); insts.len()],
+            insts,
+            num_regs: 4,
+            reg_slots: vec![1; 4],
+        };
+        let mut params = 0x1122_3344_5566_7788u64.to_le_bytes().to_vec();
+        params.extend((-2i32).to_le_bytes());
+        let launch = launch_of(&program, params);
+        let got: Vec<Fast> = forms(&launch).iter().map(|p| p.op).collect();
+        let want = [
+            Fast::Param {
+                d: 0,
+                v: 0x1122_3344_5566_7788,
+                wide: true,
+            },
+            Fast::Param {
+                d: 0,
+                v: (-2i64) as u64,
+                wide: false,
+            },
+            Fast::Param {
+                d: 0,
+                v: 0xffff_fffe,
+                wide: false,
+            },
+            // Past the end of the buffer: the general path reports it.
+            Fast::General,
+            Fast::Bcast {
+                d: 0,
+                v: 0x2345,
+                imc: false,
+            },
+            Fast::Bcast {
+                d: 0,
+                v: 2,
+                imc: true,
+            },
+            Fast::Ctaid {
+                d: 0,
+                c: 0,
+                m: 0xffff_ffff,
+            },
+            Fast::Tid {
+                d: 0,
+                c: 2,
+                m: 0xffff_ffff,
+            },
+            Fast::General,
+            Fast::General,
+            Fast::Bra { target: 7 },
+            Fast::Exit,
+        ];
+        assert_eq!(got, want);
     }
 
     #[test]

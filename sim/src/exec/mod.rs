@@ -244,7 +244,7 @@ pub fn run(
     // The log buffer whose timing pass is still to run (launches run in full).
     let mut pending: Option<usize> = None;
     let plans = Plans::new(&costs, launch.program);
-    let forms = fast::forms(&launch.program.insts);
+    let forms = fast::forms(launch);
     let cx = crate::timing::replay::Ctx {
         program: launch.program,
         costs: &costs,
@@ -500,7 +500,7 @@ const BATCH_BLOCKS: u64 = 8;
 fn run_batch_on_sm(
     cfg: &GpuConfig,
     launch: &Launch,
-    forms: &[Option<fast::Form>],
+    forms: &[fast::Pre],
     costs: &Costs,
     global: &GlobalView,
     constant: &[u8],

@@ -4,6 +4,7 @@
 
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
+use super::fast::{Fast, Pre};
 use super::trace::{BlockLog, Entry};
 use super::warp::Warp;
 use super::Launch;
@@ -44,8 +45,8 @@ pub struct Ctx<'a> {
     pub cfg: &'a GpuConfig,
     /// The launch being run.
     pub launch: &'a Launch<'a>,
-    /// The pre-decoded form of each instruction of the program ([`super::fast`]).
-    pub forms: &'a [Option<super::fast::Form>],
+    /// The pre-decoded entry of each instruction of the program ([`super::fast`]).
+    pub forms: &'a [Pre],
     /// Global memory, shared with the other SMs' threads.
     pub global: &'a GlobalView<'a>,
     /// The constant bank.
@@ -79,14 +80,120 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Executes one warp instruction of `w`.
-    ///
-    /// The bookkeeping every instruction needs and the pre-decoded integer forms (most of a
-    /// kernel's instructions) run here, inlined into the warp loop; the other instructions go to
-    /// [`Ctx::step_general`], out of line, so that the common path does not pay for the registers
-    /// and stack the memory and control-flow arms need.
+    /// Executes warp instructions of `w`: a converged warp's run of pre-decoded instructions
+    /// ([`Ctx::run_straight`]), then one instruction on the general path, which stops at any
+    /// instruction that can fault, wait or diverge.
     #[inline]
     pub fn step(&mut self, w: &mut Warp) -> Result<()> {
+        if w.converged {
+            self.run_straight(w);
+            if w.live == 0 {
+                return Ok(());
+            }
+        }
+        self.step_one(w)
+    }
+
+    /// Runs converged warp `w` through the pre-decoded instructions from its PC on, with each
+    /// one's bookkeeping (budget, per-PC statistics, `%clock`, the log) done here, until an
+    /// instruction that needs the general path: one without a pre-decoded entry, a branch that
+    /// diverges, the end of the budget (the general path reports it at that instruction), or the
+    /// warp's exit. Every lane of a converged warp is at the PC, so the lanes at it are the live
+    /// ones.
+    #[inline]
+    fn run_straight(&mut self, w: &mut Warp) {
+        let Ctx {
+            forms,
+            counters,
+            per_pc,
+            costs,
+            ctaid,
+            budget,
+            log,
+            ..
+        } = self;
+        let stream = &mut log.warps[w.index as usize];
+        let live = w.live;
+        let threads = u64::from(live.count_ones());
+        let mut left = **budget;
+        let mut pc = w.common_pc;
+        while left != 0 {
+            let Some(pre) = forms.get(pc as usize) else {
+                break;
+            };
+            let exec = if pre.guard == NO_REG {
+                live
+            } else {
+                live & guard_bits(&w.regs, pre.guard, pre.negated)
+            };
+            let (mut next, mut lat) = (pc + 1, 0);
+            match &pre.op {
+                Fast::Form(f) => f.run_inline(&mut w.regs, exec),
+                &Fast::Bcast { d, v, imc } => {
+                    counters.imc_requests += u64::from(imc);
+                    fill(row_mut(&mut w.regs, d), exec, v);
+                }
+                &Fast::Param { d, v, wide } => {
+                    if wide {
+                        counters.idc_requests += 1;
+                        counters.idc_hits += 1;
+                    } else {
+                        counters.imc_requests += 1;
+                    }
+                    lat = costs.imc;
+                    fill(row_mut(&mut w.regs, d), exec, v);
+                }
+                &Fast::Ctaid { d, c, m } => {
+                    let v = u64::from(ctaid[usize::from(c)]) & m;
+                    fill(row_mut(&mut w.regs, d), exec, v);
+                }
+                &Fast::Tid { d, c, m } => {
+                    let tid = &w.tid[usize::from(c)];
+                    let out = row_mut(&mut w.regs, d);
+                    for_lanes!(exec, |l| {
+                        out[l] = u64::from(tid[l]) & m;
+                    });
+                }
+                &Fast::Bra { target } => {
+                    if exec == live {
+                        // A branch every active lane takes: the timing pass needs to know.
+                        (next, lat) = (target, 1);
+                    } else if exec != 0 {
+                        break; // divergence: the general path
+                    }
+                }
+                Fast::Exit => w.live = 0,
+                Fast::Nop => {}
+                Fast::General => break,
+            }
+            left -= 1;
+            let ps = &mut per_pc[pc as usize];
+            ps.executed += 1;
+            ps.threads += if exec == live {
+                threads
+            } else {
+                u64::from(exec.count_ones())
+            };
+            stream.push(Entry { pc, lat });
+            pc = next;
+            if w.live == 0 {
+                break;
+            }
+        }
+        // `%clock` counts the instructions issued: none of those above reads it.
+        w.clock += (**budget - left) as u32;
+        **budget = left;
+        w.common_pc = pc;
+    }
+
+    /// Executes one warp instruction of `w`.
+    ///
+    /// The bookkeeping every instruction needs and the pre-decoded integer forms run here,
+    /// inlined into the warp loop; the other instructions go to [`Ctx::step_general`], out of
+    /// line, so that the common path does not pay for the registers and stack the memory and
+    /// control-flow arms need.
+    #[inline]
+    fn step_one(&mut self, w: &mut Warp) -> Result<()> {
         let (pc, mask) = w.next();
         let prog = self.launch.program;
         let Some(inst) = prog.insts.get(pc as usize) else {
@@ -104,7 +211,7 @@ impl Ctx<'_> {
         ps.threads += u64::from(exec.count_ones());
         // `%clock` reads the warp's issue count: cycles are only known after the timing pass.
         w.clock += 1;
-        if let Some(f) = &self.forms[pc as usize] {
+        if let Fast::Form(f) = &self.forms[pc as usize].op {
             // The common integer forms, decided once per launch: no branch, no latency.
             f.run(&mut w.regs, exec);
             w.advance(pc, mask, 0, inst.target);
@@ -532,10 +639,34 @@ fn guard_mask(w: &Warp, inst: &DInst) -> u32 {
     if inst.guard == NO_REG {
         return u32::MAX;
     }
-    let regs = &w.regs[inst.guard as usize * 32..][..32];
+    guard_bits(&w.regs, inst.guard, inst.guard_negated)
+}
+
+/// The lanes whose predicate register `p` (of register file `regs`) is set, or clear when
+/// `negated`.
+#[inline]
+fn guard_bits(regs: &[u64], p: u16, negated: bool) -> u32 {
+    let row = &regs[usize::from(p) * 32..][..32];
     let mut m = 0u32;
-    for (l, v) in regs.iter().enumerate() {
-        m |= ((*v as u32 & 1) ^ u32::from(inst.guard_negated)) << l;
+    for (l, v) in row.iter().enumerate() {
+        m |= ((*v as u32 & 1) ^ u32::from(negated)) << l;
     }
     m
+}
+
+/// Sets the lanes of `exec` of `row` to `v` (the others keep what they hold: a later warp in
+/// the same register file may read them before writing).
+#[inline(always)]
+fn fill(row: &mut [u64; 32], exec: u32, v: u64) {
+    for_lanes!(exec, |l| {
+        row[l] = v;
+    });
+}
+
+/// Register `d`'s 32 lanes, to write.
+#[inline(always)]
+fn row_mut(regs: &mut [u64], d: u16) -> &mut [u64; 32] {
+    (&mut regs[usize::from(d) * 32..][..32])
+        .try_into()
+        .expect("32 lanes")
 }
