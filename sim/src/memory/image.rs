@@ -469,6 +469,7 @@ pub fn host_buffer(bytes: usize) -> Result<Vec<u8>, String> {
     let mut v = Vec::new();
     v.try_reserve_exact(bytes)
         .map_err(|_| not_allocated(bytes))?;
+    advise_huge_pages(v.as_mut_ptr(), bytes);
     Ok(v)
 }
 
