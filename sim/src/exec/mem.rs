@@ -11,7 +11,7 @@ use crate::memory::image::{
     read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES,
 };
 use crate::memory::shared::{self, Banks};
-use crate::memory::system::{L1Outcome, LoadPath};
+use crate::memory::system::{ConstLevelsOutcome, L1Outcome, LoadPath};
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
@@ -471,15 +471,10 @@ impl Ctx<'_> {
             return None;
         }
         let span = m.ty.bytes() as u64 * u64::from(m.vec);
-        let (mut lo, mut hi) = (u64::MAX, 0u64);
-        if let Some(a0) = run {
-            (lo, hi) = (a0, a0 + 31 * span);
-        } else {
-            for_lanes!(exec, |l| {
-                lo = lo.min(addrs[l]);
-                hi = hi.max(addrs[l]);
-            });
-        }
+        let (lo, hi) = match run {
+            Some(a0) => (a0, a0 + 31 * span),
+            None => coalesce::span(exec, addrs),
+        };
         if resolve(m.space, lo).0 != StateSpace::Global
             || resolve(m.space, hi).0 != StateSpace::Global
         {
@@ -577,9 +572,12 @@ impl Ctx<'_> {
                     c.const_imm_loads += 1;
                     return self.costs.imc;
                 }
-                let o = self
-                    .caches
-                    .constant_load(self.params, &resolved_access(m.space, access));
+                let mut o = ConstLevelsOutcome::default();
+                (self.caches).constant_load_into(
+                    self.params,
+                    &resolved_access(m.space, access),
+                    &mut o,
+                );
                 c.ldc_inst += 1;
                 c.ldc_requests += u64::from(o.requests);
                 c.idc_requests += u64::from(o.requests);

@@ -49,9 +49,6 @@ pub struct LineOutcome {
 struct Slot {
     valid: u32,
     dirty: u32,
-    /// Neighbours in the set's recency list (slot indices; [`NIL`] at the ends).
-    prev: u32,
-    next: u32,
 }
 
 impl Slot {
@@ -101,12 +98,12 @@ const NIL: u32 = u32::MAX;
 
 /// Tag state of a sectored cache.
 ///
-/// Recency, exact LRU either way: a cache of up to 16 ways keeps each set's ways
-/// in recency order, most recent first (a hit moves its way to the front, a fill takes the last
-/// way): a few contiguous words per set, no pointers. A more associative one keeps each set's
-/// ways in a doubly linked recency list, most recent first, and finds lines through a hash index,
-/// so both a hit and the choice of the LRU victim cost O(1) even for the hundreds of ways L1 is
-/// modelled with.
+/// Recency, exact LRU either way: a cache of up to 16 ways keeps each set's recency order in one
+/// word, way numbers in nibbles, most recent first (a hit moves its way's nibble to the front, a
+/// fill takes the last one's way), so that no tag or sector state moves. A more associative one
+/// finds lines through a hash index and ranks its ways by recency stamps ([`Stamps`]): a hit (the
+/// common case) writes one stamp, and the LRU victim is the smallest stamp of the set, found in a
+/// few vector instructions per 8 ways, even for the hundreds of ways L1 is modelled with.
 #[derive(Debug, Clone)]
 pub struct SectorCache {
     geom: Geometry,
@@ -121,16 +118,17 @@ pub struct SectorCache {
     /// The line number each way holds ([`EMPTY`] if none), apart from the rest of the slot so a
     /// set's tags are scanned in one or two host cache lines.
     tags: Vec<u64>,
+    /// The ways' sector state.
     slots: Vec<Slot>,
-    /// Most and least recently used slot of each set.
-    head: Vec<u32>,
-    tail: Vec<u32>,
+    /// Recency of the ways of a cache that does not keep its sets in order.
+    stamps: Stamps,
     /// line number → slot index for highly associative caches, so a lookup costs one hash probe;
     /// small sets are scanned, which is faster.
     index: Option<LineIndex>,
-    /// Sets keep their ways in recency order (`tags` and `slots` move together; the lists are
-    /// unused).
+    /// Sets keep their recency order in `order` (the lists are unused).
     ordered: bool,
+    /// Per set of an ordered cache, its ways most recent first, a nibble each ([`Order`]).
+    order: Vec<Order>,
 }
 
 /// Caches with at most this many ways keep their sets in recency order; more associative ones use
@@ -140,6 +138,12 @@ const ORDERED_WAYS: u32 = 16;
 impl SectorCache {
     /// An empty (cold) cache.
     pub fn new(geom: Geometry) -> Self {
+        Self::new_as(geom, geom.associativity <= ORDERED_WAYS)
+    }
+
+    /// An empty cache of geometry `geom` whose sets are `ordered` (at most 16 ways), or ranked by
+    /// stamps.
+    fn new_as(geom: Geometry, ordered: bool) -> Self {
         let sets = geom.sets();
         let ways = geom.associativity.max(1);
         let mut c = SectorCache {
@@ -151,34 +155,28 @@ impl SectorCache {
             set_mask: sets.is_power_of_two().then(|| sets - 1),
             tags: Vec::new(),
             slots: Vec::new(),
-            head: Vec::new(),
-            tail: Vec::new(),
+            stamps: Stamps::new(0, ways as usize),
             index: (ways > ORDERED_WAYS)
                 .then(|| LineIndex::new(geom.sets() as usize * ways as usize)),
-            ordered: ways <= ORDERED_WAYS,
+            ordered,
+            order: Vec::new(),
         };
         c.reset();
         c
     }
 
-    /// Empties every set and links its ways in order.
+    /// Empties every set; way 0 of each is the most recent, the last way the next victim.
     fn reset(&mut self) {
         let ways = self.geom.associativity.max(1);
-        let n = self.sets as usize * ways as usize;
-        self.slots = (0..n as u32)
-            .map(|i| {
-                let w = i % ways;
-                Slot {
-                    valid: 0,
-                    dirty: 0,
-                    prev: if w == 0 { NIL } else { i - 1 },
-                    next: if w + 1 == ways { NIL } else { i + 1 },
-                }
-            })
-            .collect();
-        self.tags = vec![EMPTY; n];
-        self.head = (0..self.sets as u32).map(|s| s * ways).collect();
-        self.tail = (0..self.sets as u32).map(|s| s * ways + ways - 1).collect();
+        let n = self.sets as u32 * ways;
+        self.slots = vec![Slot { valid: 0, dirty: 0 }; n as usize];
+        self.stamps = Stamps::new(if self.ordered { 0 } else { n as usize }, ways as usize);
+        self.tags = vec![EMPTY; n as usize];
+        self.order = if self.ordered {
+            vec![Order::new(ways as usize); self.sets as usize]
+        } else {
+            Vec::new()
+        };
         if let Some(index) = &mut self.index {
             index.clear();
         }
@@ -198,22 +196,22 @@ impl SectorCache {
         let base = set * self.ways;
         let tags = &mut self.tags[base..base + self.ways];
         let slots = &mut self.slots[base..base + self.ways];
-        if let Some(p) = tags.iter().position(|&t| t == line) {
+        let order = &mut self.order[set];
+        if let Some(w) = way_of(tags, line) {
             // The way becomes the most recent.
-            to_front(&mut tags[..=p]);
-            to_front(&mut slots[..=p]);
-            return slots[0].hit(sectors, write, allocate);
+            order.move_to_front(order.position(w));
+            return slots[w].hit(sectors, write, allocate);
         }
         if !allocate {
             return LineOutcome::default();
         }
         // The least recent way is the victim.
         let last = self.ways - 1;
-        let out = slots[last].refill(tags[last] != EMPTY, sectors, write);
-        tags[last] = line;
+        let w = order.at(last);
+        let out = slots[w].refill(tags[w] != EMPTY, sectors, write);
+        tags[w] = line;
         if becomes_recent(sectors, evict_first) {
-            to_front(tags);
-            to_front(slots);
+            order.move_to_front(last);
         }
         out
     }
@@ -230,27 +228,6 @@ impl SectorCache {
             Some(m) => (line & m) as usize,
             None => (line % self.sets) as usize,
         }
-    }
-
-    /// Moves slot `i` of `set` to the front of its recency list.
-    #[inline(always)]
-    fn touch(&mut self, set: usize, i: u32) {
-        if self.head[set] == i {
-            return;
-        }
-        let Slot { prev, next, .. } = self.slots[i as usize];
-        // `i` is not the head, so it has a predecessor.
-        self.slots[prev as usize].next = next;
-        if next == NIL {
-            self.tail[set] = prev;
-        } else {
-            self.slots[next as usize].prev = prev;
-        }
-        let old = self.head[set];
-        self.slots[i as usize].prev = NIL;
-        self.slots[i as usize].next = old;
-        self.slots[old as usize].prev = i;
-        self.head[set] = i;
     }
 
     /// Looks up the sector holding byte `addr`. On a miss with `allocate`, the sector is filled
@@ -329,34 +306,75 @@ impl SectorCache {
             return self.access_ordered(set, line, sectors, write, allocate, evict_first);
         }
         let base = set * ways;
-        let found = match &self.index {
-            Some(index) => index.find(&self.tags, line),
-            None => self.tags[base..base + ways]
-                .iter()
-                .position(|&t| t == line)
-                .map(|i| (base + i) as u32),
+        let SectorCache {
+            tags,
+            slots,
+            stamps,
+            index,
+            ..
+        } = self;
+        let found = match index {
+            Some(index) => index.find(tags, line),
+            None => {
+                (tags[base..base + ways].iter().position(|&t| t == line)).map(|i| (base + i) as u32)
+            }
         };
-        if let Some(i) = found {
-            self.touch(set, i);
-            return self.slots[i as usize].hit(sectors, write, allocate);
+        let mut index = index.as_mut();
+        stamped_access(
+            tags,
+            slots,
+            stamps,
+            &mut index,
+            base,
+            found,
+            line,
+            sectors,
+            (write, allocate, evict_first),
+        )
+    }
+
+    /// Reads (looks up with allocation, as [`SectorCache::access_line`] does) the ascending
+    /// sectors `sectors` (byte addresses), one lookup per line; pushes those that missed onto
+    /// `missed`, in order. Returns (lines, sectors hit). One loop per request, the kind of
+    /// recency store and set index decided once.
+    #[inline]
+    pub fn read_sectors(
+        &mut self,
+        sectors: &[u64],
+        evict_first: bool,
+        missed: &mut super::coalesce::Sectors,
+    ) -> (u32, u32) {
+        let line_of = self.line_map();
+        if let SectorCache {
+            tags,
+            slots,
+            stamps,
+            index: Some(index),
+            ordered: false,
+            set_mask,
+            sets,
+            ways,
+            ..
+        } = self
+        {
+            let (sets, ways) = (*sets, *ways);
+            let run = (sectors, evict_first);
+            return match *set_mask {
+                Some(m) => {
+                    let base_of = |l| (l & m) as usize * ways;
+                    read_indexed(tags, slots, stamps, index, base_of, line_of, run, missed)
+                }
+                None => {
+                    let base_of = |l| (l % sets) as usize * ways;
+                    read_indexed(tags, slots, stamps, index, base_of, line_of, run, missed)
+                }
+            };
         }
-        if !allocate {
-            return LineOutcome::default();
-        }
-        let victim = self.tail[set];
-        let old_line = self.tags[victim as usize];
-        if let (Some(index), true) = (&mut self.index, old_line != EMPTY) {
-            index.remove(&self.tags, old_line);
-        }
-        let out = self.slots[victim as usize].refill(old_line != EMPTY, sectors, write);
-        self.tags[victim as usize] = line;
-        if becomes_recent(sectors, evict_first) {
-            self.touch(set, victim);
-        }
-        if let Some(index) = &mut self.index {
-            index.insert(&self.tags, victim);
-        }
-        out
+        let read = |line, mask| {
+            self.access_line_inlined(line, mask, false, true, evict_first)
+                .hits
+        };
+        read_runs(sectors, line_of, read, missed)
     }
 
     /// Drops the line holding byte `addr`, if present (write-evict stores); returns whether it was.
@@ -367,15 +385,15 @@ impl SectorCache {
         let base = set * ways;
         if self.ordered {
             let tags = &mut self.tags[base..base + ways];
-            let Some(p) = tags.iter().position(|&t| t == line) else {
+            let Some(w) = way_of(tags, line) else {
                 return false;
             };
             // The emptied way becomes the least recent (the next victim).
-            tags[p] = EMPTY;
-            tags[p..].rotate_left(1);
-            let slots = &mut self.slots[base..base + ways];
-            (slots[p].valid, slots[p].dirty) = (0, 0);
-            slots[p..].rotate_left(1);
+            tags[w] = EMPTY;
+            let s = &mut self.slots[base + w];
+            (s.valid, s.dirty) = (0, 0);
+            let order = &mut self.order[set];
+            order.move_to_back(order.position(w), ways - 1);
             return true;
         }
         let found = match &mut self.index {
@@ -389,20 +407,282 @@ impl SectorCache {
         self.tags[i as usize] = EMPTY;
         let s = &mut self.slots[i as usize];
         (s.valid, s.dirty) = (0, 0);
-        // The empty way becomes the next victim: move it to the tail of the recency list.
-        let tail = self.tail[set];
-        if tail != i {
-            self.touch(set, i);
-            // After touch `i` is the head; rotate it to the tail by unlinking and appending.
-            let next = self.slots[i as usize].next;
-            self.head[set] = next;
-            self.slots[next as usize].prev = NIL;
-            self.slots[i as usize].next = NIL;
-            self.slots[i as usize].prev = tail;
-            self.slots[tail as usize].next = i;
-            self.tail[set] = i;
-        }
+        // The empty way becomes the next victim.
+        self.stamps.make_oldest(i as usize, base);
         true
+    }
+}
+
+/// [`SectorCache::read_sectors`] with `read(line, mask)` the lookup of a line's sectors
+/// (returning those present), `line_of` as [`SectorCache::line_map`].
+#[inline(always)]
+fn read_runs(
+    sectors: &[u64],
+    line_of: impl Fn(u64) -> (u64, u32),
+    mut read: impl FnMut(u64, u32) -> u32,
+    missed: &mut super::coalesce::Sectors,
+) -> (u32, u32) {
+    let (mut lines, mut hit) = (0u32, 0u32);
+    let mut i = 0;
+    while i < sectors.len() {
+        let (line, mut mask) = line_of(sectors[i]);
+        let mut j = i + 1;
+        while let Some(&s) = sectors.get(j) {
+            let (l, bit) = line_of(s);
+            if l != line {
+                break;
+            }
+            mask |= bit;
+            j += 1;
+        }
+        lines += 1;
+        let hits = read(line, mask);
+        if hits == mask {
+            hit += (j - i) as u32;
+        } else {
+            for &s in &sectors[i..j] {
+                if hits & line_of(s).1 != 0 {
+                    hit += 1;
+                } else {
+                    missed.push(s);
+                }
+            }
+        }
+        i = j;
+    }
+    (lines, hit)
+}
+
+/// [`SectorCache::read_sectors`] of `(sectors, evict_first)` on an indexed cache ranked by
+/// stamps: its parts, `base_of` the first slot of a line's set. Not inlined, so that the parts
+/// are separate arguments the optimiser knows do not overlap (it keeps their fields in registers
+/// across the loop's stores).
+#[allow(clippy::too_many_arguments)] // the split borrows of one cache
+#[inline(never)]
+fn read_indexed(
+    tags: &mut [u64],
+    slots: &mut [Slot],
+    stamps: &mut Stamps,
+    index: &mut LineIndex,
+    base_of: impl Fn(u64) -> usize,
+    line_of: impl Fn(u64) -> (u64, u32),
+    (sectors, evict_first): (&[u64], bool),
+    missed: &mut super::coalesce::Sectors,
+) -> (u32, u32) {
+    let read = |line, mask| {
+        let found = index.find(tags, line);
+        let flags = (false, true, evict_first);
+        let base = base_of(line);
+        stamped_access(
+            tags,
+            slots,
+            stamps,
+            &mut Some(&mut *index),
+            base,
+            found,
+            line,
+            mask,
+            flags,
+        )
+        .hits
+    };
+    read_runs(sectors, line_of, read, missed)
+}
+
+/// [`SectorCache::access_line`] of `line` on a cache ranked by stamps, in the set whose first
+/// slot is `base`, where the lookup `found` the line's slot (or not); `index` (if the cache has
+/// one) follows the refill. `flags`: (write, allocate, evict_first).
+#[allow(clippy::too_many_arguments)] // the split borrows of one cache
+#[inline(always)]
+fn stamped_access(
+    tags: &mut [u64],
+    slots: &mut [Slot],
+    stamps: &mut Stamps,
+    index: &mut Option<&mut LineIndex>,
+    base: usize,
+    found: Option<u32>,
+    line: u64,
+    sectors: u32,
+    (write, allocate, evict_first): (bool, bool, bool),
+) -> LineOutcome {
+    if let Some(i) = found {
+        stamps.make_recent(i as usize, base);
+        return slots[i as usize].hit(sectors, write, allocate);
+    }
+    if !allocate {
+        return LineOutcome::default();
+    }
+    let victim = stamps.victim(base);
+    let old_line = tags[victim];
+    if let (Some(index), true) = (index.as_deref_mut(), old_line != EMPTY) {
+        index.remove(tags, old_line);
+    }
+    let out = slots[victim].refill(old_line != EMPTY, sectors, write);
+    tags[victim] = line;
+    // A line that does not become recent keeps the victim's stamp: the set's smallest.
+    if becomes_recent(sectors, evict_first) {
+        stamps.make_recent(victim, base);
+    }
+    if let Some(index) = index.as_deref_mut() {
+        index.insert(tags, victim as u32);
+    }
+    out
+}
+
+/// Exact LRU ranks of the ways of sets too large to keep in order: each way's key is a stamp
+/// above the way number (`way_bits` of it); a way made the most recent takes a stamp above every
+/// other (counting up from the middle of the stamps' range), one made the least recent a stamp
+/// below every other (counting down), so the LRU way of a set is the one with the smallest key,
+/// read off its low bits. When the stamps run out (after millions of lookups), every set's ways
+/// are renumbered in the same order.
+#[derive(Debug, Clone)]
+struct Stamps {
+    /// Key per slot: `stamp << way_bits | way`.
+    keys: Vec<u32>,
+    ways: usize,
+    way_bits: u32,
+    /// The next stamp for a way made the most recent, counting up; stamps end below `limit`.
+    newest: u32,
+    limit: u32,
+    /// The next stamp for a way made the least recent, counting down (0: renumber first).
+    oldest: u32,
+}
+
+impl Stamps {
+    /// Ranks for `slots` slots in sets of `ways` (at most 32,767), in each set way 0 the most
+    /// recent and the last way the least.
+    fn new(slots: usize, ways: usize) -> Self {
+        let way_bits = usize::BITS - ways.saturating_sub(1).leading_zeros();
+        let limit = u32::try_from(1u64 << (32 - way_bits)).unwrap_or(u32::MAX);
+        debug_assert!(
+            ways < (limit / 2) as usize,
+            "{ways} ways leave too few stamps"
+        );
+        let mut st = Stamps {
+            keys: vec![0; slots],
+            ways: ways.max(1),
+            way_bits,
+            newest: 0,
+            limit,
+            oldest: 0,
+        };
+        let mid = limit / 2;
+        for (i, k) in st.keys.iter_mut().enumerate() {
+            let way = i % st.ways;
+            *k = (mid + (st.ways - 1 - way) as u32) << way_bits | way as u32;
+        }
+        st.newest = mid + st.ways as u32;
+        st.oldest = mid - 1;
+        st
+    }
+
+    /// Makes slot `i` (of the set whose first slot is `base`) the most recent of its set.
+    #[inline(always)]
+    fn make_recent(&mut self, i: usize, base: usize) {
+        if self.newest == self.limit {
+            self.renumber();
+        }
+        self.keys[i] = self.newest << self.way_bits | (i - base) as u32;
+        self.newest += 1;
+    }
+
+    /// Makes slot `i` (of the set whose first slot is `base`) the least recent of its set.
+    fn make_oldest(&mut self, i: usize, base: usize) {
+        if self.oldest == 0 {
+            self.renumber();
+        }
+        self.keys[i] = self.oldest << self.way_bits | (i - base) as u32;
+        self.oldest -= 1;
+    }
+
+    /// The least recent slot of the set whose first slot is `base`.
+    #[inline(always)]
+    fn victim(&self, base: usize) -> usize {
+        let set = &self.keys[base..base + self.ways];
+        // `fold` rather than `min`: no Option, one vector reduction.
+        let least = set.iter().fold(u32::MAX, |m, &k| m.min(k));
+        base + (least & ((1 << self.way_bits) - 1)) as usize
+    }
+
+    /// Gives every set's ways stamps from the middle of the range on, in their order.
+    #[cold]
+    fn renumber(&mut self) {
+        let mid = self.limit / 2;
+        let wb = self.way_bits;
+        for set in self.keys.chunks_mut(self.ways) {
+            let mut order: Vec<u32> = set.to_vec();
+            order.sort_unstable();
+            for (rank, k) in order.into_iter().enumerate() {
+                let way = (k & ((1 << wb) - 1)) as usize;
+                set[way] = (mid + rank as u32) << wb | way as u32;
+            }
+        }
+        self.newest = mid + self.ways as u32;
+        self.oldest = mid - 1;
+    }
+}
+
+/// The way of a set's `tags` that holds `line`, if one does. Tags of 16 ways (the shipped
+/// configs' L2) are compared all at once, without a branch per way.
+#[inline(always)]
+fn way_of(tags: &[u64], line: u64) -> Option<usize> {
+    if let Ok(sixteen) = <&[u64; 16]>::try_from(tags) {
+        let mut hits = 0u32;
+        for (i, &t) in sixteen.iter().enumerate() {
+            hits |= u32::from(t == line) << i;
+        }
+        return (hits != 0).then(|| hits.trailing_zeros() as usize);
+    }
+    tags.iter().position(|&t| t == line)
+}
+
+/// The recency order of a set of up to 16 ways: way numbers a nibble each, position 0 (the low
+/// nibble) the most recent; positions from the set's way count on are 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Order(u64);
+
+impl Order {
+    const ONES: u64 = 0x1111_1111_1111_1111;
+
+    /// Ways `0..ways` in order, way 0 the most recent (as a cold set's ways are ranked).
+    fn new(ways: usize) -> Self {
+        Order((0..ways.min(16)).map(|w| (w as u64) << (4 * w)).sum())
+    }
+
+    /// The way at position `p`.
+    #[inline(always)]
+    fn at(self, p: usize) -> usize {
+        (self.0 >> (4 * p) & 15) as usize
+    }
+
+    /// The position of way `w` (which the set has).
+    #[inline(always)]
+    fn position(self, w: usize) -> usize {
+        // Nibbles equal to `w` become zero; the lowest zero nibble is found exactly (a borrow
+        // only runs upwards from a zero nibble), and it lies below the unused positions.
+        let x = self.0 ^ (w as u64).wrapping_mul(Self::ONES);
+        let zero = x.wrapping_sub(Self::ONES) & !x & (Self::ONES << 3);
+        (zero.trailing_zeros() / 4) as usize
+    }
+
+    /// Moves the way at position `p` to the front, the ways before it one place on.
+    #[inline(always)]
+    fn move_to_front(&mut self, p: usize) {
+        let below = (1u64 << (4 * p)) - 1;
+        let w = self.0 >> (4 * p) & 15;
+        let above = self.0 & !(below | 15 << (4 * p));
+        self.0 = above | (self.0 & below) << 4 | w;
+    }
+
+    /// Moves the way at position `p` to position `last` (the set's last), the ways after it one
+    /// place back.
+    #[inline(always)]
+    fn move_to_back(&mut self, p: usize, last: usize) {
+        let below = (1u64 << (4 * p)) - 1;
+        let upto_last = u64::MAX >> (60 - 4 * last);
+        let w = self.0 >> (4 * p) & 15;
+        let after = self.0 & upto_last & !(below | 15 << (4 * p));
+        self.0 = (self.0 & below) | after >> 4 | w << (4 * last);
     }
 }
 
@@ -643,9 +923,174 @@ mod tests {
         };
         let mut ordered = SectorCache::new(geom);
         assert!(ordered.ordered);
-        let mut listed = SectorCache::new(geom);
-        listed.ordered = false;
+        let mut listed = SectorCache::new_as(geom, false);
         same_outcomes(&mut ordered, &mut listed, 777, 120, 5, true);
+    }
+
+    /// A plain LRU cache, the reference: per set its ways (line or [`EMPTY`], valid, dirty),
+    /// most recent first; a cold set's empty ways are ranked too (a streamed fill goes last,
+    /// behind them).
+    struct Naive {
+        sets: Vec<Vec<(u64, u32, u32)>>,
+        ways: usize,
+    }
+
+    impl Naive {
+        fn new(sets: usize, ways: usize) -> Self {
+            Naive {
+                sets: vec![vec![(EMPTY, 0, 0); ways]; sets],
+                ways,
+            }
+        }
+
+        fn access(&mut self, addr: u64, write: bool, allocate: bool, evict_first: bool) -> Outcome {
+            let (line, bit) = (addr >> 7, 1u32 << (addr >> 5 & 3));
+            let n = self.sets.len() as u64;
+            let set = &mut self.sets[(line % n) as usize];
+            if let Some(p) = set.iter().position(|e| e.0 == line) {
+                let mut e = set.remove(p);
+                let hit = e.1 & bit != 0;
+                if allocate {
+                    e.1 |= bit;
+                    e.2 |= if write { bit } else { 0 };
+                } else if write && hit {
+                    e.2 |= bit;
+                }
+                set.insert(0, e);
+                return Outcome {
+                    hit,
+                    writeback_sectors: 0,
+                };
+            }
+            if !allocate {
+                return Outcome::default();
+            }
+            let (_, _, dirty) = set.pop().expect("a set has ways");
+            let writeback_sectors = dirty.count_ones();
+            debug_assert!(set.len() + 1 == self.ways);
+            let e = (line, bit, if write { bit } else { 0 });
+            if evict_first {
+                set.push(e);
+            } else {
+                set.insert(0, e);
+            }
+            Outcome {
+                hit: false,
+                writeback_sectors,
+            }
+        }
+
+        fn invalidate(&mut self, addr: u64) -> bool {
+            let line = addr >> 7;
+            let n = self.sets.len() as u64;
+            let set = &mut self.sets[(line % n) as usize];
+            let Some(p) = set.iter().position(|e| e.0 == line) else {
+                return false;
+            };
+            set.remove(p);
+            set.push((EMPTY, 0, 0));
+            true
+        }
+    }
+
+    #[test]
+    fn ordered_and_stamped_caches_are_plain_lru() {
+        // 3 sets (a division, not a mask) of 8 ways (ordered) and of 64 ways (indexed, stamped);
+        // the stamped one also with its stamps nearly run out, so that it renumbers its ways
+        // many times on the way.
+        for (ways, squeeze) in [(8, false), (64, false), (64, true)] {
+            let geom = Geometry {
+                size_bytes: 3 * ways * 128,
+                line_bytes: 128,
+                sector_bytes: 32,
+                associativity: ways as u32,
+            };
+            let mut c = SectorCache::new(geom);
+            let mut naive = Naive::new(3, ways as usize);
+            let mut x = 4242u64;
+            for i in 0..100_000u64 {
+                if squeeze && i % 5000 == 0 {
+                    c.stamps.limit = c.stamps.newest + 700;
+                    c.stamps.oldest = c.stamps.oldest.min(40);
+                }
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let addr = (x >> 33) % (ways * 5 * 128);
+                let (write, allocate, evict_first) = (x & 1 == 1, x & 8 != 8, x & 6 == 6);
+                if i % 9 == 0 {
+                    assert_eq!(c.invalidate(addr), naive.invalidate(addr), "{ways}: op {i}");
+                } else {
+                    assert_eq!(
+                        c.access_as(addr, write, allocate, evict_first),
+                        naive.access(addr, write, allocate, evict_first),
+                        "{ways} ways, squeezed {squeeze}: op {i} {addr:#x} {write} {allocate} {evict_first}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sectors_read_by_line_have_the_outcome_of_reads_by_sector() {
+        // An L1 of 4 sets x 256 ways (indexed, stamped) and one of 16 ways (ordered); requests
+        // of a few sorted, distinct sectors, the reference looks them up one by one.
+        for ways in [256u32, 16] {
+            let geom = Geometry {
+                size_bytes: 4 * u64::from(ways) * 128,
+                line_bytes: 128,
+                sector_bytes: 32,
+                associativity: ways,
+            };
+            let mut c = SectorCache::new(geom);
+            let mut reference = c.clone();
+            let mut x = 31u64;
+            for _ in 0..20_000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let mut sectors: Vec<u64> = (0..1 + (x >> 60))
+                    .map(|k| (x >> (k * 3) & 0xffff) % (u64::from(ways) * 24) * 32)
+                    .collect();
+                sectors.sort_unstable();
+                sectors.dedup();
+                let evict_first = x & 3 == 3;
+                let mut missed = crate::memory::coalesce::Sectors::new();
+                let (lines, hits) = c.read_sectors(&sectors, evict_first, &mut missed);
+                let mut expect = Vec::new();
+                for &s in &sectors {
+                    if !reference.access_as(s, false, true, evict_first).hit {
+                        expect.push(s);
+                    }
+                }
+                let distinct = (sectors.iter().map(|s| s >> 7))
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len();
+                assert_eq!(missed.to_vec(), expect);
+                assert_eq!(hits as usize, sectors.len() - expect.len());
+                assert_eq!(lines as usize, distinct);
+            }
+        }
+    }
+
+    #[test]
+    fn recency_orders_move_ways_by_nibbles() {
+        let mut o = Order::new(4); // ways 0, 1, 2, 3, most recent first
+        assert_eq!(o, Order(0x3210));
+        assert_eq!((o.position(0), o.position(2), o.at(3)), (0, 2, 3));
+        o.move_to_front(2);
+        assert_eq!(o, Order(0x3102));
+        o.move_to_back(0, 3);
+        assert_eq!(o, Order(0x2310));
+        o.move_to_front(3);
+        assert_eq!(o, Order(0x3102));
+        let mut o = Order::new(16);
+        assert_eq!(o, Order(0xfedc_ba98_7654_3210));
+        o.move_to_front(15);
+        assert_eq!(o, Order(0xedcb_a987_6543_210f));
+        assert_eq!(o.position(0xf), 0);
+        o.move_to_back(0, 15);
+        assert_eq!(o, Order(0xfedc_ba98_7654_3210));
     }
 
     #[test]

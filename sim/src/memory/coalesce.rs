@@ -36,11 +36,7 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
         }
         return;
     }
-    let (mut lo, mut hi) = (u64::MAX, 0u64);
-    for (_, a) in access.lanes() {
-        lo = lo.min(a);
-        hi = hi.max(a);
-    }
+    let (lo, hi) = span(access.mask, &access.addrs);
     let (first, last) = (lo >> shift, hi.saturating_add(last_byte) >> shift);
     if last - first < 64 {
         // The common case (coalesced, broadcast, strided within 2 KiB): a bit per sector of the
@@ -64,17 +60,26 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
         // words, read out in order (sorting the sectors cost more).
         let mut words = [0u64; 64];
         let mut used = 0u64;
-        for (_, a) in access.lanes() {
-            // One sector, or the few of a lane straddling a boundary (`& 63`: below 64 * 64).
-            let (s, e) = (
-                (a >> shift) - first,
-                (a.saturating_add(last_byte) >> shift) - first,
-            );
-            words[(s >> 6 & 63) as usize] |= 1 << (s & 63);
-            used |= 1 << (s >> 6 & 63);
-            for k in s + 1..=e {
-                words[(k >> 6 & 63) as usize] |= 1 << (k & 63);
-                used |= 1 << (k >> 6 & 63);
+        if !straddles(access.mask, &access.addrs, last_byte, shift) {
+            // Each lane in one sector (the common case): one bit a lane.
+            for (_, a) in access.lanes() {
+                let s = (a >> shift) - first;
+                words[(s >> 6 & 63) as usize] |= 1 << (s & 63);
+                used |= 1 << (s >> 6 & 63);
+            }
+        } else {
+            for (_, a) in access.lanes() {
+                // One sector, or the few of a lane straddling a boundary (`& 63`: below 64 * 64).
+                let (s, e) = (
+                    (a >> shift) - first,
+                    (a.saturating_add(last_byte) >> shift) - first,
+                );
+                words[(s >> 6 & 63) as usize] |= 1 << (s & 63);
+                used |= 1 << (s >> 6 & 63);
+                for k in s + 1..=e {
+                    words[(k >> 6 & 63) as usize] |= 1 << (k & 63);
+                    used |= 1 << (k >> 6 & 63);
+                }
             }
         }
         // Read out in one extend: written without a capacity check per sector while they fit
@@ -96,6 +101,33 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
     }
     out.sort_unstable();
     out.dedup();
+}
+
+/// The lowest and highest address of the lanes of `mask` (`(u64::MAX, 0)` for none). Every lane
+/// is visited, the inactive ones masked out, so that the loop is a few vector instructions.
+#[inline]
+pub fn span(mask: u32, addrs: &[u64; 32]) -> (u64, u64) {
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for (l, &a) in addrs.iter().enumerate() {
+        let on = mask >> l & 1 == 1;
+        lo = lo.min(if on { a } else { u64::MAX });
+        hi = hi.max(if on { a } else { 0 });
+    }
+    (lo, hi)
+}
+
+/// Whether a lane of `mask` has bytes `a..=a + last_byte` in two sectors of `1 << shift` bytes
+/// (or wraps past the top of the address space). Every lane is visited, the inactive ones masked
+/// out, so that the loop is a few vector instructions.
+#[inline]
+fn straddles(mask: u32, addrs: &[u64; 32], last_byte: u64, shift: u32) -> bool {
+    let mut any = 0u64;
+    for (l, &a) in addrs.iter().enumerate() {
+        let e = a.wrapping_add(last_byte);
+        let crosses = (e ^ a) >> shift | u64::from(e < a);
+        any |= if mask >> l & 1 == 1 { crosses } else { 0 };
+    }
+    any != 0
 }
 
 /// The sectors of a bitmap of 64 x 64 sectors from `first`, ascending.

@@ -19,8 +19,11 @@ use super::{WarpAccess, WordSet};
 /// one sector per line read with allocation, for a few words per set and no sector state.
 #[derive(Debug, Clone)]
 pub struct ConstCache {
-    /// Line numbers by set, `ways` a set, [`Self::EMPTY`] for none.
+    /// Line numbers by set, `ways` a set, [`Self::EMPTY`] for none (unless sets are of four).
     tags: Vec<u64>,
+    /// The sets when they are of four ways (the shipped configs' constant caches, most recent
+    /// first): one bounds check and no multiply to find a set.
+    four: Vec<[u64; 4]>,
     ways: usize,
     sets: u64,
     /// `sets - 1` when the set count is a power of two (a mask instead of a division).
@@ -36,8 +39,10 @@ impl ConstCache {
     pub fn new(g: Geometry) -> Self {
         let ways = g.associativity.max(1) as usize;
         let sets = g.sets();
+        let four = ways == 4;
         ConstCache {
-            tags: vec![Self::EMPTY; sets as usize * ways],
+            tags: vec![Self::EMPTY; if four { 0 } else { sets as usize * ways }],
+            four: vec![[Self::EMPTY; 4]; if four { sets as usize } else { 0 }],
             ways,
             sets,
             set_mask: sets.is_power_of_two().then(|| sets - 1),
@@ -54,10 +59,10 @@ impl ConstCache {
             Some(m) => line & m,
             None => line % self.sets,
         } as usize;
-        let tags = &mut self.tags[set * self.ways..][..self.ways];
-        if let Ok(four) = <&mut [u64; 4]>::try_from(&mut *tags) {
+        if let Some(four) = self.four.get_mut(set) {
             return read_four(four, line);
         }
+        let tags = &mut self.tags[set * self.ways..][..self.ways];
         match tags.iter().position(|&t| t == line) {
             Some(p) => {
                 to_front(&mut tags[..=p]);

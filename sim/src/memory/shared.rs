@@ -83,7 +83,9 @@ pub fn wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wav
     out
 }
 
-/// Wavefronts of the lanes of `mask` (one phase): the most distinct words any bank holds.
+/// Wavefronts of the lanes of `mask` (one phase): the most distinct words any bank holds. Not
+/// inlined: its whole-warp passes would be hoisted into the caller's path for runs.
+#[inline(never)]
 fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
     // Bank widths (4, 8) and counts (16, 32) are powers of two: shifts and masks, not divisions
     // (a 64-bit division per lane cost more than the rest of the function).
@@ -91,6 +93,11 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
     let shift = banks.width.max(1).trailing_zeros();
     let nbanks = u64::from(banks.banks.clamp(1, 64));
     let last_byte = u64::from(access.bytes.max(1)) - 1;
+    // Scattered or strided loads without conflict (each lane's bytes in one word, each word in a
+    // bank of its own): one wavefront, found in one branch-free pass over the warp.
+    if one_word_per_bank(&access.addrs, mask, shift, nbanks, last_byte) {
+        return 1;
+    }
     let words_of = |l: u32| {
         let a = access.addrs[l as usize];
         a >> shift..=a.saturating_add(last_byte) >> shift
@@ -137,6 +144,30 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
         }
     }
     u32::from(most)
+}
+
+/// Whether each lane of `mask` reads bytes `a..=a + last_byte` within one word of `1 << shift`
+/// bytes, and no two lanes' words share a bank (`nbanks`, a power of two up to 64): then no bank
+/// serves two words, the phase takes one wavefront. Every lane is visited, the inactive ones
+/// masked out, so that the loop is a few vector instructions.
+#[inline]
+fn one_word_per_bank(
+    addrs: &[u64; WARP],
+    mask: u32,
+    shift: u32,
+    nbanks: u64,
+    last_byte: u64,
+) -> bool {
+    let (mut banks, mut straddles) = (0u64, 0u64);
+    for (l, &a) in addrs.iter().enumerate() {
+        let on = u64::from(mask >> l & 1 == 1).wrapping_neg();
+        banks |= (1u64 << (a >> shift & (nbanks - 1))) & on;
+        // A lane whose last byte is in another word (or wraps past the top) straddles.
+        straddles |= ((a.wrapping_add(last_byte) ^ a) >> shift
+            | u64::from(a > a.wrapping_add(last_byte)))
+            & on;
+    }
+    straddles == 0 && banks.count_ones() == mask.count_ones()
 }
 
 /// The set bits of `mask`, ascending.
@@ -260,6 +291,34 @@ mod tests {
         assert_eq!(
             atomic_wavefronts(&WarpAccess::from_fn(4, |l| 4 * (l / 4)), B4).wavefronts,
             4
+        );
+    }
+
+    #[test]
+    fn one_word_per_bank_needs_distinct_banks_and_no_straddle() {
+        let scattered: [u64; WARP] =
+            std::array::from_fn(|l| 0x1000 + (l as u64 * 1357 % 16384) * 4);
+        assert!(one_word_per_bank(&scattered, u32::MAX, 2, 32, 3));
+        // Lanes 0 and 32 words apart share bank 0; with lane 1 off, only lane 0 is left.
+        let mut two = scattered;
+        two[1] = two[0] + 128;
+        assert!(!one_word_per_bank(&two, u32::MAX, 2, 32, 3));
+        assert!(one_word_per_bank(&two, !2, 2, 32, 3));
+        // A lane straddling two words.
+        let mut straddle = scattered;
+        straddle[5] += 2;
+        assert!(!one_word_per_bank(&straddle, u32::MAX, 2, 32, 3));
+        assert_eq!(
+            wavefronts(
+                &WarpAccess {
+                    mask: u32::MAX,
+                    addrs: scattered,
+                    bytes: 4
+                },
+                B4
+            )
+            .wavefronts,
+            1
         );
     }
 

@@ -3,7 +3,7 @@
 //! counts metrics or cycles.
 
 use super::cache::{Geometry, SectorCache};
-use super::{coalesce, constant, Level, WarpAccess, WordSet};
+use super::{coalesce, constant, Level, WarpAccess, WordSet, WARP};
 use crate::config::{GpuConfig, StorePolicy};
 
 /// How a global or local load uses L1 (PTX cache operators and the `dlcm` default).
@@ -177,46 +177,18 @@ impl SmCaches {
                 sectors
             };
         o.sectors = sectors.len() as u32;
-        o.lines = coalesce::lines(sectors, p.l1_line_bytes) as u32;
         o.l1_hits = 0;
         o.l1_misses = 0;
         o.to_l2.clear();
         let LoadPath::L1 { evict_first } = path else {
+            o.lines = coalesce::lines(sectors, p.l1_line_bytes) as u32;
             o.l1_misses = o.sectors;
             o.to_l2.extend_from_slice(sectors);
             return;
         };
         // One tag lookup per line: the sectors come sorted, so a line's are consecutive.
-        let mut i = 0;
-        while i < sectors.len() {
-            let (line, mut mask) = self.l1.line_of(sectors[i]);
-            let mut j = i + 1;
-            while let Some(&s) = sectors.get(j) {
-                let (l, bit) = self.l1.line_of(s);
-                if l != line {
-                    break;
-                }
-                mask |= bit;
-                j += 1;
-            }
-            let hits = self
-                .l1
-                .access_line_inlined(line, mask, false, true, evict_first)
-                .hits;
-            if hits == mask {
-                o.l1_hits += (j - i) as u32;
-            } else {
-                for &s in &sectors[i..j] {
-                    if hits & self.l1.line_of(s).1 != 0 {
-                        o.l1_hits += 1;
-                    } else {
-                        o.l1_misses += 1;
-                        o.to_l2.push(s);
-                    }
-                }
-            }
-            i = j;
-        }
+        (o.lines, o.l1_hits) = self.l1.read_sectors(sectors, evict_first, &mut o.to_l2);
+        o.l1_misses = o.sectors - o.l1_hits;
     }
 
     /// L1 part of a global or local store: update what L1 holds, or evict the line, as the
@@ -268,13 +240,28 @@ impl SmCaches {
     }
 
     /// Constant-cache part of an indexed constant load (LDC): one request per distinct address
-    /// ([`constant::requests`], found here in the same order in the same pass), each looked up
-    /// level by level, filling the levels it missed.
-    #[inline]
+    /// ([`constant::requests`], found here in the same order), each looked up level by level,
+    /// filling the levels it missed.
     pub fn constant_load(&mut self, p: &Params, access: &WarpAccess) -> ConstLevelsOutcome {
-        let group = p.broadcast_lanes.clamp(1, 32) as usize;
         let mut o = ConstLevelsOutcome::default();
-        for start in (0..32).step_by(group) {
+        self.constant_load_into(p, access, &mut o);
+        o
+    }
+
+    /// As [`SmCaches::constant_load`], into `o` (overwritten: the caller's buffers are not moved
+    /// around).
+    #[inline]
+    pub fn constant_load_into(
+        &mut self,
+        p: &Params,
+        access: &WarpAccess,
+        o: &mut ConstLevelsOutcome,
+    ) {
+        let group = p.broadcast_lanes.clamp(1, 32) as usize;
+        // The requests: at most one per lane.
+        let mut words = [0u64; WARP];
+        let mut n = 0;
+        for start in (0..WARP).step_by(group) {
             let mut m = access.phase_mask(start, group);
             if m == 0 {
                 continue;
@@ -285,36 +272,45 @@ impl SmCaches {
                 let lane = m.trailing_zeros() as usize;
                 m &= m - 1;
                 let a = access.addrs[lane] & !3;
-                if !seen.insert(a) {
-                    continue;
+                if seen.insert(a) {
+                    words[n] = a;
+                    n += 1;
                 }
-                let served = self.constant_read(a, &mut o.level_misses);
-                match served {
-                    Level::Cache(0) => o.hits += 1,
-                    Level::L2 => {
-                        o.misses += 1;
-                        o.to_l2.push(a);
-                    }
-                    _ => o.misses += 1,
-                }
-                o.served.push(served);
             }
         }
-        o.requests = o.served.len() as u32;
-        o
-    }
-
-    /// Looks up constant address `a` level by level, filling the levels it missed (counted in
-    /// `level_misses`); the level that held it, or [`Level::L2`] when none did.
-    #[inline]
-    fn constant_read(&mut self, a: u64, level_misses: &mut [u32; 3]) -> Level {
+        // Level by level: each level sees, in order, the requests every nearer level missed (a
+        // miss fills each level it passes, and the levels share nothing), so each level's
+        // lookups run in one loop. `pending[..left]`: the requests not served yet, in order.
+        let mut pending: [u8; WARP] = std::array::from_fn(|i| i as u8);
+        let mut left = n;
+        o.requests = n as u32;
+        (o.hits, o.level_misses) = (0, [0; 3]);
+        let mut served = [Level::L2; WARP];
+        o.to_l2.clear();
         for (k, cache) in self.constant.iter_mut().enumerate() {
-            if cache.read(a) {
-                return Level::Cache(k as u8);
+            if left == 0 {
+                break;
             }
-            level_misses[k.min(2)] += 1;
+            let mut kept = 0;
+            for j in 0..left {
+                let r = pending[j];
+                if cache.read(words[usize::from(r)]) {
+                    served[usize::from(r)] = Level::Cache(k as u8);
+                } else {
+                    pending[kept] = r;
+                    kept += 1;
+                }
+            }
+            if k == 0 {
+                o.hits = (left - kept) as u32;
+            }
+            o.level_misses[k.min(2)] += kept as u32;
+            left = kept;
         }
-        Level::L2
+        o.misses = o.requests - o.hits;
+        o.served = smallvec::SmallVec::from_buf_and_len(served, n);
+        o.to_l2
+            .extend(pending[..left].iter().map(|&r| words[usize::from(r)]));
     }
 }
 
