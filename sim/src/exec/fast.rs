@@ -9,6 +9,10 @@
 //! registers, negated predicates, other operations) keeps the general path of the warp loop
 //! (`exec::step`), which [`Form::of`] signals with `None`.
 //!
+//! [`forms`] makes the table the warp loop reads, one [`Pre`] per instruction: the forms, and
+//! the [`Fast`] entries a converged warp runs without the general path (kernel parameters, moves
+//! of values uniform over a launch or a block, `%tid`, branches and exits).
+//!
 //! Each kernel computes exactly what the general path computes ([`super::alu::alu_warp`],
 //! [`super::alu::compare_warp`] and the `mov`, `cvt` and `cvta` arms of the warp loop); the tests
 //! below check that for every kernel on random operands and masks.

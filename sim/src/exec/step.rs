@@ -1,6 +1,7 @@
 //! The warp loop's one step: pick the lanes at the smallest PC, execute their instruction.
-//! The common integer instructions run in their pre-decoded form ([`super::fast`]); the other
-//! arms forward to plain functions ([`super::alu`]) or to the memory path ([`super::mem`]).
+//! A converged warp runs its pre-decoded instructions ([`super::fast`]) in one straight-line
+//! loop; the other instructions take the general path, whose arms forward to plain functions
+//! ([`super::alu`]) or to the memory path ([`super::mem`]).
 
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
