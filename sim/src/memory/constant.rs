@@ -77,6 +77,46 @@ impl ConstCache {
     }
 }
 
+impl ConstCache {
+    /// [`ConstCache::read`] of `words[r]` for each request `r` of `pending`, in order: `hit(r)`
+    /// for each hit; the requests that missed are kept at the front of `pending`, in order, and
+    /// counted in the return value. Sets of four indexed by a mask (the shipped configs) in a
+    /// loop of their own, the geometry read once.
+    #[inline]
+    pub fn read_each(
+        &mut self,
+        words: &[u64; 32],
+        pending: &mut [u8],
+        mut hit: impl FnMut(u8),
+    ) -> usize {
+        let mut kept = 0;
+        if let (Some(m), false) = (self.set_mask, self.four.is_empty()) {
+            let (shift, four) = (self.line_shift, &mut self.four[..]);
+            for j in 0..pending.len() {
+                let r = pending[j];
+                let line = words[usize::from(r) & 31] >> shift;
+                if read_four(&mut four[(line & m) as usize], line) {
+                    hit(r);
+                } else {
+                    pending[kept] = r;
+                    kept += 1;
+                }
+            }
+            return kept;
+        }
+        for j in 0..pending.len() {
+            let r = pending[j];
+            if self.read(words[usize::from(r) & 31]) {
+                hit(r);
+            } else {
+                pending[kept] = r;
+                kept += 1;
+            }
+        }
+        kept
+    }
+}
+
 /// [`ConstCache::read`] of a set of four ways (the shipped configs' constant caches): the
 /// compares and the move to the front unrolled, no loop or jump table.
 #[inline(always)]

@@ -291,16 +291,8 @@ impl SmCaches {
             if left == 0 {
                 break;
             }
-            let mut kept = 0;
-            for j in 0..left {
-                let r = pending[j];
-                if cache.read(words[usize::from(r)]) {
-                    served[usize::from(r)] = Level::Cache(k as u8);
-                } else {
-                    pending[kept] = r;
-                    kept += 1;
-                }
-            }
+            let hit = |r: u8| served[usize::from(r) & 31] = Level::Cache(k as u8);
+            let kept = cache.read_each(&words, &mut pending[..left], hit);
             if k == 0 {
                 o.hits = (left - kept) as u32;
             }
