@@ -85,21 +85,9 @@ pub fn alu_warp(
         }};
     }
     let bits = ty.bits();
-    // The common float operations get loops of their own, so the compiler sees the operation
-    // instead of a match per lane.
-    match (op, ty, sat) {
-        (AluOp::Add, Type::F32, false) => return each!(|x, y, _| from_f32(f32_of(x) + f32_of(y))),
-        (AluOp::Sub, Type::F32, false) => return each!(|x, y, _| from_f32(f32_of(x) - f32_of(y))),
-        (AluOp::Mul, Type::F32, false) => return each!(|x, y, _| from_f32(f32_of(x) * f32_of(y))),
-        (AluOp::Mad | AluOp::Fma, Type::F32, false) => {
-            return each!(|x, y, z| from_f32(f32_of(x).mul_add(f32_of(y), f32_of(z))))
-        }
-        (AluOp::Add, Type::F64, false) => return each!(|x, y, _| (f64_of(x) + f64_of(y)).to_bits()),
-        (AluOp::Mul, Type::F64, false) => return each!(|x, y, _| (f64_of(x) * f64_of(y)).to_bits()),
-        (AluOp::Mad | AluOp::Fma, Type::F64, false) => {
-            return each!(|x, y, z| f64_of(x).mul_add(f64_of(y), f64_of(z)).to_bits())
-        }
-        _ => {}
+    // Float operations: decided once per warp too, in a function of their own.
+    if ty.is_float() {
+        return float_warp(op, ty, sat, a, b, c, exec, out);
     }
     if ty.is_float() || sat {
         return each!(|x, y, z| alu(op, ty, mode, sat, x, y, z));
@@ -175,6 +163,84 @@ pub fn alu_warp(
     }
 }
 
+/// The float part of [`alu_warp`]: the operation and the type are decided once per warp, each
+/// common operation gets a plain lane loop computing what [`float_alu`] computes (the same
+/// expressions), the rest use [`float_alu`] per lane. `.sat` clamps the results in a second
+/// pass, as [`float_alu`] clamps each result after computing it.
+#[allow(clippy::too_many_arguments)]
+fn float_warp(
+    op: AluOp,
+    ty: Type,
+    sat: bool,
+    a: &[u64; 32],
+    b: &[u64; 32],
+    c: &[u64; 32],
+    exec: u32,
+    out: &mut [u64; 32],
+) {
+    macro_rules! each {
+        ($f:expr) => {{
+            let f = $f;
+            for_lanes!(exec, |l| {
+                out[l] = f(a[l], b[l], c[l]);
+            })
+        }};
+    }
+    macro_rules! each32 {
+        ($f:expr) => {{
+            let f = $f;
+            each!(|x, y, z| from_f32(f(f32_of(x), f32_of(y), f32_of(z))))
+        }};
+    }
+    macro_rules! each64 {
+        ($f:expr) => {{
+            let f = $f;
+            each!(|x, y, z| f(f64_of(x), f64_of(y), f64_of(z)).to_bits())
+        }};
+    }
+    if ty == Type::F64 {
+        match op {
+            AluOp::Add => each64!(|x: f64, y: f64, _| x + y),
+            AluOp::Sub => each64!(|x: f64, y: f64, _| x - y),
+            AluOp::Mul => each64!(|x: f64, y: f64, _| x * y),
+            AluOp::Mad | AluOp::Fma => each64!(|x: f64, y: f64, z: f64| x.mul_add(y, z)),
+            AluOp::Div => each64!(|x: f64, y: f64, _| x / y),
+            AluOp::Min => each64!(|x: f64, y: f64, _| fmin(x, y)),
+            AluOp::Max => each64!(|x: f64, y: f64, _| fmax(x, y)),
+            AluOp::Neg => each64!(|x: f64, _, _| -x),
+            AluOp::Abs => each64!(|x: f64, _, _| x.abs()),
+            AluOp::Sqrt => each64!(|x: f64, _, _| x.sqrt()),
+            _ => return each!(|x, y, z| float_alu(op, ty, sat, x, y, z)),
+        }
+        if sat {
+            for_lanes!(exec, |l| {
+                out[l] = saturate(f64_of(out[l])).to_bits();
+            });
+        }
+        return;
+    }
+    match op {
+        AluOp::Add => each32!(|x: f32, y: f32, _| x + y),
+        AluOp::Sub => each32!(|x: f32, y: f32, _| x - y),
+        AluOp::Mul => each32!(|x: f32, y: f32, _| x * y),
+        AluOp::Mad | AluOp::Fma => each32!(|x: f32, y: f32, z: f32| x.mul_add(y, z)),
+        AluOp::Div => each32!(|x: f32, y: f32, _| x / y),
+        AluOp::Min => each32!(|x: f32, y: f32, _| fmin(f64::from(x), f64::from(y)) as f32),
+        AluOp::Max => each32!(|x: f32, y: f32, _| fmax(f64::from(x), f64::from(y)) as f32),
+        AluOp::Neg => each32!(|x: f32, _, _| -x),
+        AluOp::Abs => each32!(|x: f32, _, _| x.abs()),
+        AluOp::Rcp => each32!(|x: f32, _, _| 1.0 / x),
+        AluOp::Sqrt => each32!(|x: f32, _, _| x.sqrt()),
+        AluOp::Rsqrt => each32!(|x: f32, _, _| 1.0 / x.sqrt()),
+        _ => return each!(|x, y, z| float_alu(op, ty, sat, x, y, z)),
+    }
+    if sat {
+        for_lanes!(exec, |l| {
+            out[l] = from_f32(saturate(f64::from(f32_of(out[l]))) as f32);
+        });
+    }
+}
+
 /// `v` as an integer of the width of mask `m` (sign shift `sh`, [`sext_shift`]), mapped so that
 /// unsigned order of the results is the type's order: signed values sign-extended with the sign
 /// bit flipped, unsigned ones masked.
@@ -189,7 +255,7 @@ pub(crate) fn order_key(v: u64, signed: bool, m: u64, sh: u32) -> u64 {
 
 /// `setp` without a second destination or a combining predicate for every lane of `exec`:
 /// `out[lane]` = 1 when `a[lane] cmp b[lane]`, else 0. Integer comparisons get a loop each (the
-/// comparison and the width decided once); float ones use [`compare`] per lane.
+/// comparison and the width decided once); float ones too ([`float_compare_warp`]).
 pub fn compare_warp(
     cmp: Cmp,
     ty: Type,
@@ -207,7 +273,7 @@ pub fn compare_warp(
         }};
     }
     if ty.is_float() {
-        return each!(|x, y| compare(cmp, ty, x, y));
+        return float_compare_warp(cmp, ty, a, b, exec, out);
     }
     let (bits, signed) = (ty.bits(), ty.is_signed());
     let (m, sh) = (mask(bits), sext_shift(bits));
@@ -487,28 +553,10 @@ fn saturate(x: f64) -> f64 {
 #[inline]
 pub fn compare(cmp: Cmp, ty: Type, a: u64, b: u64) -> bool {
     if ty.is_float() {
-        let (x, y) = if ty == Type::F64 {
-            (f64_of(a), f64_of(b))
+        return if ty == Type::F64 {
+            float_cmp(cmp, f64_of(a), f64_of(b))
         } else {
-            (f64::from(f32_of(a)), f64::from(f32_of(b)))
-        };
-        let nan = x.is_nan() || y.is_nan();
-        return match cmp {
-            Cmp::Eq => !nan && x == y,
-            Cmp::Ne => !nan && x != y,
-            Cmp::Lt => !nan && x < y,
-            Cmp::Le => !nan && x <= y,
-            Cmp::Gt => !nan && x > y,
-            Cmp::Ge => !nan && x >= y,
-            Cmp::Equ => nan || x == y,
-            Cmp::Neu => nan || x != y,
-            Cmp::Ltu => nan || x < y,
-            Cmp::Leu => nan || x <= y,
-            Cmp::Gtu => nan || x > y,
-            Cmp::Geu => nan || x >= y,
-            Cmp::Num => !nan,
-            Cmp::Nan => nan,
-            Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs => false,
+            float_cmp(cmp, f32_of(a), f32_of(b))
         };
     }
     let bits = ty.bits();
@@ -555,6 +603,78 @@ pub fn compare(cmp: Cmp, ty: Type, a: u64, b: u64) -> bool {
     }
 }
 
+/// `x cmp y` for floats of one type (PTX ISA §9.7.3.x `setp`): the ordered comparisons are false
+/// and the unordered (`u`) ones true when either value is NaN. Written with the comparisons'
+/// own IEEE behaviour (every comparison but `!=` is false on NaN), so no separate NaN test; f32
+/// values compare as their exact f64 widenings would.
+// `x < y || x > y` is not `x != y` on NaN, and `!(x >= y)` is not `x < y`: the forms are meant.
+#[allow(clippy::double_comparisons, clippy::neg_cmp_op_on_partial_ord)]
+#[inline(always)]
+fn float_cmp<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
+    match cmp {
+        Cmp::Eq => x == y,
+        Cmp::Ne => x < y || x > y,
+        Cmp::Lt => x < y,
+        Cmp::Le => x <= y,
+        Cmp::Gt => x > y,
+        Cmp::Ge => x >= y,
+        Cmp::Equ => !(x < y || x > y),
+        Cmp::Neu => x != y,
+        Cmp::Ltu => !(x >= y),
+        Cmp::Leu => !(x > y),
+        Cmp::Gtu => !(x <= y),
+        Cmp::Geu => !(x < y),
+        // NaN is the only value not equal to itself.
+        #[allow(clippy::eq_op)]
+        Cmp::Num => x == x && y == y,
+        #[allow(clippy::eq_op)]
+        Cmp::Nan => !(x == x && y == y),
+        Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs => false,
+    }
+}
+
+/// The float part of [`compare_warp`]: the comparison and the type decided once per warp, one
+/// loop of [`float_cmp`] with a constant comparison.
+fn float_compare_warp(
+    cmp: Cmp,
+    ty: Type,
+    a: &[u64; 32],
+    b: &[u64; 32],
+    exec: u32,
+    out: &mut [u64; 32],
+) {
+    macro_rules! each {
+        ($cmp:expr) => {{
+            if ty == Type::F64 {
+                for_lanes!(exec, |l| {
+                    out[l] = u64::from(float_cmp($cmp, f64_of(a[l]), f64_of(b[l])));
+                })
+            } else {
+                for_lanes!(exec, |l| {
+                    out[l] = u64::from(float_cmp($cmp, f32_of(a[l]), f32_of(b[l])));
+                })
+            }
+        }};
+    }
+    match cmp {
+        Cmp::Eq => each!(Cmp::Eq),
+        Cmp::Ne => each!(Cmp::Ne),
+        Cmp::Lt => each!(Cmp::Lt),
+        Cmp::Le => each!(Cmp::Le),
+        Cmp::Gt => each!(Cmp::Gt),
+        Cmp::Ge => each!(Cmp::Ge),
+        Cmp::Equ => each!(Cmp::Equ),
+        Cmp::Neu => each!(Cmp::Neu),
+        Cmp::Ltu => each!(Cmp::Ltu),
+        Cmp::Leu => each!(Cmp::Leu),
+        Cmp::Gtu => each!(Cmp::Gtu),
+        Cmp::Geu => each!(Cmp::Geu),
+        Cmp::Num => each!(Cmp::Num),
+        Cmp::Nan => each!(Cmp::Nan),
+        Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs => each!(Cmp::Lo),
+    }
+}
+
 /// Combines a comparison result with a third predicate (`setp.cmp.and` and friends).
 #[inline]
 pub fn combine(op: Option<BoolOp>, r: bool, c: bool) -> bool {
@@ -570,15 +690,15 @@ pub fn combine(op: Option<BoolOp>, r: bool, c: bool) -> bool {
 /// float conversions round as `.rn .rz .rm .rp` say (round to nearest even without one); `.f16`
 /// values are IEEE half precision in the low 16 bits.
 pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -> u64 {
-    let sbits = src.bits();
-    let dbits = dst.bits();
     let float_of = |a: u64| match src {
         Type::F64 => f64_of(a),
         Type::F16 => f16_to_f64(a as u16),
         _ => f64::from(f32_of(a)),
     };
+    // Widths are looked up in the branches that use them: this runs once per lane.
     match (src.is_float(), dst.is_float()) {
         (false, false) => {
+            let (sbits, dbits) = (src.bits(), dst.bits());
             let v = if src.is_signed() {
                 sext(a, sbits) as i128
             } else {
@@ -592,17 +712,21 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
             trunc(v as u64, dbits)
         }
         (false, true) => {
-            let v = if src.is_signed() {
-                i128::from(sext(a, sbits))
+            let (signed, sbits) = (src.is_signed(), src.bits());
+            let v = if signed {
+                sext(a, sbits) as u64
             } else {
-                i128::from(trunc(a, sbits))
+                trunc(a, sbits)
             };
             match dst {
-                Type::F64 => int_to_f64(v, rnd).to_bits(),
+                Type::F64 => int64_to_f64(v, signed, rnd).to_bits(),
                 // Every integer that does not overflow a half is exact in f64.
-                Type::F16 => u64::from(f64_to_f16(v as f64, rnd.unwrap_or(Rounding::Rn))),
+                Type::F16 => {
+                    let x = if signed { v as i64 as f64 } else { v as f64 };
+                    u64::from(f64_to_f16(x, rnd.unwrap_or(Rounding::Rn)))
+                }
                 // i64/u64 → f32 must round once from the integer, not via f64.
-                _ => from_f32(int_to_f32(v, rnd)),
+                _ => from_f32(int64_to_f32(v, signed, rnd)),
             }
         }
         (true, false) => {
@@ -613,14 +737,7 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
                 Some(Rounding::Rpi) | Some(Rounding::Rp) => x.ceil(),
                 _ => x.trunc(),
             };
-            // Float to integer saturates in PTX regardless of .sat; NaN gives 0.
-            let (lo, hi) = int_range(dst);
-            let v = if r.is_nan() {
-                0
-            } else {
-                (r as i128).clamp(lo, hi)
-            };
-            trunc(v as u64, dbits)
+            float_to_int(r, dst)
         }
         (true, true) => {
             let x = float_of(a);
@@ -637,6 +754,33 @@ pub fn convert(dst: Type, src: Type, rnd: Option<Rounding>, sat: bool, a: u64) -
                 Type::F16 => u64::from(f64_to_f16(x, narrow.unwrap_or(Rounding::Rn))),
                 _ => from_f32(f64_to_f32(x, narrow)),
             }
+        }
+    }
+}
+
+/// An integral (or infinite, or NaN) `r` converted to the integer type `dst`, saturating at the
+/// type's range, NaN giving 0 (PTX float-to-integer `cvt` saturates regardless of `.sat`),
+/// zero-extended from the type's width. Rust's float-to-integer `as` is that conversion (it
+/// truncates, saturates and maps NaN to 0), so the common types need no clamping of their own.
+#[inline]
+fn float_to_int(r: f64, dst: Type) -> u64 {
+    match dst {
+        Type::S8 => u64::from(r as i8 as u8),
+        Type::S16 => u64::from(r as i16 as u16),
+        Type::S32 => u64::from(r as i32 as u32),
+        Type::S64 => r as i64 as u64,
+        Type::U8 | Type::B8 => u64::from(r as u8),
+        Type::U16 | Type::B16 => u64::from(r as u16),
+        Type::U32 | Type::B32 => u64::from(r as u32),
+        Type::U64 | Type::B64 => r as u64,
+        _ => {
+            let (lo, hi) = int_range(dst);
+            let v = if r.is_nan() {
+                0
+            } else {
+                (r as i128).clamp(lo, hi)
+            };
+            trunc(v as u64, dst.bits())
         }
     }
 }
@@ -1188,6 +1332,50 @@ fn directed<T: Copy>(
     }
 }
 
+/// Whether `rnd` rounds an inexact integer-to-float or float-to-float result to nearest even, as
+/// [`directed`] leaves it.
+#[inline]
+fn nearest(rnd: Option<Rounding>) -> bool {
+    matches!(rnd, None | Some(Rounding::Rn | Rounding::Rni))
+}
+
+/// [`int_to_f32`] of a sign-extended (`signed`) or zero-extended 64-bit value `v`: the
+/// conversion `as` does in hardware (round to nearest even) where the result is exact (magnitude
+/// up to 2^24) or rounds to nearest anyway; the i128 path for directed roundings of larger values.
+#[inline]
+fn int64_to_f32(v: u64, signed: bool, rnd: Option<Rounding>) -> f32 {
+    if signed {
+        let s = v as i64;
+        if s.unsigned_abs() <= 1 << 24 || nearest(rnd) {
+            return s as f32;
+        }
+        int_to_f32(i128::from(s), rnd)
+    } else {
+        if v <= 1 << 24 || nearest(rnd) {
+            return v as f32;
+        }
+        int_to_f32(i128::from(v), rnd)
+    }
+}
+
+/// [`int_to_f64`] of a sign-extended (`signed`) or zero-extended 64-bit value `v`, as
+/// [`int64_to_f32`] (exact up to 2^53).
+#[inline]
+fn int64_to_f64(v: u64, signed: bool, rnd: Option<Rounding>) -> f64 {
+    if signed {
+        let s = v as i64;
+        if s.unsigned_abs() <= 1 << 53 || nearest(rnd) {
+            return s as f64;
+        }
+        int_to_f64(i128::from(s), rnd)
+    } else {
+        if v <= 1 << 53 || nearest(rnd) {
+            return v as f64;
+        }
+        int_to_f64(i128::from(v), rnd)
+    }
+}
+
 /// An integer converted to f32 with the rounding of `rnd`.
 fn int_to_f32(v: i128, rnd: Option<Rounding>) -> f32 {
     let r = v as f32;
@@ -1212,7 +1400,7 @@ fn int_to_f64(v: i128, rnd: Option<Rounding>) -> f64 {
 /// An f64 narrowed to f32 with the rounding of `rnd`.
 fn f64_to_f32(x: f64, rnd: Option<Rounding>) -> f32 {
     let r = x as f32;
-    if x.is_nan() || x.is_infinite() {
+    if nearest(rnd) || x.is_nan() || x.is_infinite() {
         return r;
     }
     let cmp = f64::from(r)
@@ -1440,6 +1628,348 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Float lane values: specials (NaN of both signs, infinities, zeros of both signs, the
+    /// largest and smallest values, 0.5 and 1 for `.sat`) and random bit patterns.
+    fn float_lanes(seed: &mut u64, f64s: bool) -> [u64; 32] {
+        let special32 = [
+            f32::NAN.to_bits(),
+            (-f32::NAN).to_bits(),
+            f32::INFINITY.to_bits(),
+            f32::NEG_INFINITY.to_bits(),
+            0,
+            0x8000_0000,
+            f32::MAX.to_bits(),
+            1,
+            0.5f32.to_bits(),
+            1.0f32.to_bits(),
+            (-2.5f32).to_bits(),
+        ];
+        let special64 = [
+            f64::NAN.to_bits(),
+            (-f64::NAN).to_bits(),
+            f64::INFINITY.to_bits(),
+            f64::NEG_INFINITY.to_bits(),
+            0,
+            1 << 63,
+            f64::MAX.to_bits(),
+            1,
+            0.5f64.to_bits(),
+            1.0f64.to_bits(),
+            (-2.5f64).to_bits(),
+        ];
+        std::array::from_fn(|l| {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let x = *seed >> 3;
+            match (l % 3, f64s) {
+                (0, false) => u64::from(special32[(x % 11) as usize]),
+                (0, true) => special64[(x % 11) as usize],
+                // Small values around 1: `.sat` and ordinary arithmetic.
+                (1, false) => from_f32((x % 4000) as f32 / 1000.0 - 2.0),
+                (1, true) => ((x % 4000) as f64 / 1000.0 - 2.0).to_bits(),
+                (_, false) => x & 0xffff_ffff,
+                (_, true) => x,
+            }
+        })
+    }
+
+    /// `setp` on floats as it was first written: both values widened to f64, NaN tested apart.
+    fn compare_reference(cmp: Cmp, ty: Type, a: u64, b: u64) -> bool {
+        let (x, y) = if ty == Type::F64 {
+            (f64_of(a), f64_of(b))
+        } else {
+            (f64::from(f32_of(a)), f64::from(f32_of(b)))
+        };
+        let nan = x.is_nan() || y.is_nan();
+        match cmp {
+            Cmp::Eq => !nan && x == y,
+            Cmp::Ne => !nan && x != y,
+            Cmp::Lt => !nan && x < y,
+            Cmp::Le => !nan && x <= y,
+            Cmp::Gt => !nan && x > y,
+            Cmp::Ge => !nan && x >= y,
+            Cmp::Equ => nan || x == y,
+            Cmp::Neu => nan || x != y,
+            Cmp::Ltu => nan || x < y,
+            Cmp::Leu => nan || x <= y,
+            Cmp::Gtu => nan || x > y,
+            Cmp::Geu => nan || x >= y,
+            Cmp::Num => !nan,
+            Cmp::Nan => nan,
+            Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs => false,
+        }
+    }
+
+    #[test]
+    fn float_warp_loops_compute_what_the_lane_functions_compute() {
+        let ops = [
+            AluOp::Add,
+            AluOp::Sub,
+            AluOp::Mul,
+            AluOp::Mad,
+            AluOp::Fma,
+            AluOp::Div,
+            AluOp::Min,
+            AluOp::Max,
+            AluOp::Neg,
+            AluOp::Abs,
+            AluOp::Rcp,
+            AluOp::Sqrt,
+            AluOp::Rsqrt,
+            AluOp::Copysign,
+            AluOp::MinNan,
+            AluOp::Ex2,
+        ];
+        let cmps = [
+            Cmp::Eq,
+            Cmp::Ne,
+            Cmp::Lt,
+            Cmp::Le,
+            Cmp::Gt,
+            Cmp::Ge,
+            Cmp::Equ,
+            Cmp::Neu,
+            Cmp::Ltu,
+            Cmp::Leu,
+            Cmp::Gtu,
+            Cmp::Geu,
+            Cmp::Num,
+            Cmp::Nan,
+            Cmp::Lo,
+            Cmp::Hs,
+        ];
+        let mut seed = 5;
+        for ty in [Type::F32, Type::F64] {
+            let f64s = ty == Type::F64;
+            for round in 0..40 {
+                let exec = if round % 2 == 0 {
+                    u32::MAX
+                } else {
+                    0x8000_0f01
+                };
+                let (a, mut b, c) = (
+                    float_lanes(&mut seed, f64s),
+                    float_lanes(&mut seed, f64s),
+                    float_lanes(&mut seed, f64s),
+                );
+                b[4] = a[4]; // equal values too
+                for &op in &ops {
+                    for sat in [false, true] {
+                        let mut out = [7u64; 32];
+                        alu_warp(op, ty, MulMode::None, sat, &a, &b, &c, exec, &mut out);
+                        for l in 0..32 {
+                            let want = if exec >> l & 1 == 1 {
+                                alu(op, ty, MulMode::None, sat, a[l], b[l], c[l])
+                            } else {
+                                7
+                            };
+                            assert_eq!(out[l], want, "{op:?} {ty:?} sat {sat} lane {l}");
+                        }
+                    }
+                }
+                for &cmp in &cmps {
+                    let mut out = [7u64; 32];
+                    compare_warp(cmp, ty, &a, &b, exec, &mut out);
+                    for l in 0..32 {
+                        let r = compare_reference(cmp, ty, a[l], b[l]);
+                        assert_eq!(compare(cmp, ty, a[l], b[l]), r, "{cmp:?} {ty:?}");
+                        let want = if exec >> l & 1 == 1 { u64::from(r) } else { 7 };
+                        assert_eq!(out[l], want, "{cmp:?} {ty:?} lane {l}");
+                    }
+                }
+            }
+        }
+        // The saturated f32 sum clamps: NaN to 0, above 1 to 1.
+        let sat = |x: f32, y: f32| {
+            let mut out = [0u64; 32];
+            let (a, b) = ([from_f32(x); 32], [from_f32(y); 32]);
+            alu_warp(
+                AluOp::Add,
+                Type::F32,
+                MulMode::None,
+                true,
+                &a,
+                &b,
+                &a,
+                1,
+                &mut out,
+            );
+            f32_of(out[0])
+        };
+        assert_eq!(sat(0.75, 0.5), 1.0);
+        assert_eq!(sat(-0.75, 0.5), 0.0);
+        assert_eq!(sat(f32::NAN, 0.5), 0.0);
+        assert_eq!(sat(0.25, 0.5), 0.75);
+    }
+
+    /// Integer values around the edges of exactness (2^24, 2^53) and of the 64-bit ranges.
+    fn edge_integers() -> Vec<i128> {
+        let mut v = vec![0, 1, -1, 3, -3, 1000, -1000];
+        for e in [24, 25, 31, 32, 53, 54, 62, 63, 64] {
+            let p = 1i128 << e;
+            for d in [-3, -2, -1, 0, 1, 2, 3] {
+                v.extend([p + d, -(p + d)]);
+            }
+        }
+        v.extend([i128::from(i64::MIN), i128::from(i64::MAX)]);
+        v.extend([i128::from(u64::MAX), i128::from(u64::MAX - 1)]);
+        // Odd values above 2^24 and 2^53 with low bits set (inexact in both directions).
+        v.extend([0x1234_5678_9abc_def1, 0x0fff_ffff_ffff_ffff, 0x1_0000_0003]);
+        v
+    }
+
+    #[test]
+    fn integer_to_float_fast_paths_round_as_the_i128_path() {
+        let rounds = [
+            None,
+            Some(Rounding::Rn),
+            Some(Rounding::Rz),
+            Some(Rounding::Rm),
+            Some(Rounding::Rp),
+        ];
+        for v in edge_integers() {
+            for rnd in rounds {
+                if let Ok(s) = i64::try_from(v) {
+                    let (r32, r64) = (int_to_f32(v, rnd), int_to_f64(v, rnd));
+                    assert_eq!(int64_to_f32(s as u64, true, rnd).to_bits(), r32.to_bits());
+                    assert_eq!(int64_to_f64(s as u64, true, rnd).to_bits(), r64.to_bits());
+                }
+                if let Ok(u) = u64::try_from(v) {
+                    let (r32, r64) = (int_to_f32(v, rnd), int_to_f64(v, rnd));
+                    assert_eq!(int64_to_f32(u, false, rnd).to_bits(), r32.to_bits(), "{u}");
+                    assert_eq!(int64_to_f64(u, false, rnd).to_bits(), r64.to_bits(), "{u}");
+                }
+            }
+        }
+        // Exact values: 2^24 - 1 and 2^24 + 1 around the f32 edge, i64::MIN, u64::MAX.
+        use Type::*;
+        let c = |dst, src, rnd, v: i128| convert(dst, src, rnd, false, v as u64);
+        assert_eq!(c(F32, S32, Some(Rounding::Rp), (1 << 24) - 1), 0x4B7F_FFFF);
+        assert_eq!(c(F32, S32, Some(Rounding::Rp), (1 << 24) + 1), 0x4B80_0001);
+        assert_eq!(c(F32, S32, Some(Rounding::Rm), (1 << 24) + 1), 0x4B80_0000);
+        assert_eq!(
+            c(F32, S64, Some(Rounding::Rz), i64::MIN.into()),
+            0xDF00_0000
+        );
+        assert_eq!(c(F32, S64, None, i64::MAX.into()), 0x5F00_0000);
+        assert_eq!(
+            c(F32, S64, Some(Rounding::Rz), i64::MAX.into()),
+            0x5EFF_FFFF
+        );
+        assert_eq!(
+            c(F64, S64, Some(Rounding::Rm), i64::MIN.into()),
+            0xC3E0_0000_0000_0000
+        );
+        assert_eq!(c(F64, U64, None, u64::MAX.into()), 0x43F0_0000_0000_0000);
+        assert_eq!(
+            c(F64, U64, Some(Rounding::Rp), (1 << 53) + 1),
+            0x4340_0000_0000_0001
+        );
+        assert_eq!(
+            c(F64, U64, Some(Rounding::Rn), (1 << 53) + 1),
+            0x4340_0000_0000_0000
+        );
+        assert_eq!(c(F16, S32, None, -2049), 0xE800);
+    }
+
+    #[test]
+    fn float_to_integer_saturates_as_the_i128_path() {
+        use Type::*;
+        let rounds = [
+            None,
+            Some(Rounding::Rzi),
+            Some(Rounding::Rni),
+            Some(Rounding::Rmi),
+            Some(Rounding::Rpi),
+        ];
+        let mut xs: Vec<f64> = vec![
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            -2.5,
+            2.5,
+            0.49,
+            -0.51,
+            f64::MAX,
+            f64::MIN,
+        ];
+        for v in edge_integers() {
+            xs.extend([v as f64, v as f64 + 0.5, v as f64 - 0.5]);
+        }
+        for x in xs {
+            for dst in [S8, U8, S16, U16, S32, U32, S64, U64] {
+                for rnd in rounds {
+                    let r = match rnd {
+                        Some(Rounding::Rni) => round_even(x),
+                        Some(Rounding::Rmi) => x.floor(),
+                        Some(Rounding::Rpi) => x.ceil(),
+                        _ => x.trunc(),
+                    };
+                    let (lo, hi) = int_range(dst);
+                    let v = if r.is_nan() {
+                        0
+                    } else {
+                        (r as i128).clamp(lo, hi)
+                    };
+                    let want = trunc(v as u64, dst.bits());
+                    assert_eq!(
+                        convert(dst, F64, rnd, false, x.to_bits()),
+                        want,
+                        "{x} {dst:?}"
+                    );
+                    let x32 = x as f32;
+                    let got = convert(dst, F32, rnd, false, from_f32(x32));
+                    let r = match rnd {
+                        Some(Rounding::Rni) => round_even(f64::from(x32)),
+                        Some(Rounding::Rmi) => f64::from(x32).floor(),
+                        Some(Rounding::Rpi) => f64::from(x32).ceil(),
+                        _ => f64::from(x32).trunc(),
+                    };
+                    let v = if r.is_nan() {
+                        0
+                    } else {
+                        (r as i128).clamp(lo, hi)
+                    };
+                    assert_eq!(got, trunc(v as u64, dst.bits()), "{x32} {dst:?}");
+                }
+            }
+        }
+        // Exact values at the edges: 2^63 saturates s64, fits u64; -1.5 saturates u32 at 0.
+        let c = |dst, x: f64| convert(dst, F64, Some(Rounding::Rzi), false, x.to_bits());
+        assert_eq!(c(S64, 9_223_372_036_854_775_808.0), i64::MAX as u64);
+        assert_eq!(c(U64, 9_223_372_036_854_775_808.0), 1 << 63);
+        assert_eq!(c(S64, -9_223_372_036_854_775_808.0), i64::MIN as u64);
+        assert_eq!(c(U64, 1e30), u64::MAX);
+        assert_eq!(c(U32, -1.5), 0);
+        assert_eq!(c(S32, f64::NAN), 0);
+        assert_eq!(c(S32, -2.7) as u32 as i32, -2);
+    }
+
+    #[test]
+    fn narrowing_to_f32_to_nearest_is_the_hardware_conversion() {
+        for x in [
+            1.0 + 2f64.powi(-24),
+            1.0 + 3.0 * 2f64.powi(-24),
+            f64::MAX,
+            1e-46,
+            -1e-46,
+        ] {
+            for rnd in [None, Some(Rounding::Rn)] {
+                let got = convert(Type::F32, Type::F64, rnd, false, x.to_bits());
+                assert_eq!(got, from_f32(x as f32), "{x}");
+            }
+        }
+        let half_up = (1.0 + 3.0 * 2f64.powi(-24)).to_bits();
+        assert_eq!(
+            convert(Type::F32, Type::F64, None, false, half_up),
+            0x3F80_0002
+        );
     }
 
     #[test]
