@@ -328,10 +328,10 @@ pub struct SmWork {
     track_wave: usize,
     /// Sector -> cycle its fill from L2/DRAM arrives (the wave's L1 misses in flight).
     #[serde(skip)]
-    fills: SectorMap,
+    fills: SectorMap<4096>,
     /// Sector -> cycle of the wave's last store to it.
     #[serde(skip)]
-    stored: SectorMap,
+    stored: SectorMap<512>,
     /// Memory instructions sent to the LSU (global, local, shared; not LDC).
     pub mem_insts: u64,
     /// L1 sectors moved (global and local).
@@ -597,7 +597,11 @@ impl SmWork {
 /// (a slot of an older generation is free), so a wave's lookups cost a multiply and a compare or
 /// two instead of a general hash map's probe groups, and no wave clears its slots.
 #[derive(Debug, Clone, Default)]
-struct SectorMap {
+///
+/// `MIN` is the table's first size (slots): a wave's misses in flight may be a few thousand
+/// sectors, its stores a few hundred, and a table sized for them stays in the host's caches (a
+/// wave's slots are spread over the whole table).
+struct SectorMap<const MIN: usize> {
     /// (sector, cycle, generation) per slot; a power of two of them, or none.
     slots: Vec<(u64, u32, u32)>,
     /// The current generation (0 marks never-used slots, so it starts at 1).
@@ -606,7 +610,7 @@ struct SectorMap {
     len: usize,
 }
 
-impl SectorMap {
+impl<const MIN: usize> SectorMap<MIN> {
     /// Forgets every sector.
     fn clear(&mut self) {
         self.len = 0;
@@ -683,7 +687,7 @@ impl SectorMap {
     #[cold]
     fn grow(&mut self) {
         let old = std::mem::take(&mut self.slots);
-        self.slots = vec![(0, 0, 0); (2 * old.len()).max(4096)];
+        self.slots = vec![(0, 0, 0); (2 * old.len()).max(MIN)];
         let generation = self.generation.max(1);
         self.generation = generation;
         for (k, c, g) in old {
@@ -901,7 +905,7 @@ mod tests {
 
     #[test]
     fn a_sector_map_keeps_one_wave() {
-        let mut m = SectorMap::default();
+        let mut m = SectorMap::<4096>::default();
         assert_eq!(m.get(7), None);
         assert_eq!(m.insert(7, 10), None);
         assert_eq!(m.insert(7, 12), Some(10));

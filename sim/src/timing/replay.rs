@@ -45,15 +45,15 @@ struct Board {
     /// Cycle by which every store has been acknowledged.
     drain: u32,
     /// Next entry of the warp's stream.
-    next: usize,
+    next: u32,
     /// Waiting at `bar.sync`.
     at_barrier: bool,
     /// Its block's index in the wave.
-    block: usize,
+    block: u32,
     /// Its block's warp index (the stream in the block's log).
-    index: usize,
+    index: u32,
     /// Its scheduler (the SM's warp number modulo the schedulers).
-    port: usize,
+    port: u32,
     /// The latest cycle it issued an instruction (a branch's successors issue after it).
     issued_max: u32,
 }
@@ -267,6 +267,9 @@ pub struct Replay {
     origin: u64,
 }
 
+/// A warp's stream and its block's log.
+type Feed<'a> = (&'a [Entry], &'a BlockLog);
+
 /// A warp's place in the ready queue: earlier cycle first, then lower warp number.
 #[inline]
 fn pack(t: u32, w: u32) -> u64 {
@@ -282,9 +285,10 @@ impl Replay {
     /// warp's retirement, in order.
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
         let slots = self.start(cx, logs, work);
-        // Each warp's stream, by its number in the wave.
-        let streams: Vec<&[Entry]> = (logs.iter())
-            .flat_map(|l| l.warps.iter().map(Vec::as_slice))
+        // Each warp's stream and its block's log, by its number in the wave: one look-up when the
+        // warp's turn comes.
+        let feeds: Vec<Feed> = (logs.iter())
+            .flat_map(|l| l.warps.iter().map(move |s| (s.as_slice(), l)))
             .collect();
         while let Some(key) = self.queue.first() {
             let w = key as u32;
@@ -294,7 +298,7 @@ impl Replay {
             // Nothing enters the queue while the warp runs (only a barrier's release or the end
             // of a block queues warps, and the warp stops there).
             let top = self.queue.second();
-            let (next, long) = self.run_warp(cx, logs, &streams, work, w as usize, t, top);
+            let (next, long) = self.run_warp(cx, &feeds, work, w as usize, t, top);
             match next {
                 Some(next) => self.queue.replace_first(pack(next, w)),
                 None => {
@@ -357,9 +361,9 @@ impl Replay {
                 b.drain = 0;
                 b.next = 0;
                 b.at_barrier = false;
-                b.block = k;
-                b.index = i;
-                b.port = (first + i) % schedulers;
+                b.block = k as u32;
+                b.index = i as u32;
+                b.port = ((first + i) % schedulers) as u32;
                 b.issued_max = 0;
                 b.ready.clear();
                 b.ready.resize(cx.program.num_regs, 0);
@@ -405,13 +409,13 @@ impl Replay {
     /// Queues warp `w` for its next instruction, or retires it when its stream is done.
     fn queue_or_retire(&mut self, cx: Ctx, logs: &[BlockLog], w: usize) {
         let b = &self.boards[w];
-        match logs[b.block].warps[b.index].get(b.next) {
+        match logs[b.block as usize].warps[b.index as usize].get(b.next as usize) {
             Some(e) => {
                 let t = b.issue_time(&cx.plans.at(e.pc).deps);
                 self.queue.push(pack(t, w as u32));
             }
             None => {
-                let k = b.block;
+                let k = b.block as usize;
                 self.blocks[k].live -= 1;
                 self.release(cx, logs, k);
             }
@@ -424,22 +428,19 @@ impl Replay {
     /// (`u64::MAX`: none), when it returns that instruction's cycle, or until it parks at a barrier or retires
     /// (`None`; [`Replay::park_or_retire`] then counts it). Also says whether the warp's
     /// scheduler's calendar has grown longer than [`TRIM_SPAN`].
-    #[allow(clippy::too_many_arguments)]
     fn run_warp(
         &mut self,
         cx: Ctx,
-        logs: &[BlockLog],
-        streams: &[&[Entry]],
+        feeds: &[Feed],
         work: &mut SmWork,
         w: usize,
         mut want: u32,
         top: u64,
     ) -> (Option<u32>, bool) {
         let b = &mut self.boards[w];
-        let port = &mut self.ports[b.port];
-        let log = &logs[b.block];
-        let stream = streams[w];
-        let mut next = b.next;
+        let port = &mut self.ports[b.port as usize];
+        let (stream, log) = feeds[w];
+        let mut next = b.next as usize;
         let Some(&(mut e)) = stream.get(next) else {
             return (None, false);
         };
@@ -462,7 +463,7 @@ impl Replay {
                 break Some(want);
             }
         };
-        b.next = next;
+        b.next = next as u32;
         (out, port.span() > TRIM_SPAN)
     }
 
@@ -470,7 +471,7 @@ impl Replay {
     /// releases the block's barrier if it was the last one there.
     fn park_or_retire(&mut self, cx: Ctx, logs: &[BlockLog], w: usize) {
         let b = &self.boards[w];
-        let k = b.block;
+        let k = b.block as usize;
         if b.at_barrier {
             self.blocks[k].arrived += 1;
         } else {
