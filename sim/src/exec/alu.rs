@@ -84,15 +84,15 @@ pub fn alu_warp(
             })
         }};
     }
-    let bits = ty.bits();
     // Float operations: decided once per warp too, in a function of their own.
     if ty.is_float() {
         return float_warp(op, ty, sat, a, b, c, exec, out);
     }
-    if ty.is_float() || sat {
+    if sat {
         return each!(|x, y, z| alu(op, ty, mode, sat, x, y, z));
     }
     // Integer operations: the width's mask and sign are decided once, the loops are plain.
+    let bits = ty.bits();
     let m = mask(bits);
     let signed = ty.is_signed();
     let sh = sext_shift(bits);

@@ -596,11 +596,11 @@ impl SmWork {
 /// open addressing with linear probing, emptied in one step per wave by a generation count
 /// (a slot of an older generation is free), so a wave's lookups cost a multiply and a compare or
 /// two instead of a general hash map's probe groups, and no wave clears its slots.
-#[derive(Debug, Clone, Default)]
 ///
 /// `MIN` is the table's first size (slots): a wave's misses in flight may be a few thousand
 /// sectors, its stores a few hundred, and a table sized for them stays in the host's caches (a
 /// wave's slots are spread over the whole table).
+#[derive(Debug, Clone, Default)]
 struct SectorMap<const MIN: usize> {
     /// (sector, cycle, generation) per slot; a power of two of them, or none.
     slots: Vec<(u64, u32, u32)>,

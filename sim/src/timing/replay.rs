@@ -425,9 +425,9 @@ impl Replay {
     /// Issues warp `w`'s instructions, the first ready at cycle `want`, for as long as it stays
     /// the earliest ready warp (a warp that would leave the queue next anyway goes on without
     /// entering it): until its next instruction's key is after `top`, the next key in the queue
-    /// (`u64::MAX`: none), when it returns that instruction's cycle, or until it parks at a barrier or retires
-    /// (`None`; [`Replay::park_or_retire`] then counts it). Also says whether the warp's
-    /// scheduler's calendar has grown longer than [`TRIM_SPAN`].
+    /// (`u64::MAX`: none), when it returns that instruction's cycle, or until it parks at a
+    /// barrier or retires (`None`; [`Replay::park_or_retire`] then counts it). Also says whether
+    /// the warp's scheduler's calendar has grown longer than [`TRIM_SPAN`].
     fn run_warp(
         &mut self,
         cx: Ctx,
