@@ -329,6 +329,11 @@ pub struct SmWork {
     /// Sector -> cycle its fill from L2/DRAM arrives (the wave's L1 misses in flight).
     #[serde(skip)]
     fills: SectorMap<4096>,
+    /// Sectors `fills` may hold lie within these two (a wave starts with `(u64::MAX, 0)`, the
+    /// default is merely wider), so that a hit whose sectors lie outside (another buffer's)
+    /// skips the look-ups.
+    #[serde(skip)]
+    fill_range: (u64, u64),
     /// Sector -> cycle of the wave's last store to it.
     #[serde(skip)]
     stored: SectorMap<512>,
@@ -511,6 +516,7 @@ impl SmWork {
         if wave != self.track_wave {
             self.track_wave = wave;
             self.fills.clear();
+            self.fill_range = (u64::MAX, 0);
             self.stored.clear();
         }
         self.data_wavefronts += u64::from(dwf);
@@ -536,7 +542,19 @@ impl SmWork {
             self.l2_write_lines += sent_lines.len() as u64;
             return lat;
         }
+        // Sectors come ascending ([`crate::memory::coalesce::sectors`]).
+        debug_assert!(sectors.is_sorted());
+        let (first, last) = match sectors {
+            [] => return lat,
+            [f, .., l] => (*f, *l),
+            [f] => (*f, *f),
+        };
+        let (lo, hi) = self.fill_range;
         if hit {
+            if last < lo || first > hi {
+                // None of its sectors has a fill in flight.
+                return lat;
+            }
             let wait = sectors
                 .iter()
                 .filter_map(|&s| self.fills.get(s))
@@ -548,6 +566,7 @@ impl SmWork {
             for &s in sectors {
                 self.fills.insert_new(s, now + lat);
             }
+            self.fill_range = (lo.min(first), hi.max(last));
             lat
         }
     }
@@ -901,6 +920,31 @@ mod tests {
         assert_eq!(w.latency(0.0), 200.0);
         // Blocks start 80 apart at most: 0, 80, 160 (slot free at 100), 240 (free at 180).
         assert_eq!(w.latency(80.0), 340.0);
+    }
+
+    #[test]
+    fn constant_work_adds_each_miss_term_in_order() {
+        let cfg = GpuConfig::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../configs/h200.toml"
+        )))
+        .unwrap();
+        let costs = Costs::new(&cfg);
+        let (c0, c1, l2, dram) = (Level::Cache(0), Level::Cache(1), Level::L2, Level::Dram);
+        let served = [c1, c0, l2, l2, dram, c0, c1, Level::Cache(9), c1];
+        // The sum one term at a time, nearest level skipped, as the definition reads.
+        let mut want: f64 = std::iter::empty::<f64>().sum();
+        for &l in &served {
+            if l != c0 {
+                want += f64::from(costs.const_level(l)) / costs.const_misses_in_flight;
+            }
+        }
+        let (pipe, miss) = costs.constant_work(&served);
+        assert_eq!(pipe, 9.0 * costs.const_serial);
+        assert_eq!(miss.to_bits(), want.to_bits());
+        // Only the nearest level: the sum of none.
+        let none: f64 = std::iter::empty::<f64>().sum();
+        assert_eq!(costs.constant_work(&[c0, c0]).1.to_bits(), none.to_bits());
     }
 
     #[test]
