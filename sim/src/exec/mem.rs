@@ -598,7 +598,9 @@ impl Ctx<'_> {
                 let served = &o.served[..];
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
-                self.log.ldc[0].extend(self.costs.ldc_work(pc, served));
+                if let Some(w) = self.costs.ldc_work(pc, served) {
+                    self.log.ldc[0].push(w);
+                }
                 self.costs.constant_load(served)
             }
             StateSpace::Global | StateSpace::Local => {
