@@ -566,6 +566,26 @@ pub struct Pre {
     pub guard: u16,
     /// `@!p`.
     pub negated: bool,
+    /// The end of the run of [`Pre::plain`] entries from this one: the first PC at or after
+    /// this one whose entry is not plain (this PC itself when its entry is not).
+    pub run_end: u32,
+}
+
+impl Pre {
+    /// An entry a converged warp runs for all its live lanes with nothing to decide or count
+    /// apart: unguarded, and neither control flow nor the general path.
+    pub fn plain(&self) -> bool {
+        self.guard == NO_REG
+            && matches!(
+                self.op,
+                Fast::Form(_)
+                    | Fast::Bcast { .. }
+                    | Fast::Param { .. }
+                    | Fast::Ctaid { .. }
+                    | Fast::Tid { .. }
+                    | Fast::Nop
+            )
+    }
 }
 
 impl Fast {
@@ -648,7 +668,7 @@ fn param(inst: &DInst, m: MemOp, params: &[u8]) -> Option<Fast> {
 
 /// The pre-decoded entry of each instruction of `launch`'s program, made once per launch.
 pub fn forms(launch: &super::Launch) -> Vec<Pre> {
-    launch
+    let mut pre: Vec<Pre> = launch
         .program
         .insts
         .iter()
@@ -656,8 +676,22 @@ pub fn forms(launch: &super::Launch) -> Vec<Pre> {
             op: Fast::of(i, launch),
             guard: i.guard,
             negated: i.guard_negated,
+            run_end: 0,
         })
-        .collect()
+        .collect();
+    mark_runs(&mut pre);
+    pre
+}
+
+/// Sets each entry's [`Pre::run_end`], from the last entry back.
+fn mark_runs(pre: &mut [Pre]) {
+    let mut end = pre.len() as u32;
+    for (pc, p) in pre.iter_mut().enumerate().rev() {
+        if !p.plain() {
+            end = pc as u32;
+        }
+        p.run_end = end;
+    }
 }
 
 #[cfg(test)]
@@ -1029,5 +1063,33 @@ mod tests {
         assert_eq!(Form::of(&inst(add, &[Src::NotPred(1), Src::Reg(1)])), None);
         assert_eq!(Form::of(&inst(Op::Mov(Type::U32), &[Src::Imm(3)])), None);
         assert!(Form::of(&inst(add, &two)).is_some());
+    }
+
+    /// Runs of plain entries end at the next entry that is not plain, or at the program's end.
+    #[test]
+    fn runs_end_at_entries_that_are_not_plain() {
+        let pre = |op: Fast, guard: u16| Pre {
+            op,
+            guard,
+            negated: false,
+            run_end: 0,
+        };
+        let bcast = Fast::Bcast {
+            d: 0,
+            v: 1,
+            imc: false,
+        };
+        let mut p = vec![
+            pre(bcast, NO_REG),
+            pre(Fast::Nop, NO_REG),
+            pre(Fast::Bra { target: 0 }, NO_REG),
+            pre(bcast, NO_REG),
+            pre(Fast::Nop, 3), // guarded
+            pre(Fast::General, NO_REG),
+            pre(bcast, NO_REG),
+        ];
+        mark_runs(&mut p);
+        let ends: Vec<u32> = p.iter().map(|p| p.run_end).collect();
+        assert_eq!(ends, [2, 2, 2, 4, 4, 5, 7]);
     }
 }

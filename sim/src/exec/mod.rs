@@ -168,6 +168,8 @@ struct SmRun {
     error: Option<(u64, Error)>,
     /// Scoreboards of the timing pass.
     replay: Replay,
+    /// The straight-line path's counts and stream entries (made by the SM's first batch).
+    runs: step::Runs,
 }
 
 /// Runs `launch` to completion over `image`, through the hierarchy `mem`.
@@ -527,6 +529,9 @@ fn run_batch_on_sm(
             .collect();
         st.shared = vec![0u8; launch.shared_bytes as usize];
     }
+    if st.runs.is_empty() {
+        st.runs = step::Runs::new(forms, costs);
+    }
     let mut left = budget;
     let mut b = first + (s as u64 + sm_count - first % sm_count) % sm_count;
     while b < last {
@@ -560,6 +565,7 @@ fn run_batch_on_sm(
             shared: &mut st.shared,
             counters: &mut st.counters,
             per_pc: &mut st.per_pc,
+            runs: &mut st.runs,
             work: &mut st.work,
             costs,
             sm: s,
@@ -580,6 +586,7 @@ fn run_batch_on_sm(
         }
         b += sm_count;
     }
+    st.runs.fold(&mut st.per_pc);
     st.executed = budget - left;
     // Every instruction the budget counted was executed once (counted here rather than per
     // instruction in the warp loop).

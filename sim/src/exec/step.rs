@@ -62,6 +62,9 @@ pub struct Ctx<'a> {
     pub counters: &'a mut Counters,
     /// The SM's per-instruction statistics.
     pub per_pc: &'a mut [PcStats],
+    /// The per-PC counts and stream entries of the straight-line path, added to `per_pc` when
+    /// the SM's batch ends ([`Runs::fold`]).
+    pub runs: &'a mut Runs,
     /// The SM's work for the throughput bounds.
     pub work: &'a mut SmWork,
     /// Latencies.
@@ -95,24 +98,29 @@ impl Ctx<'_> {
         self.step_one(w)
     }
 
-    /// Runs converged warp `w` through the pre-decoded instructions from its PC on, with each
-    /// one's bookkeeping (budget, per-PC statistics, `%clock`, the log) done here, until an
+    /// Runs converged warp `w` through the pre-decoded instructions from its PC on, until an
     /// instruction that needs the general path: one without a pre-decoded entry, a branch that
     /// diverges, the end of the budget (the general path reports it at that instruction), or the
     /// warp's exit. Every lane of a converged warp is at the PC, so the lanes at it are the live
     /// ones.
+    ///
+    /// A run of plain entries ([`Pre::plain`]) executes for all live lanes with its bookkeeping
+    /// done once for the run: the budget, the per-PC statistics ([`Runs`]), the stream (copied
+    /// from [`Runs::entries`]); the other entries one at a time. `%clock` is counted at the end.
     #[inline]
     fn run_straight(&mut self, w: &mut Warp) {
         let Ctx {
             forms,
             counters,
             per_pc,
+            runs,
             costs,
             ctaid,
             budget,
             log,
             ..
         } = self;
+        let Runs { diff, entries } = &mut **runs;
         let stream = &mut log.warps[w.index as usize];
         let live = w.live;
         let threads = u64::from(live.count_ones());
@@ -122,6 +130,19 @@ impl Ctx<'_> {
             let Some(pre) = forms.get(pc as usize) else {
                 break;
             };
+            // The plain run from `pc`, cut at the budget.
+            let end = u64::from(pre.run_end).min(u64::from(pc) + left) as u32;
+            if end > pc {
+                let (a, b) = (pc as usize, end as usize);
+                for p in &forms[a..b] {
+                    plain(&p.op, w, counters, ctaid, live);
+                }
+                count_run(diff, a, b, threads);
+                stream.extend_from_slice(&entries[a..b]);
+                left -= u64::from(end - pc);
+                pc = end;
+                continue;
+            }
             let exec = if pre.guard == NO_REG {
                 live
             } else {
@@ -129,32 +150,6 @@ impl Ctx<'_> {
             };
             let (mut next, mut lat) = (pc + 1, 0);
             match &pre.op {
-                Fast::Form(f) => f.run_inline(&mut w.regs, exec),
-                &Fast::Bcast { d, v, imc } => {
-                    counters.imc_requests += u64::from(imc);
-                    fill(row_mut(&mut w.regs, d), exec, v);
-                }
-                &Fast::Param { d, v, wide } => {
-                    if wide {
-                        counters.idc_requests += 1;
-                        counters.idc_hits += 1;
-                    } else {
-                        counters.imc_requests += 1;
-                    }
-                    lat = costs.imc;
-                    fill(row_mut(&mut w.regs, d), exec, v);
-                }
-                &Fast::Ctaid { d, c, m } => {
-                    let v = u64::from(ctaid[usize::from(c)]) & m;
-                    fill(row_mut(&mut w.regs, d), exec, v);
-                }
-                &Fast::Tid { d, c, m } => {
-                    let tid = &w.tid[usize::from(c)];
-                    let out = row_mut(&mut w.regs, d);
-                    for_lanes!(exec, |l| {
-                        out[l] = u64::from(tid[l]) & m;
-                    });
-                }
                 &Fast::Bra { target } => {
                     if exec == live {
                         // A branch every active lane takes: the timing pass needs to know.
@@ -164,8 +159,14 @@ impl Ctx<'_> {
                     }
                 }
                 Fast::Exit => w.live = 0,
-                Fast::Nop => {}
                 Fast::General => break,
+                op => {
+                    // A guarded form or `bar.warp.sync`.
+                    plain(op, w, counters, ctaid, exec);
+                    if let Fast::Param { .. } = op {
+                        lat = costs.imc;
+                    }
+                }
             }
             left -= 1;
             let ps = &mut per_pc[pc as usize];
@@ -670,4 +671,125 @@ fn row_mut(regs: &mut [u64], d: u16) -> &mut [u64; 32] {
     (&mut regs[usize::from(d) * 32..][..32])
         .try_into()
         .expect("32 lanes")
+}
+
+/// Executes entry `op` of a converged warp `w` for the lanes of `exec`: an integer form, a
+/// broadcast, a kernel parameter (counting its uniform-datapath request), `%ctaid`, `%tid` or
+/// nothing. Control flow and the general path are the caller's.
+#[inline(always)]
+fn plain(op: &Fast, w: &mut Warp, counters: &mut Counters, ctaid: &[u32; 3], exec: u32) {
+    match op {
+        Fast::Form(f) => f.run_inline(&mut w.regs, exec),
+        &Fast::Bcast { d, v, imc } => {
+            counters.imc_requests += u64::from(imc);
+            fill(row_mut(&mut w.regs, d), exec, v);
+        }
+        &Fast::Param { d, v, wide } => {
+            if wide {
+                counters.idc_requests += 1;
+                counters.idc_hits += 1;
+            } else {
+                counters.imc_requests += 1;
+            }
+            fill(row_mut(&mut w.regs, d), exec, v);
+        }
+        &Fast::Ctaid { d, c, m } => {
+            let v = u64::from(ctaid[usize::from(c)]) & m;
+            fill(row_mut(&mut w.regs, d), exec, v);
+        }
+        &Fast::Tid { d, c, m } => {
+            let tid = &w.tid[usize::from(c)];
+            let out = row_mut(&mut w.regs, d);
+            for_lanes!(exec, |l| {
+                out[l] = u64::from(tid[l]) & m;
+            });
+        }
+        Fast::Nop | Fast::Bra { .. } | Fast::Exit | Fast::General => {}
+    }
+}
+
+/// What the straight-line path of one SM keeps over a launch: the per-PC counts of the runs of
+/// plain entries it executed, as differences, and each instruction's stream entry.
+#[derive(Debug, Clone, Default)]
+pub struct Runs {
+    /// `[executions, threads]` differences per PC (`len + 1` of them): a run over PCs `a..b`
+    /// adds at `a` and takes away at `b` (wrapping), so that the prefix sums are each PC's
+    /// counts ([`Runs::fold`]).
+    diff: Vec<[u64; 2]>,
+    /// The stream entry of each instruction executed on the straight-line path: its PC and
+    /// its latency (a kernel parameter's is the IMC's).
+    entries: Vec<Entry>,
+}
+
+impl Runs {
+    /// The runs of a launch whose pre-decoded entries are `forms`, priced by `costs`.
+    pub fn new(forms: &[Pre], costs: &Costs) -> Runs {
+        let entries = forms
+            .iter()
+            .enumerate()
+            .map(|(pc, p)| Entry {
+                pc: pc as u32,
+                lat: if let Fast::Param { .. } = p.op {
+                    costs.imc
+                } else {
+                    0
+                },
+            })
+            .collect();
+        Runs {
+            diff: vec![[0; 2]; forms.len() + 1],
+            entries,
+        }
+    }
+
+    /// No launch's runs yet.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.diff.is_empty()
+    }
+
+    /// Adds the counts of the runs so far to `per_pc` (one per PC) and starts again from none.
+    pub fn fold(&mut self, per_pc: &mut [PcStats]) {
+        let mut acc = [0u64; 2];
+        for (d, ps) in self.diff.iter_mut().zip(per_pc) {
+            acc[0] = acc[0].wrapping_add(d[0]);
+            acc[1] = acc[1].wrapping_add(d[1]);
+            ps.executed += acc[0];
+            ps.threads += acc[1];
+        }
+        self.diff.fill([0; 2]);
+    }
+}
+
+/// Counts one execution of the plain run over PCs `a..b` by `threads` threads in `diff`.
+#[inline(always)]
+fn count_run(diff: &mut [[u64; 2]], a: usize, b: usize, threads: u64) {
+    let da = &mut diff[a];
+    da[0] = da[0].wrapping_add(1);
+    da[1] = da[1].wrapping_add(threads);
+    let db = &mut diff[b];
+    db[0] = db[0].wrapping_sub(1);
+    db[1] = db[1].wrapping_sub(threads);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two overlapping runs and one at the end: each PC counts the runs over it.
+    #[test]
+    fn runs_fold_into_per_pc_counts() {
+        let mut runs = Runs {
+            diff: vec![[0; 2]; 5],
+            entries: vec![],
+        };
+        count_run(&mut runs.diff, 0, 3, 32);
+        count_run(&mut runs.diff, 1, 4, 5);
+        count_run(&mut runs.diff, 3, 4, 7);
+        let mut per_pc = vec![PcStats::default(); 4];
+        per_pc[2].executed = 10;
+        runs.fold(&mut per_pc);
+        let got: Vec<(u64, u64)> = per_pc.iter().map(|p| (p.executed, p.threads)).collect();
+        assert_eq!(got, [(1, 32), (2, 37), (12, 37), (2, 12)]);
+        assert!(runs.diff.iter().all(|d| *d == [0, 0]));
+    }
 }
