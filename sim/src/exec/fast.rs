@@ -569,6 +569,12 @@ pub struct Pre {
     /// The end of the run of [`Pre::plain`] entries from this one: the first PC at or after
     /// this one whose entry is not plain (this PC itself when its entry is not).
     pub run_end: u32,
+    /// A plain entry whose value is the same whenever it runs in the launch: a kernel
+    /// parameter, a broadcast, or a form of immediates and such entries' registers, each the
+    /// only writer of its register in the program. Once it has filled its register's row for
+    /// all lanes of a register file (and its sources theirs), running it again writes the same
+    /// values over them, which the warp loop skips ([`invariants`]).
+    pub invariant: bool,
 }
 
 impl Pre {
@@ -585,6 +591,20 @@ impl Pre {
                     | Fast::Tid { .. }
                     | Fast::Nop
             )
+    }
+
+    /// The destination register of a parameter, broadcast or form, and the form's source
+    /// registers.
+    pub fn writes(&self) -> Option<(u16, [Option<u16>; 3])> {
+        let reg = |o: Opd| match o {
+            Opd::Reg(r) => Some(r),
+            Opd::Imm(_) => None,
+        };
+        match self.op {
+            Fast::Bcast { d, .. } | Fast::Param { d, .. } => Some((d, [None; 3])),
+            Fast::Form(f) => Some((f.d, [reg(f.a), reg(f.b), reg(f.c)])),
+            _ => None,
+        }
     }
 }
 
@@ -677,10 +697,51 @@ pub fn forms(launch: &super::Launch) -> Vec<Pre> {
             guard: i.guard,
             negated: i.guard_negated,
             run_end: 0,
+            invariant: false,
         })
         .collect();
     mark_runs(&mut pre);
+    invariants(&mut pre, &launch.program.insts);
     pre
+}
+
+/// Marks the invariant entries ([`Pre::invariant`]) of the program `insts` (whose entries are
+/// `pre`): parameters and broadcasts first, then forms of their registers, until none is added.
+pub fn invariants(pre: &mut [Pre], insts: &[DInst]) {
+    let regs = insts
+        .iter()
+        .flat_map(|i| i.dst)
+        .filter(|&d| d != NO_REG)
+        .map(|d| usize::from(d) + 1)
+        .max()
+        .unwrap_or(0);
+    let mut writers = vec![0u32; regs];
+    for d in insts.iter().flat_map(|i| i.dst).filter(|&d| d != NO_REG) {
+        writers[usize::from(d)] += 1;
+    }
+    // Registers whose only writer is an invariant entry.
+    let mut fixed = vec![false; regs];
+    loop {
+        let mut added = false;
+        for p in pre.iter_mut().filter(|p| !p.invariant && p.plain()) {
+            let Some((d, srcs)) = p.writes() else {
+                continue;
+            };
+            let sole = writers.get(usize::from(d)) == Some(&1);
+            let from_fixed = srcs
+                .iter()
+                .flatten()
+                .all(|&r| r != d && fixed.get(usize::from(r)) == Some(&true));
+            if sole && from_fixed && !matches!(p.op, Fast::Nop) {
+                p.invariant = true;
+                fixed[usize::from(d)] = true;
+                added = true;
+            }
+        }
+        if !added {
+            return;
+        }
+    }
 }
 
 /// Sets each entry's [`Pre::run_end`], from the last entry back.
@@ -1073,6 +1134,7 @@ mod tests {
             guard,
             negated: false,
             run_end: 0,
+            invariant: false,
         };
         let bcast = Fast::Bcast {
             d: 0,
@@ -1091,5 +1153,60 @@ mod tests {
         mark_runs(&mut p);
         let ends: Vec<u32> = p.iter().map(|p| p.run_end).collect();
         assert_eq!(ends, [2, 2, 2, 4, 4, 5, 7]);
+    }
+
+    /// Parameters and broadcasts are invariant, and forms of their registers, when each is
+    /// its register's only writer; a register written by a general instruction, twice, or by
+    /// the form itself is not.
+    #[test]
+    fn invariant_entries_follow_their_sources() {
+        let with_dst = |d: u16| {
+            let mut i = inst(Op::Exit, &[]);
+            i.dst[0] = d;
+            i
+        };
+        let form = |d: u16, a: Opd, b: Opd| {
+            Fast::Form(Form {
+                kernel: Kernel::Add(u64::MAX),
+                d,
+                a,
+                b,
+                c: Opd::Imm(0),
+            })
+        };
+        let bcast = |d: u16| Fast::Bcast {
+            d,
+            v: 7,
+            imc: false,
+        };
+        let ops = [
+            form(2, Opd::Reg(1), Opd::Imm(4)), // r2 = r1 + 4: invariant once r1 is
+            bcast(1),                          // r1 = 7
+            Fast::General,                     // r4 = a load
+            form(3, Opd::Reg(2), Opd::Reg(4)), // r3 = r2 + r4: r4 varies
+            bcast(5),                          // r5 = 7, written twice
+            bcast(5),
+            form(6, Opd::Reg(6), Opd::Imm(1)), // r6 = r6 + 1: itself
+            Fast::Param {
+                d: 7,
+                v: 1,
+                wide: true,
+            },
+        ];
+        let dsts = [2, 1, 4, 3, 5, 5, 6, 7];
+        let insts: Vec<DInst> = dsts.iter().map(|&d| with_dst(d)).collect();
+        let mut pre: Vec<Pre> = ops
+            .iter()
+            .map(|&op| Pre {
+                op,
+                guard: NO_REG,
+                negated: false,
+                run_end: 0,
+                invariant: false,
+            })
+            .collect();
+        invariants(&mut pre, &insts);
+        let got: Vec<bool> = pre.iter().map(|p| p.invariant).collect();
+        assert_eq!(got, [true, true, false, false, false, false, false, true]);
     }
 }

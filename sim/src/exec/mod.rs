@@ -524,8 +524,14 @@ fn run_batch_on_sm(
     st.used[buf] = 0;
     st.executed = 0;
     if st.warps.len() != nwarps {
+        // Every register file starts with all the launch's invariant entries to run.
+        let invariants = forms.iter().filter(|p| p.invariant).count() as u32;
         st.warps = (0..nwarps)
-            .map(|_| Warp::new(launch.program.num_regs, launch.local_bytes))
+            .map(|_| {
+                let mut w = Warp::new(launch.program.num_regs, launch.local_bytes);
+                w.unsettled = invariants;
+                w
+            })
             .collect();
         st.shared = vec![0u8; launch.shared_bytes as usize];
     }

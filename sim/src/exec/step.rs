@@ -89,7 +89,9 @@ impl Ctx<'_> {
     /// instruction that can fault, wait or diverge.
     #[inline]
     pub fn step(&mut self, w: &mut Warp) -> Result<()> {
-        if w.converged {
+        // A converged warp at an instruction of the general path goes there directly.
+        let general = |p: &Pre| matches!(p.op, Fast::General);
+        if w.converged && !self.forms.get(w.common_pc as usize).is_some_and(general) {
             self.run_straight(w);
             if w.live == 0 {
                 return Ok(());
@@ -105,8 +107,11 @@ impl Ctx<'_> {
     /// ones.
     ///
     /// A run of plain entries ([`Pre::plain`]) executes for all live lanes with its bookkeeping
-    /// done once for the run: the budget, the per-PC statistics ([`Runs`]), the stream (copied
-    /// from [`Runs::entries`]); the other entries one at a time. `%clock` is counted at the end.
+    /// done once for the run: the budget, the per-PC statistics ([`Runs`]), the uniform
+    /// datapath's counters, the stream (copied from [`Runs::entries`]); once every invariant
+    /// entry ([`Pre::invariant`]) has filled its register in this register file, the run leaves
+    /// them out ([`Runs::steady`]). The other entries run one at a time. `%clock` is counted at
+    /// the end.
     #[inline]
     fn run_straight(&mut self, w: &mut Warp) {
         let Ctx {
@@ -120,7 +125,13 @@ impl Ctx<'_> {
             log,
             ..
         } = self;
-        let Runs { diff, entries } = &mut **runs;
+        let Runs {
+            diff,
+            entries,
+            steady,
+            first,
+            uniform,
+        } = &mut **runs;
         let stream = &mut log.warps[w.index as usize];
         let live = w.live;
         let threads = u64::from(live.count_ones());
@@ -134,9 +145,19 @@ impl Ctx<'_> {
             let end = u64::from(pre.run_end).min(u64::from(pc) + left) as u32;
             if end > pc {
                 let (a, b) = (pc as usize, end as usize);
-                for p in &forms[a..b] {
-                    plain(&p.op, w, counters, ctaid, live);
+                if w.unsettled == 0 {
+                    for op in &steady[first[a] as usize..first[b] as usize] {
+                        plain(op, w, ctaid, live);
+                    }
+                } else {
+                    for p in &forms[a..b] {
+                        plain(&p.op, w, ctaid, live);
+                        if p.invariant && live == u32::MAX {
+                            settle(p, w);
+                        }
+                    }
                 }
+                count_uniform(counters, uniform, a, b);
                 count_run(diff, a, b, threads);
                 stream.extend_from_slice(&entries[a..b]);
                 left -= u64::from(end - pc);
@@ -162,7 +183,8 @@ impl Ctx<'_> {
                 Fast::General => break,
                 op => {
                     // A guarded form or `bar.warp.sync`.
-                    plain(op, w, counters, ctaid, exec);
+                    plain(op, w, ctaid, exec);
+                    count_uniform(counters, uniform, pc as usize, pc as usize + 1);
                     if let Fast::Param { .. } = op {
                         lat = costs.imc;
                     }
@@ -651,9 +673,13 @@ fn guard_bits(regs: &[u64], p: u16, negated: bool) -> u32 {
     let row = &regs[usize::from(p) * 32..][..32];
     let mut m = 0u32;
     for (l, v) in row.iter().enumerate() {
-        m |= ((*v as u32 & 1) ^ u32::from(negated)) << l;
+        m |= (*v as u32 & 1) << l;
     }
-    m
+    if negated {
+        !m
+    } else {
+        m
+    }
 }
 
 /// Sets the lanes of `exec` of `row` to `v` (the others keep what they hold: a later warp in
@@ -674,23 +700,13 @@ fn row_mut(regs: &mut [u64], d: u16) -> &mut [u64; 32] {
 }
 
 /// Executes entry `op` of a converged warp `w` for the lanes of `exec`: an integer form, a
-/// broadcast, a kernel parameter (counting its uniform-datapath request), `%ctaid`, `%tid` or
-/// nothing. Control flow and the general path are the caller's.
+/// broadcast, a kernel parameter, `%ctaid`, `%tid` or nothing. Control flow, the general path
+/// and the counters ([`count_uniform`]) are the caller's.
 #[inline(always)]
-fn plain(op: &Fast, w: &mut Warp, counters: &mut Counters, ctaid: &[u32; 3], exec: u32) {
+fn plain(op: &Fast, w: &mut Warp, ctaid: &[u32; 3], exec: u32) {
     match op {
         Fast::Form(f) => f.run_inline(&mut w.regs, exec),
-        &Fast::Bcast { d, v, imc } => {
-            counters.imc_requests += u64::from(imc);
-            fill(row_mut(&mut w.regs, d), exec, v);
-        }
-        &Fast::Param { d, v, wide } => {
-            if wide {
-                counters.idc_requests += 1;
-                counters.idc_hits += 1;
-            } else {
-                counters.imc_requests += 1;
-            }
+        &Fast::Bcast { d, v, .. } | &Fast::Param { d, v, .. } => {
             fill(row_mut(&mut w.regs, d), exec, v);
         }
         &Fast::Ctaid { d, c, m } => {
@@ -708,8 +724,26 @@ fn plain(op: &Fast, w: &mut Warp, counters: &mut Counters, ctaid: &[u32; 3], exe
     }
 }
 
+/// Marks the register of invariant entry `p`, just run for all 32 lanes of `w`, as fixed when
+/// its sources are.
+#[cold]
+fn settle(p: &Pre, w: &mut Warp) {
+    let Some((d, srcs)) = p.writes() else {
+        return;
+    };
+    let fixed = |r: u16| w.fixed.get(usize::from(r)) == Some(&true);
+    if fixed(d) || !srcs.iter().flatten().all(|&r| fixed(r)) {
+        return;
+    }
+    if let Some(f) = w.fixed.get_mut(usize::from(d)) {
+        *f = true;
+        w.unsettled -= 1;
+    }
+}
+
 /// What the straight-line path of one SM keeps over a launch: the per-PC counts of the runs of
-/// plain entries it executed, as differences, and each instruction's stream entry.
+/// plain entries it executed, as differences, each instruction's stream entry, and the runs'
+/// entries without the invariant ones.
 #[derive(Debug, Clone, Default)]
 pub struct Runs {
     /// `[executions, threads]` differences per PC (`len + 1` of them): a run over PCs `a..b`
@@ -719,6 +753,14 @@ pub struct Runs {
     /// The stream entry of each instruction executed on the straight-line path: its PC and
     /// its latency (a kernel parameter's is the IMC's).
     entries: Vec<Entry>,
+    /// The plain entries that are not invariant, in program order: a settled register file's
+    /// run over PCs `a..b` runs `steady[first[a]..first[b]]`.
+    steady: Vec<Fast>,
+    /// Per PC (`len + 1`), how many entries of `steady` come before it.
+    first: Vec<u32>,
+    /// Per PC (`len + 1`), the uniform datapath's requests of the instructions before it:
+    /// `[IMC requests, IDC requests]` (every IDC request, an 8-byte parameter's, hits).
+    uniform: Vec<[u64; 2]>,
 }
 
 impl Runs {
@@ -736,9 +778,28 @@ impl Runs {
                 },
             })
             .collect();
+        let mut first = vec![0];
+        let mut uniform = vec![[0; 2]];
+        let mut steady = vec![];
+        for p in forms {
+            if p.plain() && !p.invariant {
+                steady.push(p.op);
+            }
+            first.push(steady.len() as u32);
+            let [imc, idc] = *uniform.last().expect("starts with one");
+            let (di, dd) = match p.op {
+                Fast::Bcast { imc, .. } => (u64::from(imc), 0),
+                Fast::Param { wide, .. } => (u64::from(!wide), u64::from(wide)),
+                _ => (0, 0),
+            };
+            uniform.push([imc + di, idc + dd]);
+        }
         Runs {
             diff: vec![[0; 2]; forms.len() + 1],
             entries,
+            steady,
+            first,
+            uniform,
         }
     }
 
@@ -758,6 +819,16 @@ impl Runs {
         }
         self.diff.fill([0; 2]);
     }
+}
+
+/// Counts the uniform datapath's requests of the instructions at PCs `a..b` (a plain run, or
+/// one entry) in `counters`.
+#[inline(always)]
+fn count_uniform(counters: &mut Counters, uniform: &[[u64; 2]], a: usize, b: usize) {
+    let [imc, idc] = [0, 1].map(|k| uniform[b][k] - uniform[a][k]);
+    counters.imc_requests += imc;
+    counters.idc_requests += idc;
+    counters.idc_hits += idc;
 }
 
 /// Counts one execution of the plain run over PCs `a..b` by `threads` threads in `diff`.
@@ -780,7 +851,7 @@ mod tests {
     fn runs_fold_into_per_pc_counts() {
         let mut runs = Runs {
             diff: vec![[0; 2]; 5],
-            entries: vec![],
+            ..Default::default()
         };
         count_run(&mut runs.diff, 0, 3, 32);
         count_run(&mut runs.diff, 1, 4, 5);

@@ -31,6 +31,13 @@ pub struct Warp {
     /// `%tid` of each lane, computed once per block: `tid[dimension][lane]` (rows, so that
     /// `mov %r, %tid.x` reads one contiguous row).
     pub tid: [[u32; 32]; 3],
+    /// Registers whose row holds, for all 32 lanes, the value of its invariant writer
+    /// (`exec::fast::Pre::invariant`): it keeps it over the warps and blocks that use this
+    /// register file in the launch, so the writer need not run again.
+    pub fixed: Vec<bool>,
+    /// Invariant entries whose register is not fixed yet in this register file; at 0 the
+    /// warp loop leaves them all out.
+    pub unsettled: u32,
 }
 
 impl Warp {
@@ -49,6 +56,8 @@ impl Warp {
             local_bytes: local_bytes as usize,
             desc_loaded: false,
             tid: [[0; 32]; 3],
+            fixed: vec![false; num_regs],
+            unsettled: 0,
         }
     }
 
@@ -90,10 +99,12 @@ impl Warp {
         self.clock = 0;
         self.desc_loaded = false;
         self.index = index;
-        // Registers are not cleared: PTX leaves them undefined until written, and clearing them
-        // for every block cost more than any instruction. A read before a write sees what the
-        // SM's previous block left, the same on any number of threads.
-        self.local.fill(0);
+        // Registers are not cleared (nor `fixed`): PTX leaves them undefined until written, and
+        // clearing them for every block cost more than any instruction. A read before a write
+        // sees what the SM's previous block left, the same on any number of threads.
+        if !self.local.is_empty() {
+            self.local.fill(0);
+        }
     }
 
     /// The smallest PC among live lanes and the mask of lanes at it. Notices reconvergence.
