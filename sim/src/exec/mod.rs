@@ -681,9 +681,7 @@ fn run_warps_in_turn(
 ) -> Result<()> {
     for index in 0..nwarps {
         w.reset(index as u32, block);
-        while w.live != 0 {
-            ctx.step(w)?;
-        }
+        ctx.run_warp(w)?;
     }
     Ok(())
 }
@@ -692,9 +690,7 @@ fn run_warps_in_turn(
 fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
     loop {
         for w in warps.iter_mut() {
-            while w.live != 0 && !w.at_barrier {
-                ctx.step(w)?;
-            }
+            ctx.run_warp(w)?;
         }
         let mut running: Vec<&mut Warp> = warps.iter_mut().filter(|w| w.live != 0).collect();
         if running.is_empty() {

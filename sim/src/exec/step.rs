@@ -84,10 +84,19 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Runs `w` until it exits or waits at a barrier ([`Ctx::step`] after step), in one call
+    /// so that the straight-line path's set-up is the warp's, not each step's.
+    pub fn run_warp(&mut self, w: &mut Warp) -> Result<()> {
+        while w.live != 0 && !w.at_barrier {
+            self.step(w)?;
+        }
+        Ok(())
+    }
+
     /// Executes warp instructions of `w`: a converged warp's run of pre-decoded instructions
     /// ([`Ctx::run_straight`]), then one instruction on the general path, which stops at any
     /// instruction that can fault, wait or diverge.
-    #[inline]
+    #[inline(always)]
     pub fn step(&mut self, w: &mut Warp) -> Result<()> {
         // A converged warp at an instruction of the general path goes there directly.
         let general = |p: &Pre| matches!(p.op, Fast::General);
@@ -112,7 +121,7 @@ impl Ctx<'_> {
     /// entry ([`Pre::invariant`]) has filled its register in this register file, the run leaves
     /// them out ([`Runs::steady`]). The other entries run one at a time. `%clock` is counted at
     /// the end.
-    #[inline]
+    #[inline(always)]
     fn run_straight(&mut self, w: &mut Warp) {
         let Ctx {
             forms,
