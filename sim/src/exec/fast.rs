@@ -155,6 +155,106 @@ pub struct Form {
     pub c: Opd,
 }
 
+/// `$dst = out` where `out[l] = e(x, y, z)` of lane `l` of the sources `$s`: rows `a`, `c`
+/// and second source `b` ([`Lanes`]), for all 32 lanes.
+macro_rules! each {
+    ($s:ident, $dst:expr, |$x:ident, $y:ident, $z:ident| $e:expr) => {{
+        let (a, b, c) = $s;
+        let mut out = [0u64; 32];
+        for l in 0..32 {
+            let ($x, $y, $z) = (a[l], b.at(l), c[l]);
+            out[l] = $e;
+        }
+        $dst = out;
+    }};
+}
+
+/// `$dst[l] = kernel($a[l], $b[l], $c[l])` for all 32 lanes `l`: one loop per kernel, so the
+/// compiler sees the operation (and vectorizes most), each arm writing the destination row
+/// itself (through a row returned from the match, the compiler went through the stack).
+macro_rules! compute {
+    ($k:expr, $a:expr, $b:expr, $c:expr, $dst:expr) => {{
+        let s: (&[u64; 32], _, &[u64; 32]) = ($a, $b, $c);
+        match $k {
+            Kernel::Add(m) => each!(s, $dst, |x, y, _z| x.wrapping_add(y) & m),
+            Kernel::Sub(m) => each!(s, $dst, |x, y, _z| x.wrapping_sub(y) & m),
+            Kernel::And => each!(s, $dst, |x, y, _z| x & y),
+            Kernel::Or => each!(s, $dst, |x, y, _z| x | y),
+            Kernel::Xor => each!(s, $dst, |x, y, _z| x ^ y),
+            Kernel::MulLo(m) => {
+                each!(s, $dst, |x, y, z| x.wrapping_mul(y).wrapping_add(z) & m)
+            }
+            Kernel::MulLo32(m) => {
+                each!(s, $dst, |x, y, z| ((x & 0xffff_ffff) * (y & 0xffff_ffff))
+                    .wrapping_add(z)
+                    & m)
+            }
+            Kernel::WideS32 { wm } => {
+                each!(s, $dst, |x, y, z| ((x as i32 as i64 * y as i32 as i64)
+                    as u64)
+                    .wrapping_add(z)
+                    & wm)
+            }
+            Kernel::WideS { sh, wm } => {
+                each!(
+                    s,
+                    $dst,
+                    |x, y, z| (sext_by(x, sh).wrapping_mul(sext_by(y, sh)) as u64).wrapping_add(z)
+                        & wm
+                )
+            }
+            Kernel::WideU { m, wm } => {
+                each!(s, $dst, |x, y, z| ((x & m) * (y & m)).wrapping_add(z) & wm)
+            }
+            Kernel::Shl { bits, m } => {
+                each!(s, $dst, |x, y, _z| if y & 0xffff_ffff >= bits {
+                    0
+                } else {
+                    (x << (y & 0xffff_ffff)) & m
+                })
+            }
+            Kernel::ShrU { bits, m } => {
+                each!(s, $dst, |x, y, _z| if y & 0xffff_ffff >= bits {
+                    0
+                } else {
+                    (x & m) >> (y & 0xffff_ffff)
+                })
+            }
+            Kernel::ShrS { bits, sh, m } => {
+                each!(
+                    s,
+                    $dst,
+                    |x, y, _z| (sext_by(x, sh) >> (y & 0xffff_ffff).min(bits).min(63)) as u64 & m
+                )
+            }
+            Kernel::Mask(m) => each!(s, $dst, |x, _y, _z| x & m),
+            Kernel::Sext { sh, m } => {
+                each!(s, $dst, |x, _y, _z| sext_by(x, sh) as u64 & m)
+            }
+            Kernel::Eq(m) => each!(s, $dst, |x, y, _z| u64::from(x & m == y & m)),
+            Kernel::Ne(m) => each!(s, $dst, |x, y, _z| u64::from(x & m != y & m)),
+            Kernel::Order32 { cmp } => {
+                let key = |v: u64| v as i32 as i64;
+                match cmp {
+                    Ord4::Lt => each!(s, $dst, |x, y, _z| u64::from(key(x) < key(y))),
+                    Ord4::Le => each!(s, $dst, |x, y, _z| u64::from(key(x) <= key(y))),
+                    Ord4::Gt => each!(s, $dst, |x, y, _z| u64::from(key(x) > key(y))),
+                    Ord4::Ge => each!(s, $dst, |x, y, _z| u64::from(key(x) >= key(y))),
+                }
+            }
+            Kernel::Order { cmp, signed, m, sh } => {
+                let key = |v| order_key(v, signed, m, sh);
+                match cmp {
+                    Ord4::Lt => each!(s, $dst, |x, y, _z| u64::from(key(x) < key(y))),
+                    Ord4::Le => each!(s, $dst, |x, y, _z| u64::from(key(x) <= key(y))),
+                    Ord4::Gt => each!(s, $dst, |x, y, _z| u64::from(key(x) > key(y))),
+                    Ord4::Ge => each!(s, $dst, |x, y, _z| u64::from(key(x) >= key(y))),
+                }
+            }
+        }
+    }};
+}
+
 impl Form {
     /// The pre-decoded form of `inst`, or `None` when it takes the general path.
     pub fn of(inst: &DInst) -> Option<Form> {
@@ -287,8 +387,9 @@ impl Form {
     /// Executes the form on register file `regs` (`[reg * 32 + lane]`) for the lanes of `exec`;
     /// the other lanes' destination values stay as they were.
     ///
-    /// A full warp computes straight into the destination row (each lane reads only its own
-    /// lane of the sources, so a source that is the destination itself is copied first); an
+    /// A full warp reads the source rows in place and writes the destination row in the same
+    /// arm, once they are read (each lane reads only its own lane of the sources, and a source
+    /// may be the destination itself), so the compiler keeps the lanes in vector registers; an
     /// immediate second source stays one value rather than a row spread on the stack.
     #[inline]
     pub fn run(&self, regs: &mut [u64], exec: u32) {
@@ -298,98 +399,56 @@ impl Form {
     /// [`Form::run`], inlined into the warp loop's straight-line path.
     #[inline(always)]
     pub(crate) fn run_inline(&self, regs: &mut [u64], exec: u32) {
-        let d0 = usize::from(self.d) * 32;
-        let (lo, rest) = regs.split_at_mut(d0);
-        let (dst, hi) = rest.split_at_mut(32);
-        let dst: &mut [u64; 32] = dst.try_into().expect("32 lanes");
-        let (lo, hi): (&[u64], &[u64]) = (lo, hi);
-        let row = |r: u16| src_row(lo, hi, d0, r);
-        // Immediates and the destination's own row are built on the stack only when present.
-        let (sa, sb, sc);
+        if exec == u32::MAX {
+            self.run_full(regs);
+        } else {
+            self.run_lanes(regs, exec);
+        }
+    }
+
+    /// [`Form::run`] for all 32 lanes.
+    #[inline(always)]
+    fn run_full(&self, regs: &mut [u64]) {
+        let rows = regs.as_chunks_mut::<32>().0;
+        let d = usize::from(self.d);
+        let r: &[[u64; 32]] = rows;
+        // Immediates are built on the stack only when present.
+        let (sa, sc);
         let a = match self.a {
-            Opd::Reg(r) => match row(r) {
-                Some(x) => x,
-                None => {
-                    sa = *dst;
-                    &sa
-                }
-            },
+            Opd::Reg(i) => &r[usize::from(i)],
             Opd::Imm(v) => {
                 sa = [v; 32];
                 &sa
             }
         };
         let c = match self.c {
-            Opd::Reg(r) => match row(r) {
-                Some(x) => x,
-                None => {
-                    sc = *dst;
-                    &sc
-                }
-            },
+            Opd::Reg(i) => &r[usize::from(i)],
             Opd::Imm(0) => &ZEROS,
             Opd::Imm(v) => {
                 sc = [v; 32];
                 &sc
             }
         };
-        let b = match self.b {
-            Opd::Reg(r) => match row(r) {
-                Some(x) => x,
-                None => {
-                    sb = *dst;
-                    &sb
-                }
-            },
-            Opd::Imm(v) => return put(self.kernel, a, Splat(v), c, dst, exec),
-        };
-        put(self.kernel, a, b, c, dst, exec)
+        match self.b {
+            Opd::Reg(i) => compute!(self.kernel, a, &r[usize::from(i)], c, rows[d]),
+            Opd::Imm(v) => compute!(self.kernel, a, Splat(v), c, rows[d]),
+        }
     }
-}
 
-/// Register `r`'s row read in place from the rows below (`lo`) and above (`hi`) the destination
-/// row, which starts at `d0`; `None` for the destination's own row.
-#[inline(always)]
-fn src_row<'a>(lo: &'a [u64], hi: &'a [u64], d0: usize, r: u16) -> Option<&'a [u64; 32]> {
-    let r0 = usize::from(r) * 32;
-    let s = if r0 < d0 {
-        &lo[r0..][..32]
-    } else if r0 > d0 {
-        &hi[r0 - d0 - 32..][..32]
-    } else {
-        return None;
-    };
-    Some(s.try_into().expect("32 lanes"))
-}
-
-/// Writes `kernel(a, b, c)` into `dst` for the lanes of `exec`: in place for a full warp, else
-/// through a scratch row copied lane by lane.
-#[inline(always)]
-fn put<B: Lanes>(k: Kernel, a: &[u64; 32], b: B, c: &[u64; 32], dst: &mut [u64; 32], exec: u32) {
-    if exec == u32::MAX {
-        compute(k, a, b, c, dst);
-    } else {
-        put_lanes(k, a, b, c, dst, exec);
-    }
-}
-
-/// [`put`] for a partial warp, out of line (rare: divergence, guards, a partial last warp).
-#[inline(never)]
-fn put_lanes<B: Lanes>(
-    k: Kernel,
-    a: &[u64; 32],
-    b: B,
-    c: &[u64; 32],
-    dst: &mut [u64; 32],
-    exec: u32,
-) {
-    let mut out = [0u64; 32];
-    compute(k, a, b, c, &mut out);
-    let mut m = exec;
-    while m != 0 {
-        let l = m.trailing_zeros() as usize;
-        m &= m - 1;
-        dst[l] = out[l];
+    /// [`Form::run`] for a partial warp, out of line (rare: divergence, guards, a partial last
+    /// warp): all 32 lanes, then the other lanes' old values back.
+    #[inline(never)]
+    fn run_lanes(&self, regs: &mut [u64], exec: u32) {
+        let d0 = usize::from(self.d) * 32;
+        let old: [u64; 32] = regs[d0..][..32].try_into().expect("32 lanes");
+        self.run_full(regs);
+        let dst = &mut regs[d0..][..32];
+        let mut m = !exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            dst[l] = old[l];
+        }
     }
 }
 
@@ -420,79 +479,6 @@ impl Lanes for Splat {
 
 /// 32 lanes of zeros: the value of a source a kernel does not read.
 static ZEROS: [u64; 32] = [0; 32];
-
-/// `out[l] = kernel(a[l], b[l], c[l])` for all 32 lanes `l`: one loop per kernel, so the
-/// compiler sees the operation (and vectorizes most).
-#[inline(always)]
-fn compute<B: Lanes>(k: Kernel, a: &[u64; 32], b: B, c: &[u64; 32], out: &mut [u64; 32]) {
-    macro_rules! each {
-        (|$x:ident, $y:ident, $z:ident| $e:expr) => {{
-            for l in 0..32 {
-                let ($x, $y, $z) = (a[l], b.at(l), c[l]);
-                out[l] = $e;
-            }
-        }};
-    }
-    match k {
-        Kernel::Add(m) => each!(|x, y, _z| x.wrapping_add(y) & m),
-        Kernel::Sub(m) => each!(|x, y, _z| x.wrapping_sub(y) & m),
-        Kernel::And => each!(|x, y, _z| x & y),
-        Kernel::Or => each!(|x, y, _z| x | y),
-        Kernel::Xor => each!(|x, y, _z| x ^ y),
-        Kernel::MulLo(m) => each!(|x, y, z| x.wrapping_mul(y).wrapping_add(z) & m),
-        Kernel::MulLo32(m) => {
-            each!(|x, y, z| ((x & 0xffff_ffff) * (y & 0xffff_ffff)).wrapping_add(z) & m)
-        }
-        Kernel::WideS32 { wm } => {
-            each!(|x, y, z| ((x as i32 as i64 * y as i32 as i64) as u64).wrapping_add(z) & wm)
-        }
-        Kernel::WideS { sh, wm } => {
-            each!(
-                |x, y, z| (sext_by(x, sh).wrapping_mul(sext_by(y, sh)) as u64).wrapping_add(z) & wm
-            )
-        }
-        Kernel::WideU { m, wm } => each!(|x, y, z| ((x & m) * (y & m)).wrapping_add(z) & wm),
-        Kernel::Shl { bits, m } => {
-            each!(|x, y, _z| if y & 0xffff_ffff >= bits {
-                0
-            } else {
-                (x << (y & 0xffff_ffff)) & m
-            })
-        }
-        Kernel::ShrU { bits, m } => {
-            each!(|x, y, _z| if y & 0xffff_ffff >= bits {
-                0
-            } else {
-                (x & m) >> (y & 0xffff_ffff)
-            })
-        }
-        Kernel::ShrS { bits, sh, m } => {
-            each!(|x, y, _z| (sext_by(x, sh) >> (y & 0xffff_ffff).min(bits).min(63)) as u64 & m)
-        }
-        Kernel::Mask(m) => each!(|x, _y, _z| x & m),
-        Kernel::Sext { sh, m } => each!(|x, _y, _z| sext_by(x, sh) as u64 & m),
-        Kernel::Eq(m) => each!(|x, y, _z| u64::from(x & m == y & m)),
-        Kernel::Ne(m) => each!(|x, y, _z| u64::from(x & m != y & m)),
-        Kernel::Order32 { cmp } => {
-            let key = |v: u64| v as i32 as i64;
-            match cmp {
-                Ord4::Lt => each!(|x, y, _z| u64::from(key(x) < key(y))),
-                Ord4::Le => each!(|x, y, _z| u64::from(key(x) <= key(y))),
-                Ord4::Gt => each!(|x, y, _z| u64::from(key(x) > key(y))),
-                Ord4::Ge => each!(|x, y, _z| u64::from(key(x) >= key(y))),
-            }
-        }
-        Kernel::Order { cmp, signed, m, sh } => {
-            let key = |v| order_key(v, signed, m, sh);
-            match cmp {
-                Ord4::Lt => each!(|x, y, _z| u64::from(key(x) < key(y))),
-                Ord4::Le => each!(|x, y, _z| u64::from(key(x) <= key(y))),
-                Ord4::Gt => each!(|x, y, _z| u64::from(key(x) > key(y))),
-                Ord4::Ge => each!(|x, y, _z| u64::from(key(x) >= key(y))),
-            }
-        }
-    }
-}
 
 /// What the warp loop does with one instruction, decided once per launch ([`forms`]).
 ///
