@@ -598,10 +598,12 @@ impl Ctx<'_> {
                 let served = &o.served[..];
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
-                if let Some(w) = self.costs.ldc_work(pc, served) {
-                    self.log.ldc[0].push(w);
+                // Latency and work in one walk over the levels (`Costs::ldc_work` apart).
+                let (lat, work) = self.costs.constant_costs(served);
+                if self.costs.sass.at(pc).ldc > 0 {
+                    self.log.ldc[0].push(work);
                 }
-                self.costs.constant_load(served)
+                lat
             }
             StateSpace::Global | StateSpace::Local => {
                 let local = space == StateSpace::Local;

@@ -144,20 +144,7 @@ impl Costs {
     /// level's latency. The two overlap: the pipe goes on with other addresses while misses are
     /// outstanding ([`estimate`] takes the larger total).
     pub fn constant_work(&self, served: &[Level]) -> (f64, f64) {
-        let pipe = served.len() as f64 * self.const_serial;
-        // Runs of requests come from one level: its term is found once per run, then added
-        // once per request, in order (the sum of the terms one by one, from the sum of none).
-        let mut miss: f64 = std::iter::empty::<f64>().sum();
-        for run in served.chunk_by(|a, b| a == b) {
-            if matches!(run[0], Level::Cache(0)) {
-                continue;
-            }
-            let term = f64::from(self.const_level(run[0])) / self.const_misses_in_flight;
-            for _ in run {
-                miss += term;
-            }
-        }
-        (pipe, miss)
+        self.constant_costs(served).1
     }
 
     /// The constant-pipe work (pipe cycles, miss cycles: [`Costs::constant_work`]) of the LDC
@@ -221,12 +208,31 @@ impl Costs {
     /// Latency of an LDC whose requests were served at `served` (in service order): the requests
     /// go out one distinct address at a time, and the last one returns after its level's latency.
     pub fn constant_load(&self, served: &[Level]) -> u32 {
-        // Each run of requests from one level looks its latency up once.
-        let worst = (served.chunk_by(|a, b| a == b))
-            .map(|run| self.const_level(run[0]))
-            .max()
-            .unwrap_or(self.imc);
-        worst + (served.len().saturating_sub(1) as f64 * self.const_serial).round() as u32
+        self.constant_costs(served).0
+    }
+
+    /// [`Costs::constant_load`] and [`Costs::constant_work`] of `served` in one walk over its
+    /// levels: (latency, (pipe cycles, miss cycles)), bit for bit the same as the two apart.
+    pub fn constant_costs(&self, served: &[Level]) -> (u32, (f64, f64)) {
+        let pipe = served.len() as f64 * self.const_serial;
+        // Runs of requests come from one level: its latency and term are found once per run,
+        // the term then added once per request, in order (the sum of the terms one by one, from
+        // the sum of none).
+        let mut worst = None;
+        let mut miss: f64 = std::iter::empty::<f64>().sum();
+        for run in served.chunk_by(|a, b| a == b) {
+            let lat = self.const_level(run[0]);
+            worst = worst.max(Some(lat));
+            if matches!(run[0], Level::Cache(0)) {
+                continue;
+            }
+            let term = f64::from(lat) / self.const_misses_in_flight;
+            for _ in run {
+                miss += term;
+            }
+        }
+        let serial = (served.len().saturating_sub(1) as f64 * self.const_serial).round() as u32;
+        (worst.unwrap_or(self.imc) + serial, (pipe, miss))
     }
 }
 
