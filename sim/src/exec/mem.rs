@@ -598,8 +598,12 @@ impl Ctx<'_> {
                 let served = &o.served[..];
                 // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
                 // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
-                // Latency and work in one walk over the levels (`Costs::ldc_work` apart).
-                let (lat, work) = self.costs.constant_costs(served);
+                // Latency and work in one walk over the levels (`Costs::ldc_work` apart), or
+                // none when no request went past the second level (the usual case).
+                let (lat, work) = match o.level_misses[1] {
+                    0 => (self.costs).constant_costs_near(o.requests, o.misses),
+                    _ => self.costs.constant_costs(served),
+                };
                 if self.costs.sass.at(pc).ldc > 0 {
                     self.log.ldc[0].push(work);
                 }

@@ -147,6 +147,29 @@ impl Costs {
         self.constant_costs(served).1
     }
 
+    /// [`Costs::constant_costs`] of an LDC whose `requests` distinct addresses were all served
+    /// by the two nearest constant levels, `misses` of them by the second: bit for bit the same
+    /// as for any order of them (the nearest level adds nothing to the miss sum, so it is the
+    /// second level's term added `misses` times), without a walk over the requests.
+    pub fn constant_costs_near(&self, requests: u32, misses: u32) -> (u32, (f64, f64)) {
+        let pipe = f64::from(requests) * self.const_serial;
+        let mut miss: f64 = std::iter::empty::<f64>().sum();
+        let mut worst = None;
+        if misses < requests {
+            worst = Some(self.const_level(Level::Cache(0)));
+        }
+        if misses > 0 {
+            let lat = self.const_level(Level::Cache(1));
+            worst = worst.max(Some(lat));
+            let term = f64::from(lat) / self.const_misses_in_flight;
+            for _ in 0..misses {
+                miss += term;
+            }
+        }
+        let serial = (requests.saturating_sub(1) as f64 * self.const_serial).round() as u32;
+        (worst.unwrap_or(self.imc) + serial, (pipe, miss))
+    }
+
     /// The constant-pipe work (pipe cycles, miss cycles: [`Costs::constant_work`]) of the LDC
     /// (the `ld.const` at `pc`) whose distinct addresses were served at `served`; `None` for the
     /// half of an LDC.64 pair, which issues nothing.
@@ -951,6 +974,40 @@ mod tests {
         // Only the nearest level: the sum of none.
         let none: f64 = std::iter::empty::<f64>().sum();
         assert_eq!(costs.constant_work(&[c0, c0]).1.to_bits(), none.to_bits());
+    }
+
+    #[test]
+    fn constant_costs_near_match_the_walk() {
+        let cfg = GpuConfig::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../configs/h200.toml"
+        )))
+        .unwrap();
+        let costs = Costs::new(&cfg);
+        let (c0, c1) = (Level::Cache(0), Level::Cache(1));
+        let cases: [&[Level]; 6] = [
+            &[],
+            &[c0],
+            &[c1],
+            &[c0, c0, c0],
+            &[c1, c0, c1, c1, c0, c1, c1],
+            &[c1; 32],
+        ];
+        for served in cases {
+            let misses = served.iter().filter(|&&l| l == c1).count() as u32;
+            let (lat, (pipe, miss)) = costs.constant_costs_near(served.len() as u32, misses);
+            let (want_lat, (want_pipe, want_miss)) = costs.constant_costs(served);
+            assert_eq!(lat, want_lat);
+            assert_eq!(pipe.to_bits(), want_pipe.to_bits());
+            assert_eq!(miss.to_bits(), want_miss.to_bits());
+        }
+        // 32 requests, 5 served by the second level: its latency, 31 addresses after the first.
+        let (lat, _) = costs.constant_costs_near(32, 5);
+        let serial = (31.0 * costs.const_serial).round() as u32;
+        assert_eq!(
+            lat,
+            costs.const_level(c1).max(costs.const_level(c0)) + serial
+        );
     }
 
     #[test]
