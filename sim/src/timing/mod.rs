@@ -951,14 +951,15 @@ mod tests {
         assert_eq!(w.latency(80.0), 340.0);
     }
 
+    /// The costs of the bundled H200 description.
+    fn h200_costs() -> Costs {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/h200.toml");
+        Costs::new(&GpuConfig::load(std::path::Path::new(path)).unwrap())
+    }
+
     #[test]
     fn constant_work_adds_each_miss_term_in_order() {
-        let cfg = GpuConfig::load(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../configs/h200.toml"
-        )))
-        .unwrap();
-        let costs = Costs::new(&cfg);
+        let costs = h200_costs();
         let (c0, c1, l2, dram) = (Level::Cache(0), Level::Cache(1), Level::L2, Level::Dram);
         let served = [c1, c0, l2, l2, dram, c0, c1, Level::Cache(9), c1];
         // The sum one term at a time, nearest level skipped, as the definition reads.
@@ -978,12 +979,7 @@ mod tests {
 
     #[test]
     fn constant_costs_near_match_the_walk() {
-        let cfg = GpuConfig::load(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../configs/h200.toml"
-        )))
-        .unwrap();
-        let costs = Costs::new(&cfg);
+        let costs = h200_costs();
         let (c0, c1) = (Level::Cache(0), Level::Cache(1));
         let cases: [&[Level]; 6] = [
             &[],
