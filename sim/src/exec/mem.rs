@@ -320,6 +320,24 @@ impl Ctx<'_> {
             return false;
         }
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
+        // A whole warp of 32-bit words (most shared and constant loads): every lane in order,
+        // no dispatch on the size or the sign per lane.
+        if exec == u32::MAX && esize == 4 {
+            let shift = if signed { 32 } else { 0 };
+            for k in 0..usize::from(m.vec) {
+                let d = inst.dst[k];
+                if d == NO_REG {
+                    continue;
+                }
+                let out = &mut w.regs[d as usize * 32..][..32];
+                for (o, &a) in out.iter_mut().zip(addrs) {
+                    let at = a as usize + k * 4;
+                    let word = u32::from_le_bytes(buf[at..at + 4].try_into().expect("4 bytes"));
+                    *o = crate::exec::alu::sext_by(u64::from(word), shift) as u64;
+                }
+            }
+            return true;
+        }
         for k in 0..usize::from(m.vec) {
             let d = inst.dst[k];
             if d == NO_REG {
