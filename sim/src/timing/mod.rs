@@ -358,9 +358,9 @@ pub struct SmWork {
     /// Sector -> cycle its fill from L2/DRAM arrives (the wave's L1 misses in flight).
     #[serde(skip)]
     fills: SectorMap<4096>,
-    /// Sectors `fills` may hold lie within these two (a wave starts with `(u64::MAX, 0)`, the
-    /// default is merely wider), so that a hit whose sectors lie outside (another buffer's)
-    /// skips the look-ups.
+    /// Sectors `fills` may hold lie within these two, so that a hit whose sectors lie outside
+    /// (another buffer's) skips the look-ups. A wave starts with `(u64::MAX, 0)`, which holds
+    /// none; the default `(0, 0)` is safe too, as every insert widens the range to its sectors.
     #[serde(skip)]
     fill_range: (u64, u64),
     /// Sector -> cycle of the wave's last store to it.
