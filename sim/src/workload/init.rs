@@ -63,11 +63,18 @@ impl Elem {
 
     /// Appends `count` elements, element `k` of value `value(k)` as [`Elem::encode_int`] encodes
     /// it, with the type decided once (buffers of tens of millions of elements).
+    #[cfg(test)]
     fn encode_each(self, count: usize, out: &mut Vec<u8>, value: impl Fn(usize) -> i64) {
-        let b = self.bytes();
         let start = out.len();
-        out.resize(start + count * b, 0);
-        let dst = &mut out[start..];
+        out.resize(start + count * self.bytes(), 0);
+        self.encode_into(&mut out[start..], value);
+    }
+
+    /// Writes element `k` of `dst` (whole elements) as [`Elem::encode_int`] encodes `value(k)`,
+    /// with the type decided once: the buffer comes zeroed from the allocator, so it is written
+    /// once, not cleared first.
+    fn encode_into(self, dst: &mut [u8], value: impl Fn(usize) -> i64) {
+        let b = self.bytes();
         // The element size is a constant in each arm, so a copy is a store, not a `memcpy` call
         // per element.
         match (self, b) {
@@ -112,13 +119,20 @@ pub fn build(
     if kind == "zeros" {
         return crate::memory::image::host_zeros(n).map_err(too_big);
     }
+    if kind == "iota" {
+        let mut out = crate::memory::image::host_zeros(n).map_err(too_big)?;
+        iota_into(elem, &mut out);
+        return Ok(out);
+    }
+    if let ("value", Ok(v)) = (kind, arg.parse::<i64>()) {
+        let mut out = crate::memory::image::host_zeros(n).map_err(too_big)?;
+        elem.encode_into(&mut out, |_| v);
+        return Ok(out);
+    }
     let mut out = crate::memory::image::host_buffer(n).map_err(too_big)?;
     match kind {
-        "iota" => elem.encode_each(count, &mut out, |k| k as i64),
         "value" => {
-            if let Ok(v) = arg.parse::<i64>() {
-                elem.encode_each(count, &mut out, |_| v);
-            } else if let Ok(v) = arg.parse::<f64>() {
+            if let Ok(v) = arg.parse::<f64>() {
                 let mut one = Vec::with_capacity(8);
                 elem.encode_float(v, &mut one);
                 (0..count).for_each(|_| out.extend_from_slice(&one));
@@ -156,6 +170,18 @@ pub fn build(
         }
     }
     Ok(out)
+}
+
+/// Writes `0, 1, 2, ...` into `dst` as elements of type `elem` ([`Elem::encode_int`]). Float
+/// elements below 2^31 convert from 32-bit integers, which vectorises (there is no vector
+/// conversion from 64-bit integers before AVX-512) and rounds the same integer the same way.
+fn iota_into(elem: Elem, dst: &mut [u8]) {
+    let small = dst.len() / elem.bytes() <= 1 << 31;
+    match elem {
+        Elem::F32 if small => fill(dst, |k| (k as i32 as f32).to_le_bytes()),
+        Elem::F64 if small => fill(dst, |k| f64::from(k as i32).to_le_bytes()),
+        _ => elem.encode_into(dst, |k| k as i64),
+    }
 }
 
 /// One step of SplitMix64.
@@ -216,6 +242,19 @@ mod tests {
             let mut want = Vec::new();
             (0..5).for_each(|_| e.encode_int(-3, &mut want));
             assert_eq!(build("value:-3", e, 5, &no_files).unwrap(), want, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn iota_of_floats_converts_from_32_bit_integers_as_from_64_bit_ones() {
+        for e in [Elem::F32, Elem::F64, Elem::I32, Elem::U8] {
+            let mut want = Vec::new();
+            (0..300).for_each(|k| e.encode_int(k, &mut want));
+            assert_eq!(build("iota", e, 300, &no_files).unwrap(), want, "{e:?}");
+        }
+        // Beyond 2^24 floats round: the same way from either width.
+        for k in [(1i64 << 24) + 1, (1 << 30) + 65, (1 << 31) - 1] {
+            assert_eq!((k as i32 as f32).to_bits(), (k as f32).to_bits());
         }
     }
 
