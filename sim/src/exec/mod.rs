@@ -523,10 +523,13 @@ fn run_batch_on_sm(
     let [gx, gy, _] = dims.grid;
     st.used[buf] = 0;
     st.executed = 0;
-    if st.warps.len() != nwarps {
+    // Without barriers one register file serves every warp in turn ([`run_warps_in_turn`]):
+    // the others would only be allocated and zeroed per SM and launch.
+    let files = if barrier_free { 1 } else { nwarps };
+    if st.warps.len() != files {
         // Every register file starts with all the launch's invariant entries to run.
         let invariants = forms.iter().filter(|p| p.invariant).count() as u32;
-        st.warps = (0..nwarps)
+        st.warps = (0..files)
             .map(|_| {
                 let mut w = Warp::new(launch.program.num_regs, launch.local_bytes);
                 w.unsettled = invariants;
