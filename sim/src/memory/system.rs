@@ -317,8 +317,9 @@ pub struct L2Outcome {
     pub dram_read: u64,
     /// Bytes written to DRAM (dirty evictions).
     pub dram_write: u64,
-    /// `fill_bytes` blocks this request fetched from DRAM.
-    fetched: smallvec::SmallVec<[u64; 8]>,
+    /// `fill_bytes` blocks this request fetched from DRAM: inline up to the most sectors one
+    /// warp access sends ([`coalesce::Sectors`]), so a scattered load does not allocate.
+    fetched: smallvec::SmallVec<[u64; 64]>,
     /// The largest of them (0 when none): a block above it was not fetched, so ascending
     /// requests (a load's sectors) never scan the list.
     fetched_max: u64,
