@@ -36,6 +36,14 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
         }
         return;
     }
+    if let Some(d) = stride(access.mask, &access.addrs) {
+        // A strided access (lane `l` at `a0 + l * d`, `d` at least a sector): one sector per lane,
+        // ascending and distinct, unless a lane straddles two.
+        if d >> shift != 0 && !straddles(access.mask, &access.addrs, last_byte, shift) {
+            out.extend(access.addrs.iter().map(|&a| a >> shift << shift));
+            return;
+        }
+    }
     let (lo, hi) = span(access.mask, &access.addrs);
     let (first, last) = (lo >> shift, hi.saturating_add(last_byte) >> shift);
     if last - first < 64 {
@@ -101,6 +109,22 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
     }
     out.sort_unstable();
     out.dedup();
+}
+
+/// The step `d` when every lane of `mask` is active and lane `l` is at `addrs[0] + l * d` (no
+/// wrap past the top of the address space), `d` positive.
+#[inline]
+pub fn stride(mask: u32, addrs: &[u64; 32]) -> Option<u64> {
+    let (a0, d) = (addrs[0], addrs[1].wrapping_sub(addrs[0]));
+    // Lane 31 first: most scattered accesses fail there.
+    if mask != u32::MAX || d == 0 || addrs[31] != a0.checked_add(d.checked_mul(31)?)? {
+        return None;
+    }
+    // Every step `d` (no early exit, so the loop is a few vector instructions). With the ends
+    // in place, equal steps cannot wrap.
+    let odd = (addrs[1..].iter().zip(&addrs[..31]))
+        .fold(0, |acc, (&n, &p)| acc | (n.wrapping_sub(p) ^ d));
+    (odd == 0).then_some(d)
 }
 
 /// The lowest and highest address of the lanes of `mask` (`(u64::MAX, 0)` for none). Every lane
@@ -295,6 +319,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn strided_sectors_are_the_distinct_sectors_in_order() {
+        // Steps below, at and above a sector, lanes straddling sectors, descending and wrapping
+        // lanes: the same sectors as a lane-by-lane set.
+        for bytes in [1u32, 4, 8, 16] {
+            for base in [0x1000u64, 0x101c, u64::MAX - 5000] {
+                for d in [0u64, 4, 24, 32, 40, 128, 4096, 1 << 40, u64::MAX - 31] {
+                    let a = WarpAccess::from_fn(bytes, |l| base.wrapping_add(d.wrapping_mul(l)));
+                    if a.addrs.iter().any(|&x| x.checked_add(16).is_none()) {
+                        continue;
+                    }
+                    let naive: std::collections::BTreeSet<u64> = a
+                        .lanes()
+                        .flat_map(|(_, a)| a / 32..=(a + u64::from(bytes) - 1) / 32)
+                        .map(|s| s * 32)
+                        .collect();
+                    let want: Vec<u64> = naive.into_iter().collect();
+                    assert_eq!(sectors(&a, 32).to_vec(), want, "{bytes} {base:x} {d}");
+                }
+            }
+        }
+        assert_eq!(
+            stride(u32::MAX, &std::array::from_fn(|l| 8 + 40 * l as u64)),
+            Some(40)
+        );
+        assert_eq!(
+            stride(u32::MAX >> 1, &std::array::from_fn(|l| 40 * l as u64)),
+            None
+        );
+        assert_eq!(stride(u32::MAX, &[7; 32]), None);
     }
 
     #[test]
