@@ -558,7 +558,14 @@ fn run_batch_on_sm(
             }
         }
         if st.logs[buf].len() <= st.used[buf] {
-            st.logs[buf].push(BlockLog::default());
+            // Sized as the SM's last log of this buffer, or the other buffer's first: blocks of a
+            // launch log alike, so the new one does not grow its buffers step by step.
+            let like = match st.used[buf].checked_sub(1) {
+                Some(i) => st.logs[buf].get(i),
+                None => st.logs[1 - buf].first(),
+            };
+            let log = like.map_or_else(BlockLog::default, log_like);
+            st.logs[buf].push(log);
         }
         let log = &mut st.logs[buf][st.used[buf]];
         st.used[buf] += 1;
@@ -601,6 +608,22 @@ fn run_batch_on_sm(
     // instruction in the warp loop).
     st.counters.inst_executed += st.executed;
     st.work.warp_insts += st.executed;
+}
+
+/// An empty log with room for what `like` (the log of another block of the launch) holds; its L2
+/// outcomes may not be known yet, so they get room for its requests.
+fn log_like(like: &BlockLog) -> BlockLog {
+    BlockLog {
+        warps: (like.warps.iter())
+            .map(|w| Vec::with_capacity(w.len()))
+            .collect(),
+        reqs: Vec::with_capacity(like.reqs.len()),
+        addrs: Vec::with_capacity(like.addrs.len()),
+        out: Vec::with_capacity(like.reqs.len()),
+        mems: Vec::with_capacity(like.mems.len()),
+        sectors: Vec::with_capacity(like.sectors.len()),
+        ..Default::default()
+    }
 }
 
 /// Pass 2 for one block: runs its L2 requests in order through `l2`, counts their traffic and
