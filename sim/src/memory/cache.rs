@@ -197,23 +197,8 @@ impl SectorCache {
         let tags = &mut self.tags[base..base + self.ways];
         let slots = &mut self.slots[base..base + self.ways];
         let order = &mut self.order[set];
-        if let Some(w) = way_of(tags, line) {
-            // The way becomes the most recent.
-            order.move_to_front(order.position(w));
-            return slots[w].hit(sectors, write, allocate);
-        }
-        if !allocate {
-            return LineOutcome::default();
-        }
-        // The least recent way is the victim.
-        let last = self.ways - 1;
-        let w = order.at(last);
-        let out = slots[w].refill(tags[w] != EMPTY, sectors, write);
-        tags[w] = line;
-        if becomes_recent(sectors, evict_first) {
-            order.move_to_front(last);
-        }
-        out
+        let flags = (write, allocate, evict_first);
+        ordered_access(tags, slots, order, line, sectors, flags)
     }
 
     /// The geometry.
@@ -228,6 +213,23 @@ impl SectorCache {
             Some(m) => (line & m) as usize,
             None => (line % self.sets) as usize,
         }
+    }
+
+    /// The cache's parts for a caller's loop of many lookups ([`OrderedSets::access_line`]), if
+    /// it keeps its sets in recency order (up to 16 ways: the shipped configs' L2).
+    #[inline]
+    pub fn ordered_sets(&mut self) -> Option<OrderedSets<'_>> {
+        if !self.ordered {
+            return None;
+        }
+        Some(OrderedSets {
+            tags: &mut self.tags,
+            slots: &mut self.slots,
+            order: &mut self.order,
+            ways: self.ways,
+            set_mask: self.set_mask,
+            sets: self.sets,
+        })
     }
 
     /// Looks up the sector holding byte `addr`. On a miss with `allocate`, the sector is filled
@@ -410,6 +412,74 @@ impl SectorCache {
         // The empty way becomes the next victim.
         self.stamps.make_oldest(i as usize, base);
         true
+    }
+}
+
+/// [`SectorCache::access_line`] of `line` in a set of an ordered cache: its `tags`, `slots` and
+/// recency `order`. `flags`: (write, allocate, evict_first).
+#[inline(always)]
+fn ordered_access(
+    tags: &mut [u64],
+    slots: &mut [Slot],
+    order: &mut Order,
+    line: u64,
+    sectors: u32,
+    (write, allocate, evict_first): (bool, bool, bool),
+) -> LineOutcome {
+    if let Some(w) = way_of(tags, line) {
+        // The way becomes the most recent.
+        order.move_to_front(order.position(w));
+        return slots[w].hit(sectors, write, allocate);
+    }
+    if !allocate {
+        return LineOutcome::default();
+    }
+    // The least recent way is the victim.
+    let last = tags.len() - 1;
+    let w = order.at(last);
+    let out = slots[w].refill(tags[w] != EMPTY, sectors, write);
+    tags[w] = line;
+    if becomes_recent(sectors, evict_first) {
+        order.move_to_front(last);
+    }
+    out
+}
+
+/// The sets of a cache that keeps them in recency order, its parts borrowed apart and its set
+/// index decided, for a loop of many lookups ([`SectorCache::ordered_sets`]).
+pub struct OrderedSets<'a> {
+    tags: &'a mut [u64],
+    slots: &'a mut [Slot],
+    order: &'a mut [Order],
+    ways: usize,
+    set_mask: Option<u64>,
+    sets: u64,
+}
+
+impl OrderedSets<'_> {
+    /// [`SectorCache::access_line`].
+    #[inline(always)]
+    pub fn access_line(
+        &mut self,
+        line: u64,
+        sectors: u32,
+        write: bool,
+        allocate: bool,
+        evict_first: bool,
+    ) -> LineOutcome {
+        let set = match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets) as usize,
+        };
+        let base = set * self.ways;
+        ordered_access(
+            &mut self.tags[base..base + self.ways],
+            &mut self.slots[base..base + self.ways],
+            &mut self.order[set],
+            line,
+            sectors,
+            (write, allocate, evict_first),
+        )
     }
 }
 

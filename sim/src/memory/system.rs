@@ -2,7 +2,7 @@
 //! and DRAM. Each method takes one warp-level access and returns what happened; nothing here
 //! counts metrics or cycles.
 
-use super::cache::{Geometry, SectorCache};
+use super::cache::{Geometry, LineOutcome, SectorCache};
 use super::{coalesce, constant, Level, WarpAccess, WordSet, WARP};
 use crate::config::{GpuConfig, StorePolicy};
 
@@ -332,6 +332,25 @@ impl L2Outcome {
         block <= self.fetched_max && self.fetched.contains(&block)
     }
 
+    /// Counts the read of the `n` sectors `mask` of the line at byte `base` whose lookup found
+    /// `r` (sectors of `sb` bytes, each its own DRAM fill); the farthest level they came from.
+    #[inline(always)]
+    fn add_line(&mut self, base: u64, mask: u32, n: u32, r: LineOutcome, sb: u64) -> Level {
+        self.sectors += n;
+        self.hits += r.hits.count_ones();
+        self.dram_write += u64::from(r.writeback_sectors) * sb;
+        let mut missed = mask & !r.hits;
+        if missed == 0 {
+            return Level::L2;
+        }
+        while missed != 0 {
+            self.note_fetched(base + u64::from(missed.trailing_zeros()) * sb);
+            self.dram_read += sb;
+            missed &= missed - 1;
+        }
+        Level::Dram
+    }
+
     fn note_fetched(&mut self, block: u64) {
         self.fetched_max = self.fetched_max.max(block);
         self.fetched.push(block);
@@ -380,8 +399,27 @@ impl L2Model {
             self.l2.geometry().line_bytes.trailing_zeros(),
         );
         let mut level = Level::L2;
-        let mut rest = addrs;
-        for (line, mask, n) in line_runs(addrs, self.l2.line_map()) {
+        let line_of = self.l2.line_map();
+        // The common case, every line of the request new to it and each sector once: on the
+        // sets taken apart once, up to the first line that is not. (Not for a few sectors, a
+        // coalesced access's line or two, where taking the sets apart costs more than it saves.)
+        let mut done = 0;
+        if let Some(mut sets) = (addrs.len() > 4).then(|| self.l2.ordered_sets()).flatten() {
+            for (line, mask, n) in line_runs(addrs, line_of) {
+                let base = line << line_shift;
+                if mask.count_ones() != n || (t.fetched_max >= base && !t.fetched.is_empty()) {
+                    break;
+                }
+                let r = sets.access_line(line, mask, false, true, false);
+                level = level.max(t.add_line(base, mask, n, r, sb));
+                done += n as usize;
+            }
+            if done == addrs.len() {
+                return level;
+            }
+        }
+        let mut rest = &addrs[done..];
+        for (line, mask, n) in line_runs(rest, line_of) {
             let (run, after) = rest.split_at(n as usize);
             rest = after;
             let base = line << line_shift;
@@ -393,18 +431,7 @@ impl L2Model {
                 continue;
             }
             let r = self.l2.access_line(line, mask, false, true, false);
-            t.sectors += n;
-            t.hits += r.hits.count_ones();
-            t.dram_write += u64::from(r.writeback_sectors) * sb;
-            let mut missed = mask & !r.hits;
-            if missed != 0 {
-                level = Level::Dram;
-            }
-            while missed != 0 {
-                t.note_fetched(base + u64::from(missed.trailing_zeros()) * sb);
-                t.dram_read += sb;
-                missed &= missed - 1;
-            }
+            level = level.max(t.add_line(base, mask, n, r, sb));
         }
         level
     }
