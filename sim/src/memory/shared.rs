@@ -83,6 +83,55 @@ pub fn wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wav
     out
 }
 
+/// The word stride `k` of a whole-warp access whose lane `l` reads within word `w0 + l * k`
+/// (words of `1 << shift` bytes), a lane's bytes never straddling two: `addrs[l] = a0 + l * s`
+/// with `s` a multiple of the word (no wrap past the top). `None` for any other access.
+#[inline]
+fn word_stride(access: &WarpAccess, shift: u32) -> Option<u64> {
+    let a = &access.addrs;
+    let (a0, s) = (a[0], a[1].wrapping_sub(a[0]));
+    if !looks_strided(access) {
+        return None;
+    }
+    let width_mask = (1u64 << shift) - 1;
+    let last_byte = u64::from(access.bytes.max(1)) - 1;
+    // No wrap past the top (then `a[31]` is `top`).
+    let top = s.checked_mul(31).and_then(|d| a0.checked_add(d))?;
+    if s & width_mask != 0
+        || (a0 & width_mask) + last_byte > width_mask
+        || top.checked_add(last_byte).is_none()
+    {
+        return None;
+    }
+    // Every step `s`, with no early exit, so that the loop is a few vector instructions.
+    let odd = (a[1..].iter().zip(&a[..31])).fold(0, |acc, (&n, &p)| acc | (n.wrapping_sub(p) ^ s));
+    (odd == 0).then_some(s >> shift)
+}
+
+/// Whether every lane of `access` is active and the last lane is where the step from lane 0 to
+/// lane 1 leads (wrapping): the cheap test that rejects most scattered accesses before
+/// [`word_stride`] looks at every lane.
+#[inline(always)]
+fn looks_strided(access: &WarpAccess) -> bool {
+    let a = &access.addrs;
+    let s = a[1].wrapping_sub(a[0]);
+    access.mask == u32::MAX && a[31] == a[0].wrapping_add(s.wrapping_mul(31))
+}
+
+/// Wavefronts of `lanes` consecutive lanes reading one word each, `k` words apart, on `nbanks`
+/// banks (a power of two): lane `l`'s bank is `(b0 + l * k) % nbanks`, which repeats every
+/// `nbanks / gcd(k, nbanks)` lanes, each bank of the cycle once; the words are distinct (unless
+/// `k` is 0: one word, a broadcast), so the busiest bank serves `ceil(lanes / period)` of them.
+#[inline]
+fn strided_wavefronts(k: u64, lanes: u32, nbanks: u64) -> u32 {
+    if k == 0 {
+        return 1;
+    }
+    let gcd = 1u64 << k.trailing_zeros().min(nbanks.trailing_zeros());
+    let period = (nbanks / gcd) as u32;
+    lanes.div_ceil(period).max(1)
+}
+
 /// Wavefronts of the lanes of `mask` (one phase): the most distinct words any bank holds. Not
 /// inlined: its whole-warp passes would be hoisted into the caller's path for runs.
 #[inline(never)]
@@ -93,10 +142,20 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
     let shift = banks.width.max(1).trailing_zeros();
     let nbanks = u64::from(banks.banks.clamp(1, 64));
     let last_byte = u64::from(access.bytes.max(1)) - 1;
+    // A whole warp in one phase, one word per lane a fixed number of words apart (a tile's
+    // column, a strided global load): in closed form.
+    if mask == u32::MAX && looks_strided(access) {
+        if let Some(k) = word_stride(access, shift) {
+            return strided_wavefronts(k, WARP as u32, nbanks);
+        }
+    }
     // Scattered or strided loads without conflict (each lane's bytes in one word, each word in a
     // bank of its own): one wavefront, found in one branch-free pass over the warp.
     if one_word_per_bank(&access.addrs, mask, shift, nbanks, last_byte) {
         return 1;
+    }
+    if let Some(n) = increasing_wavefronts(&access.addrs, mask, shift, nbanks, last_byte) {
+        return n;
     }
     let words_of = |l: u32| {
         let a = access.addrs[l as usize];
@@ -168,6 +227,53 @@ fn one_word_per_bank(
             & on;
     }
     straddles == 0 && banks.count_ones() == mask.count_ones()
+}
+
+/// Wavefronts of the lanes of `mask` (nonzero) when each lane's words (`1 << shift` bytes,
+/// bytes `a..=a + last_byte`) all come after the previous lane's (strided or coalesced accesses,
+/// a column of a tile): every word is then distinct, so the answer is the most words any of the
+/// `nbanks` banks holds, counted without the set of distinct words. `None` when some lane's
+/// words do not come after the previous lane's.
+#[inline]
+fn increasing_wavefronts(
+    addrs: &[u64; WARP],
+    mask: u32,
+    shift: u32,
+    nbanks: u64,
+    last_byte: u64,
+) -> Option<u32> {
+    let words = |l: u32| {
+        let a = addrs[l as usize];
+        (a >> shift, a.saturating_add(last_byte) >> shift)
+    };
+    // A phase has fewer than 256 words (see `phase_wavefronts`): a bank's count fits a byte.
+    let mut per_bank = [0u8; 64];
+    let mut most = 0u8;
+    let mut count = |first: u64, last: u64| {
+        // One word per lane (the usual case) without a range's bookkeeping.
+        let mut w = first;
+        loop {
+            let b = &mut per_bank[(w & (nbanks - 1)) as usize];
+            *b += 1;
+            most = most.max(*b);
+            if w >= last {
+                break;
+            }
+            w += 1;
+        }
+    };
+    let l0 = mask.trailing_zeros();
+    let (first, mut prev) = words(l0);
+    count(first, prev);
+    for l in bits(mask & mask.wrapping_sub(1)) {
+        let (first, last) = words(l);
+        if first <= prev {
+            return None;
+        }
+        count(first, last);
+        prev = last;
+    }
+    Some(u32::from(most))
 }
 
 /// The set bits of `mask`, ascending.
@@ -319,6 +425,57 @@ mod tests {
             )
             .wavefronts,
             1
+        );
+    }
+
+    #[test]
+    fn increasing_words_are_counted_per_bank() {
+        let col: [u64; WARP] = std::array::from_fn(|l| 4 * (l as u64 * 32 + 5));
+        assert_eq!(increasing_wavefronts(&col, u32::MAX, 2, 32, 3), Some(32));
+        assert_eq!(increasing_wavefronts(&col, 0b1011, 2, 32, 3), Some(3));
+        // Stride 2 words: two lanes per bank; 8-byte banks: one.
+        let s2: [u64; WARP] = std::array::from_fn(|l| 8 * l as u64);
+        assert_eq!(increasing_wavefronts(&s2, u32::MAX, 2, 32, 3), Some(2));
+        assert_eq!(increasing_wavefronts(&s2, u32::MAX, 3, 32, 3), Some(1));
+        // Straddling lanes count both words; overlapping or repeated words are not increasing.
+        let straddle: [u64; WARP] = std::array::from_fn(|l| 128 * l as u64 + 2);
+        assert_eq!(increasing_wavefronts(&straddle, 0b11, 2, 32, 3), Some(2));
+        assert_eq!(increasing_wavefronts(&straddle, 0b11, 2, 32, 127), None);
+        assert_eq!(increasing_wavefronts(&[64; WARP], 0b11, 2, 32, 3), None);
+    }
+
+    #[test]
+    fn strided_accesses_in_closed_form() {
+        // A column of a 32x32 int tile: stride 32 words, one bank; padded: 33, all banks.
+        assert_eq!(strided_wavefronts(32, 32, 32), 32);
+        assert_eq!(strided_wavefronts(33, 32, 32), 1);
+        assert_eq!(strided_wavefronts(16, 32, 32), 16);
+        assert_eq!(strided_wavefronts(2, 32, 32), 2);
+        assert_eq!(strided_wavefronts(6, 16, 32), 1);
+        assert_eq!(strided_wavefronts(0, 32, 32), 1);
+        assert_eq!(strided_wavefronts(64, 16, 16), 16);
+        let col = WarpAccess::from_fn(4, |l| 4 * (l * 32 + 5));
+        assert_eq!(word_stride(&col, 2), Some(32));
+        assert_eq!(word_stride(&col, 3), Some(16));
+        let s3 = WarpAccess::from_fn(4, |l| 12 * l);
+        assert_eq!(word_stride(&s3, 2), Some(3));
+        assert_eq!(word_stride(&s3, 3), None); // 12-byte steps of 8-byte words
+        assert_eq!(word_stride(&WarpAccess::from_fn(4, |l| 4 * l + 2), 2), None); // straddles
+        let mut one_off = col;
+        one_off.addrs[7] += 4;
+        assert_eq!(word_stride(&one_off, 2), None);
+        // Descending addresses wrap: not taken.
+        assert_eq!(
+            word_stride(&WarpAccess::from_fn(4, |l| 4096 - 4 * l), 2),
+            None
+        );
+        // Stride 6 words on 8-byte banks (48 bytes), and the lane-by-lane path agrees.
+        let s6 = WarpAccess::from_fn(8, |l| 48 * l);
+        assert_eq!(word_stride(&s6, 3), Some(6));
+        assert_eq!(wavefronts(&s6, B8).wavefronts, 2);
+        assert_eq!(
+            increasing_wavefronts(&s6.addrs, u32::MAX, 3, 32, 7),
+            Some(2)
         );
     }
 
