@@ -315,8 +315,11 @@ impl Ctx<'_> {
         };
         let esize = m.ty.bytes() as usize;
         let span = (esize * usize::from(m.vec)) as u64;
-        let hi = lanes(exec).map(|l| addrs[l]).max().unwrap_or(0);
-        if exec == 0 || hi.checked_add(span).is_none_or(|e| e > buf.len() as u64) {
+        if exec == 0
+            || highest(addrs)
+                .checked_add(span)
+                .is_none_or(|e| e > buf.len() as u64)
+        {
             return false;
         }
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
@@ -446,7 +449,8 @@ impl Ctx<'_> {
             StateSpace::Const | StateSpace::Param => None,
             _ => coalesce::run(exec, addrs, access.bytes),
         };
-        let done = self.store_to_one_allocation(w, inst, m, exec, addrs, run);
+        let done = self.store_to_one_allocation(w, inst, m, exec, addrs, run)
+            || self.store_to_shared(w, inst, m, exec, addrs);
         for l in lanes(if done { 0 } else { exec }) {
             let (sp, a) = resolve(m.space, addrs[l]);
             if matches!(sp, StateSpace::Const | StateSpace::Param) {
@@ -537,6 +541,53 @@ impl Ctx<'_> {
                 let ok = g.write(i, off, esize as usize, v[l]);
                 debug_assert!(ok, "bounds checked above");
             });
+        }
+        true
+    }
+
+    /// The common case of a shared store (named space, every lane in range, elements of 1 to 8
+    /// bytes): writes straight into the block's shared memory, lane by lane and each lane's
+    /// elements in order as the general path does (a later lane's bytes win where lanes
+    /// overlap); `false` (having done nothing) when the case does not apply.
+    fn store_to_shared(
+        &mut self,
+        w: &Warp,
+        inst: &DInst,
+        m: MemOp,
+        exec: u32,
+        addrs: &[u64; WARP],
+    ) -> bool {
+        let esize = m.ty.bytes() as usize;
+        if m.space != StateSpace::Shared || exec == 0 || !(1..=8).contains(&esize) {
+            return false;
+        }
+        let span = (esize * usize::from(m.vec)) as u64;
+        if highest(addrs)
+            .checked_add(span)
+            .is_none_or(|e| e > self.shared.len() as u64)
+        {
+            return false;
+        }
+        // A warp of 32-bit scalars (most shared stores): one value row, no dispatch per lane.
+        if m.vec == 1 && esize == 4 {
+            let v = self.gather(w, inst.src[0], exec);
+            let buf = &mut self.shared[..];
+            for_lanes!(exec, |l| {
+                let at = addrs[l] as usize;
+                buf[at..at + 4].copy_from_slice(&(v[l] as u32).to_le_bytes());
+            });
+            return true;
+        }
+        let mut vals = [[0u64; WARP]; 4];
+        for (k, row) in vals.iter_mut().enumerate().take(usize::from(m.vec)) {
+            *row = self.gather(w, inst.src[k], exec);
+        }
+        let buf = &mut self.shared[..];
+        for l in lanes(exec) {
+            for (k, row) in vals.iter().enumerate().take(usize::from(m.vec)) {
+                let ok = write_le(buf, addrs[l] as usize + k * esize, esize, row[l]);
+                debug_assert!(ok, "bounds checked above");
+            }
         }
         true
     }
@@ -780,6 +831,13 @@ impl Ctx<'_> {
             StateSpace::Reg | StateSpace::Generic => 0,
         }
     }
+}
+
+/// The highest of a warp's addresses as [`Ctx::addresses_into`] leaves them (inactive lanes 0,
+/// so that they do not count): a plain pass over all 32, no walk over the mask's bits.
+#[inline]
+fn highest(addrs: &[u64; WARP]) -> u64 {
+    addrs.iter().fold(0, |m, &a| m.max(a))
 }
 
 /// Per-lane addresses with generic windows removed.
