@@ -257,7 +257,7 @@ pub struct Replay {
     blocks: Vec<Block>,
     ports: Vec<Port>,
     /// Warps waiting to issue: (cycle their next instruction is ready, warp), earliest first,
-    /// packed in one `u64` ([`pack`]) so the queue compares one integer per step.
+    /// packed in one `u64` ([`pack`]).
     queue: Queue,
     /// Per block slot of the SM, the cycle (of the launch) it is free.
     slots: Vec<f64>,
@@ -290,14 +290,13 @@ impl Replay {
         let feeds: Vec<Feed> = (logs.iter())
             .flat_map(|l| l.warps.iter().map(move |s| (s.as_slice(), l)))
             .collect();
-        while let Some(key) = self.queue.first() {
+        while let Some((key, top)) = self.queue.first_two() {
             let w = key as u32;
             // The key's cycle is the warp's issue time: nothing but the warp itself changes its
             // scoreboard while it waits in the queue.
             let t = (key >> 32) as u32;
-            // Nothing enters the queue while the warp runs (only a barrier's release or the end
-            // of a block queues warps, and the warp stops there).
-            let top = self.queue.second();
+            // `top`, the next key: nothing enters the queue while the warp runs (only a barrier's
+            // release or the end of a block queues warps, and the warp stops there).
             let (next, long) = self.run_warp(cx, &feeds, work, w as usize, t, top);
             match next {
                 Some(next) => self.queue.replace_first(pack(next, w)),

@@ -90,52 +90,194 @@ impl Port {
     }
 }
 
-/// The warps waiting to issue, as keys, smallest first: a binary heap whose front warp leaves
-/// or comes back with a later key.
-#[derive(Debug, Clone, Default)]
-pub struct Queue(BinaryHeap<Reverse<u64>>);
+/// The warps waiting to issue, as keys `cycle << 32 | warp`, smallest first.
+///
+/// Keys of the next [`RING`] cycles from the earliest one sit in a ring of warp bitmaps, one
+/// per cycle, with a bitmap of the cycles that have warps: finding the first key, the second
+/// and moving the first to a later cycle are a few bit operations instead of a heap's walk (the
+/// warps of an SM take turns, so the first key moves on at nearly every instruction). Keys
+/// further ahead (warps waiting for memory) wait in a heap and move into the ring as it comes to
+/// their cycle. Warp numbers past 63 do not fit a bitmap: a queue that gets one keeps every key
+/// in the heap.
+#[derive(Debug, Clone)]
+pub struct Queue {
+    /// The ring's first cycle: every key in the ring is of a cycle in `now..now + RING`, and
+    /// every key in `far` of a later one.
+    now: u64,
+    /// Per cycle `c` of the ring, bit `w` of word `c % RING` is set when warp `w` waits for `c`.
+    ring: [u64; RING],
+    /// Bit `c % RING` is set when cycle `c`'s word has a warp.
+    busy: u64,
+    /// The later keys (all of them once `wide`).
+    far: BinaryHeap<Reverse<u64>>,
+    /// A warp number past 63 came: the ring is not used.
+    wide: bool,
+}
+
+/// Cycles the ring holds (the bits of a word).
+const RING: usize = 64;
+
+impl Default for Queue {
+    fn default() -> Self {
+        Queue {
+            now: 0,
+            ring: [0; RING],
+            busy: 0,
+            far: BinaryHeap::new(),
+            wide: false,
+        }
+    }
+}
 
 impl Queue {
     /// Empties the queue.
     pub fn clear(&mut self) {
-        self.0.clear();
+        self.now = 0;
+        self.ring = [0; RING];
+        self.busy = 0;
+        self.far.clear();
+        self.wide = false;
     }
 
-    /// The smallest key.
+    /// The smallest key and the second smallest (`u64::MAX` when there is none). Moves the ring
+    /// on to the first key's cycle.
     #[inline]
-    pub fn first(&self) -> Option<u64> {
-        self.0.peek().map(|k| k.0)
-    }
-
-    /// The second smallest key, `u64::MAX` when there is none: a child of the first.
-    #[inline]
-    pub fn second(&self) -> u64 {
-        match *self.0.as_slice() {
-            [_, Reverse(a), Reverse(b), ..] => a.min(b),
-            [_, Reverse(a)] => a,
-            _ => u64::MAX,
+    pub fn first_two(&mut self) -> Option<(u64, u64)> {
+        if self.wide {
+            let first = self.far.peek()?.0;
+            let second = match *self.far.as_slice() {
+                [_, Reverse(a), Reverse(b), ..] => a.min(b),
+                [_, Reverse(a)] => a,
+                _ => u64::MAX,
+            };
+            return Some((first, second));
         }
+        if self.busy == 0 {
+            // Only far keys, if any: the ring starts at the first one's cycle.
+            self.now = self.far.peek()?.0 >> 32;
+            self.pull();
+        } else {
+            let ahead = self.busy.rotate_right(slot(self.now)).trailing_zeros();
+            if ahead > 0 {
+                self.now += u64::from(ahead);
+                self.pull();
+            }
+        }
+        let s = slot(self.now);
+        let word = self.ring[s as usize];
+        let first = self.now << 32 | u64::from(word.trailing_zeros());
+        let rest = word & word.wrapping_sub(1);
+        let second = if rest != 0 {
+            self.now << 32 | u64::from(rest.trailing_zeros())
+        } else {
+            let busy = self.busy & !(1 << s);
+            if busy != 0 {
+                let c = self.now + u64::from(busy.rotate_right(s).trailing_zeros());
+                c << 32 | u64::from(self.ring[slot(c) as usize].trailing_zeros())
+            } else {
+                self.far.peek().map_or(u64::MAX, |k| k.0)
+            }
+        };
+        Some((first, second))
     }
 
-    /// Removes the smallest key.
+    /// Removes the smallest key (after [`Queue::first_two`]).
     #[inline]
     pub fn pop(&mut self) {
-        self.0.pop();
+        if self.wide {
+            self.far.pop();
+        } else {
+            self.pop_ring();
+        }
     }
 
     /// Adds `key`.
-    #[inline]
     pub fn push(&mut self, key: u64) {
-        self.0.push(Reverse(key));
-    }
-
-    /// Replaces the smallest key by `key` (one sift instead of a pop and a push).
-    #[inline]
-    pub fn replace_first(&mut self, key: u64) {
-        if let Some(mut first) = self.0.peek_mut() {
-            *first = Reverse(key);
+        if !self.wide && (key as u32 as usize >= RING || key >> 32 < self.now) {
+            self.widen();
+        }
+        if self.wide {
+            self.far.push(Reverse(key));
+        } else {
+            self.put(key);
         }
     }
+
+    /// Replaces the smallest key by `key`, of the same warp and a cycle no earlier (after
+    /// [`Queue::first_two`]).
+    #[inline]
+    pub fn replace_first(&mut self, key: u64) {
+        if self.wide {
+            if let Some(mut first) = self.far.peek_mut() {
+                *first = Reverse(key);
+            }
+        } else {
+            self.pop_ring();
+            self.put(key);
+        }
+    }
+
+    /// Removes the ring's first key (the ring holds the smallest key).
+    #[inline(always)]
+    fn pop_ring(&mut self) {
+        let s = slot(self.now);
+        let word = &mut self.ring[s as usize];
+        *word &= word.wrapping_sub(1);
+        if *word == 0 {
+            self.busy &= !(1 << s);
+        }
+    }
+
+    /// Adds `key`, of a warp below [`RING`] and a cycle from `now` on, to the ring or the heap.
+    #[inline(always)]
+    fn put(&mut self, key: u64) {
+        let c = key >> 32;
+        if c - self.now >= RING as u64 {
+            self.far.push(Reverse(key));
+            return;
+        }
+        let s = slot(c);
+        self.ring[s as usize] |= 1 << (key as u32 % RING as u32);
+        self.busy |= 1 << s;
+    }
+
+    /// Moves the far keys of the ring's cycles into it.
+    #[inline]
+    fn pull(&mut self) {
+        while let Some(&Reverse(k)) = self.far.peek() {
+            if k >> 32 >= self.now + RING as u64 {
+                break;
+            }
+            self.far.pop();
+            let s = slot(k >> 32);
+            self.ring[s as usize] |= 1 << (k as u32 % RING as u32);
+            self.busy |= 1 << s;
+        }
+    }
+
+    /// Puts every key in the heap and leaves the ring unused.
+    #[cold]
+    fn widen(&mut self) {
+        for (s, &word) in self.ring.iter().enumerate() {
+            let mut m = word;
+            while m != 0 {
+                let w = m.trailing_zeros();
+                m &= m - 1;
+                // The cycle of slot `s` in `now..now + RING`.
+                let c = self.now + (s as u64).wrapping_sub(self.now) % RING as u64;
+                self.far.push(Reverse(c << 32 | u64::from(w)));
+            }
+        }
+        self.ring = [0; RING];
+        self.busy = 0;
+        self.wide = true;
+    }
+}
+
+/// The ring word of cycle `c`.
+#[inline(always)]
+fn slot(c: u64) -> u32 {
+    (c % RING as u64) as u32
 }
 
 #[cfg(test)]
@@ -144,26 +286,39 @@ mod tests {
 
     #[test]
     fn a_queue_keeps_its_keys_in_order() {
-        let mut q = Queue::default();
-        assert_eq!(q.first(), None);
-        for k in [5, 3, 9, 1, 7] {
-            q.push(k);
-        }
-        assert_eq!((q.first(), q.second()), (Some(1), 3));
-        q.replace_first(8);
-        assert_eq!((q.first(), q.second()), (Some(3), 5));
-        q.replace_first(2);
-        assert_eq!((q.first(), q.second()), (Some(2), 5));
-        let mut out = vec![];
-        while let Some(k) = q.first() {
-            out.push(k);
-            q.pop();
-            if k == 5 {
-                q.push(6);
+        let key = |c: u64, w: u64| c << 32 | w;
+        // In the ring and past it, and all in the heap once a warp number past 63 came.
+        for wide in [false, true] {
+            let mut q = Queue::default();
+            assert_eq!(q.first_two(), None);
+            let mut keys = vec![key(0, 5), key(0, 3), key(2, 9), key(0, 1), key(70, 7)];
+            keys.extend([key(500, 4), key(65, 2)]);
+            if wide {
+                keys.push(key(1, 64));
             }
+            keys.iter().for_each(|&k| q.push(k));
+            assert_eq!(q.first_two(), Some((key(0, 1), key(0, 3))));
+            q.replace_first(key(3, 1));
+            assert_eq!(q.first_two(), Some((key(0, 3), key(0, 5))));
+            q.pop();
+            assert_eq!(q.first_two(), Some((key(0, 5), key(1, 64).min(key(2, 9)))));
+            q.replace_first(key(66, 5));
+            let mut out = vec![];
+            while let Some((k, second)) = q.first_two() {
+                out.push(k);
+                q.pop();
+                if k == key(2, 9) {
+                    q.push(key(64, 8));
+                }
+                assert_eq!(q.first_two().map_or(u64::MAX, |f| f.0), second);
+            }
+            let mut want = vec![key(2, 9), key(3, 1), key(64, 8), key(65, 2), key(66, 5)];
+            want.extend([key(70, 7), key(500, 4)]);
+            if wide {
+                want.insert(0, key(1, 64));
+            }
+            assert_eq!(out, want);
         }
-        assert_eq!(out, vec![2, 5, 6, 7, 8, 9]);
-        assert_eq!(q.second(), u64::MAX);
     }
 
     #[test]
