@@ -117,6 +117,57 @@ impl ConstCache {
     }
 }
 
+impl ConstCache {
+    /// [`ConstCache::read_each`] of `near`, then of `far` for the requests `near` missed, in
+    /// one walk over the requests (the levels share nothing, so each sees its requests in the
+    /// same order): `hit(r, 0)` or `hit(r, 1)` for each request served by `near` or `far`; the
+    /// requests both missed are kept at the front of `pending`, in order. Returns how many
+    /// `near` missed and how many both missed. Not inlined: out of the caller's loop the walk
+    /// keeps its state in registers.
+    #[inline(never)]
+    pub fn read_two(
+        near: &mut ConstCache,
+        far: &mut ConstCache,
+        words: &[u64; 32],
+        pending: &mut [u8],
+        mut hit: impl FnMut(u8, u8),
+    ) -> (usize, usize) {
+        let (Some(nm), Some(fm), false, false) = (
+            near.set_mask,
+            far.set_mask,
+            near.four.is_empty(),
+            far.four.is_empty(),
+        ) else {
+            let missed = near.read_each(words, pending, |r| hit(r, 0));
+            return (
+                missed,
+                far.read_each(words, &mut pending[..missed], |r| hit(r, 1)),
+            );
+        };
+        let (ns, fs) = (near.line_shift, far.line_shift);
+        let (nf, ff) = (&mut near.four[..], &mut far.four[..]);
+        let (mut missed, mut kept) = (0, 0);
+        for j in 0..pending.len() {
+            let r = pending[j];
+            let addr = words[usize::from(r) & 31];
+            let line = addr >> ns;
+            if read_four(&mut nf[(line & nm) as usize], line) {
+                hit(r, 0);
+                continue;
+            }
+            missed += 1;
+            let line = addr >> fs;
+            if read_four(&mut ff[(line & fm) as usize], line) {
+                hit(r, 1);
+            } else {
+                pending[kept] = r;
+                kept += 1;
+            }
+        }
+        (missed, kept)
+    }
+}
+
 /// [`ConstCache::read`] of a set of four ways (the shipped configs' constant caches): the
 /// compares and the move to the front unrolled, no loop or jump table.
 #[inline(always)]
@@ -188,6 +239,47 @@ mod tests {
                 reference.access(addr, false, true).hit,
                 "{addr:#x}"
             );
+        }
+    }
+
+    #[test]
+    fn two_levels_in_one_walk_match_level_by_level() {
+        let g = |size_bytes, line_bytes| Geometry {
+            size_bytes,
+            line_bytes,
+            sector_bytes: line_bytes,
+            associativity: 4,
+        };
+        let (near, far) = (ConstCache::new(g(2048, 64)), ConstCache::new(g(8192, 256)));
+        let (mut a, mut b) = ((near.clone(), far.clone()), (near, far));
+        let mut x = 99u64;
+        for _ in 0..500 {
+            let mut words = [0u64; 32];
+            for w in &mut words {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                *w = (x >> 33) % 16384 * 4;
+            }
+            let n = (x >> 20) as usize % 33;
+            let mut pending: [u8; 32] = std::array::from_fn(|i| i as u8);
+            let mut served = [9u8; 32];
+            let (missed, kept) =
+                ConstCache::read_two(&mut a.0, &mut a.1, &words, &mut pending[..n], |r, k| {
+                    served[usize::from(r)] = k
+                });
+            let mut want_pending: [u8; 32] = std::array::from_fn(|i| i as u8);
+            let mut want_served = [9u8; 32];
+            let want_missed = b.0.read_each(&words, &mut want_pending[..n], |r| {
+                want_served[usize::from(r)] = 0
+            });
+            let want_kept =
+                b.1.read_each(&words, &mut want_pending[..want_missed], |r| {
+                    want_served[usize::from(r)] = 1
+                });
+            assert_eq!((missed, kept), (want_missed, want_kept));
+            assert_eq!(pending[..kept], want_pending[..kept]);
+            assert_eq!(served, want_served);
         }
     }
 

@@ -287,7 +287,18 @@ impl SmCaches {
         (o.hits, o.level_misses) = (0, [0; 3]);
         let mut served = [Level::L2; WARP];
         o.to_l2.clear();
-        for (k, cache) in self.constant.iter_mut().enumerate() {
+        // The two nearest levels in one walk over the requests.
+        let mut skip = 0;
+        if let [near, far, ..] = &mut self.constant[..] {
+            let hit = |r: u8, k: u8| served[usize::from(r) & 31] = Level::Cache(k);
+            let (missed, kept) =
+                constant::ConstCache::read_two(near, far, &words, &mut pending[..left], hit);
+            o.hits = (left - missed) as u32;
+            o.level_misses[0] += missed as u32;
+            o.level_misses[1] += kept as u32;
+            (left, skip) = (kept, 2);
+        }
+        for (k, cache) in self.constant.iter_mut().enumerate().skip(skip) {
             if left == 0 {
                 break;
             }
