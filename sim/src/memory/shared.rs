@@ -54,6 +54,14 @@ pub fn wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
 /// As [`wavefronts`], for an access whose [`super::coalesce::contiguous`] run `run` the caller
 /// already has.
 pub fn wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wavefronts {
+    if let Some(a0) = run {
+        if one_phase_run(a0, access.bytes, banks) {
+            return Wavefronts {
+                wavefronts: 1,
+                ideal: 1,
+            };
+        }
+    }
     let phase = lanes_per_phase(access.bytes, banks) as usize;
     let mut out = Wavefronts::default();
     let mut start = 0;
@@ -81,6 +89,20 @@ pub fn wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wav
         }
     }
     out
+}
+
+/// Whether a run of 32 consecutive `bytes`-byte elements from `a0` is one phase whose words
+/// span fewer than `banks` words (a coalesced warp of 4-byte elements): one wavefront, decided
+/// before the phase arithmetic (the first phase of the general loop, without its division).
+#[inline(always)]
+fn one_phase_run(a0: u64, bytes: u32, banks: Banks) -> bool {
+    let pow2 = banks.width.is_power_of_two() && banks.banks.is_power_of_two();
+    let bytes = u64::from(bytes.max(1));
+    let shift = banks.width.max(1).trailing_zeros();
+    pow2 && banks.banks >= WARP as u32
+        && WARP as u64 * bytes <= u64::from(banks.banks) * u64::from(banks.width)
+        && ((a0 + WARP as u64 * bytes - 1) >> shift) - (a0 >> shift)
+            < u64::from(banks.banks.clamp(1, 64))
 }
 
 /// The word stride `k` of a whole-warp access whose lane `l` reads within word `w0 + l * k`
@@ -477,6 +499,20 @@ mod tests {
             increasing_wavefronts(&s6.addrs, u32::MAX, 3, 32, 7),
             Some(2)
         );
+    }
+
+    #[test]
+    fn one_phase_runs() {
+        assert!(one_phase_run(0x1000, 4, B4));
+        // 8-byte elements take two phases; a misaligned run spans 33 words.
+        assert!(!one_phase_run(0x1000, 8, B4));
+        assert!(!one_phase_run(0x1002, 4, B4));
+        assert!(one_phase_run(0x1004, 4, B8));
+        let b16 = Banks {
+            banks: 16,
+            width: 4,
+        };
+        assert!(!one_phase_run(0x1000, 4, b16));
     }
 
     #[test]
