@@ -275,11 +275,16 @@ impl Ctx<'_> {
             }
             return true;
         }
-        // Scattered elements: each vector element of every lane in one pass.
+        // Strided or scattered elements: each vector element of every lane in one pass, a
+        // strided warp's with one bounds check.
+        let stride = uniform_stride(exec, addrs);
         let mut v = [0u64; WARP];
         for k in 0..usize::from(m.vec) {
             let at = |l: usize| (addrs[l] - base) as usize + k * esize as usize;
-            let ok = g.read_lanes(i, exec, at, esize as usize, &mut v);
+            let ok = match stride {
+                Some(s) => g.read_run(i, at(0), esize as usize, s as usize, &mut v),
+                None => g.read_lanes(i, exec, at, esize as usize, &mut v),
+            };
             debug_assert!(ok, "bounds checked above");
             let d = inst.dst[k];
             if d == NO_REG {
@@ -840,6 +845,22 @@ impl Ctx<'_> {
     }
 }
 
+/// The step `s` of a whole warp whose lane `l` accesses `addrs[0] + l * s` (`s` > 0, not
+/// wrapping past the top), if it does: a strided access, read like a run.
+#[inline]
+fn uniform_stride(exec: u32, addrs: &[u64; WARP]) -> Option<u64> {
+    let (a0, s) = (addrs[0], addrs[1].wrapping_sub(addrs[0]));
+    // The last lane first: scattered accesses fail there.
+    if exec != u32::MAX || s == 0 || addrs[31] != a0.wrapping_add(s.wrapping_mul(31)) {
+        return None;
+    }
+    s.checked_mul(31).and_then(|d| a0.checked_add(d))?;
+    // Every step `s`, with no early exit, so that the loop is a few vector instructions.
+    let odd = (addrs[1..].iter().zip(&addrs[..31]))
+        .fold(0, |acc, (&n, &p)| acc | (n.wrapping_sub(p) ^ s));
+    (odd == 0).then_some(s)
+}
+
 /// The highest of a warp's addresses as [`Ctx::addresses_into`] leaves them (inactive lanes 0,
 /// so that they do not count): a plain pass over all 32, no walk over the mask's bits.
 #[inline]
@@ -864,5 +885,24 @@ fn resolved_access(space: StateSpace, access: &WarpAccess) -> std::borrow::Cow<'
             ..*access
         }),
         _ => std::borrow::Cow::Borrowed(access),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_strides() {
+        let s: [u64; WARP] = std::array::from_fn(|l| 0x1000 + 128 * l as u64);
+        assert_eq!(uniform_stride(u32::MAX, &s), Some(128));
+        assert_eq!(uniform_stride(!1, &s), None);
+        let mut bent = s;
+        bent[9] += 4;
+        assert_eq!(uniform_stride(u32::MAX, &bent), None);
+        // One address for every lane, and descending addresses, are not strides.
+        assert_eq!(uniform_stride(u32::MAX, &[64; WARP]), None);
+        let down: [u64; WARP] = std::array::from_fn(|l| 0x1000 - 4 * l as u64);
+        assert_eq!(uniform_stride(u32::MAX, &down), None);
     }
 }
