@@ -133,8 +133,11 @@ impl Queue {
     /// Empties the queue.
     pub fn clear(&mut self) {
         self.now = 0;
-        self.ring = [0; RING];
-        self.busy = 0;
+        // A queue emptied by its pops has an empty ring already (no memset per wave).
+        if self.busy != 0 {
+            self.ring = [0; RING];
+            self.busy = 0;
+        }
         self.far.clear();
         self.wide = false;
     }
