@@ -911,6 +911,23 @@ fn an_out_of_bounds_read_names_the_buffer_thread_and_ptx_line() {
 }
 
 #[test]
+fn a_misaligned_read_names_the_buffer_thread_and_ptx_line() {
+    let line = line_of(&root().join("tests/fixtures/misaligned.ptx"), "ld.global.u32");
+    let out = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "tests/fixtures/misaligned.toml",
+    ]);
+    // Every thread reads 2 bytes past an element's start; thread 0 is the first reported.
+    out.fails_with(&[
+        "invalid global misaligned read of 4 bytes",
+        "`src`",
+        "thread (0,0,0)",
+        &format!("PTX line {line}"),
+    ]);
+}
+
+#[test]
 fn a_runaway_kernel_is_stopped_by_the_instruction_budget() {
     let out = sim(&[
         "run",
