@@ -402,6 +402,8 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         ..
     } = plan;
     let mut launches = vec![];
+    // Allocations one launch's SMs leave for the next (each launch starts them afresh).
+    let mut scratch = exec::Scratch::default();
     for p in &planned {
         let launch = Launch {
             label: &p.label,
@@ -419,9 +421,9 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         };
         let mut mem = MemorySystem::new(cfg);
         if opts.warm {
-            exec::run(cfg, &launch, &mut image, &mut mem)?;
+            exec::run_with(cfg, &launch, &mut image, &mut mem, &mut scratch)?;
         }
-        let mut stats = exec::run(cfg, &launch, &mut image, &mut mem)?;
+        let mut stats = exec::run_with(cfg, &launch, &mut image, &mut mem, &mut scratch)?;
         // Warp instructions as the GPU counts them: SASS, from the PTX (timing::sass).
         stats.counters.inst_executed = stats.sms.iter().map(|w| w.issue_slots).sum();
         let c = &stats.counters;

@@ -34,7 +34,7 @@ use crate::metrics::{Counters, PcStats};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
 use crate::timing::replay::{Plans, Replay};
-use crate::timing::{Costs, SmWork};
+use crate::timing::{Costs, SectorMaps, SmWork};
 use rayon::prelude::*;
 use trace::{BlockLog, L2Kind, ReqOut};
 use warp::Warp;
@@ -172,7 +172,35 @@ struct SmRun {
     runs: step::Runs,
 }
 
+/// What one launch's SMs leave for the next launch's ([`run_with`]): allocations whose contents
+/// each launch starts afresh, kept so that a launch does not allocate and grow them anew.
+#[derive(Default)]
+pub struct Scratch {
+    sms: Vec<SmScratch>,
+}
+
+/// One SM's part of [`Scratch`].
+struct SmScratch {
+    replay: Replay,
+    logs: [Vec<BlockLog>; 2],
+    maps: SectorMaps,
+}
+
 /// Runs `launch` to completion over `image`, through the hierarchy `mem`.
+///
+/// As [`run_with`] with nothing kept from an earlier launch.
+pub fn run(
+    cfg: &GpuConfig,
+    launch: &Launch,
+    image: &mut MemoryImage,
+    mem: &mut MemorySystem,
+) -> Result<LaunchStats> {
+    run_with(cfg, launch, image, mem, &mut Scratch::default())
+}
+
+/// Runs `launch` to completion over `image`, through the hierarchy `mem`, reusing the
+/// allocations an earlier launch left in `scratch` (and leaving this one's there): the result is
+/// the same as [`run`]'s.
 ///
 /// Blocks run a wave at a time (the blocks co-resident on the SMs), or, in a launch run in full,
 /// a batch of consecutive waves at a time (up to [`BATCH_BLOCKS`] blocks per SM). Three passes
@@ -190,11 +218,12 @@ struct SmRun {
 ///
 /// Results do not depend on the number of threads: SMs share nothing in pass 1 but global
 /// memory, and the order of pass 2 is fixed.
-pub fn run(
+pub fn run_with(
     cfg: &GpuConfig,
     launch: &Launch,
     image: &mut MemoryImage,
     mem: &mut MemorySystem,
+    scratch: &mut Scratch,
 ) -> Result<LaunchStats> {
     let dims = launch.dims;
     let occupancy = occupancy(cfg, &dims, launch.shared_bytes, launch.registers).map_err(|m| {
@@ -216,6 +245,9 @@ pub fn run(
             ..Default::default()
         })
         .collect();
+    for (st, kept) in sms.iter_mut().zip(scratch.sms.drain(..)) {
+        st.adopt(kept);
+    }
     let mut counters = Counters::default();
     let mut budget = launch.max_warp_instructions;
     let (global, constant) = image.view();
@@ -392,7 +424,8 @@ pub fn run(
         sampled,
         ..Default::default()
     };
-    for st in sms {
+    for mut st in sms {
+        scratch.sms.push(st.leave());
         counters.add(&st.counters);
         for (a, b) in stats.per_pc.iter_mut().zip(st.per_pc) {
             a.merge(b);
@@ -463,6 +496,29 @@ impl SmRun {
     /// The timing side of buffer `buf`'s logs.
     fn timing(&mut self, buf: usize) -> TimingSide<'_> {
         self.split(1 - buf).1
+    }
+
+    /// Takes over what an SM of an earlier launch left (before this launch's first batch).
+    fn adopt(&mut self, kept: SmScratch) {
+        let SmScratch {
+            mut replay,
+            logs,
+            maps,
+        } = kept;
+        replay.relaunch();
+        self.replay = replay;
+        // Logs are emptied as blocks take them ([`BlockLog::reset`]).
+        self.logs = logs;
+        self.work.reuse_maps(maps);
+    }
+
+    /// What the next launch's SM may reuse (after the last batch).
+    fn leave(&mut self) -> SmScratch {
+        SmScratch {
+            replay: std::mem::take(&mut self.replay),
+            logs: std::mem::take(&mut self.logs),
+            maps: self.work.take_maps(),
+        }
     }
 
     /// The statistics gathered so far (not the scratch state).

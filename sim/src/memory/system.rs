@@ -554,16 +554,17 @@ impl MemorySystem {
             broadcast_lanes: cfg.constant.broadcast_lanes,
             descriptor: cfg.compute_capability().0 >= 8,
         };
-        MemorySystem {
-            sms: (0..cfg.sm.count as usize)
-                .map(|_| SmCaches {
-                    l1: SectorCache::new(l1g),
-                    constant: const_levels
-                        .iter()
-                        .map(|g| constant::ConstCache::new(*g))
-                        .collect(),
-                })
+        // One SM's cold caches, copied for each SM (a copy costs less than setting up the
+        // recency ranks of hundreds of ways again).
+        let cold = SmCaches {
+            l1: SectorCache::new(l1g),
+            constant: const_levels
+                .iter()
+                .map(|g| constant::ConstCache::new(*g))
                 .collect(),
+        };
+        MemorySystem {
+            sms: vec![cold; cfg.sm.count as usize],
             l2: L2Model {
                 l2: SectorCache::new(l2g),
                 p: params,

@@ -640,6 +640,39 @@ impl SmWork {
     }
 }
 
+/// The sector maps of an SM's timing pass ([`SmWork::take_maps`]): their tables, kept from one
+/// launch to the next, so that a launch neither allocates nor grows them anew (a wave of strided
+/// loads holds tens of thousands of sectors).
+#[derive(Debug, Default)]
+pub struct SectorMaps {
+    fills: SectorMap<4096>,
+    stored: SectorMap<512>,
+}
+
+impl SmWork {
+    /// Takes this SM's sector maps for another launch's SM ([`SmWork::reuse_maps`]); this one's
+    /// are left empty.
+    pub fn take_maps(&mut self) -> SectorMaps {
+        SectorMaps {
+            fills: std::mem::take(&mut self.fills),
+            stored: std::mem::take(&mut self.stored),
+        }
+    }
+
+    /// Gives this SM, before its launch's timing pass, the tables of `maps`, emptied: the same
+    /// as the empty maps it starts with.
+    pub fn reuse_maps(&mut self, maps: SectorMaps) {
+        let SectorMaps {
+            mut fills,
+            mut stored,
+        } = maps;
+        fills.clear();
+        stored.clear();
+        self.fills = fills;
+        self.stored = stored;
+    }
+}
+
 /// A map from sector numbers to cycles for one wave of one SM ([`SmWork::global_sectors`]):
 /// open addressing with linear probing, emptied in one step per wave by a generation count
 /// (a slot of an older generation is free), so a wave's lookups cost a multiply and a compare or

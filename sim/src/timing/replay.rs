@@ -280,6 +280,18 @@ fn pack(t: u32, w: u32) -> u64 {
 const TRIM_SPAN: u64 = 1 << 14;
 
 impl Replay {
+    /// Readies a replay another launch used for a new launch: the state a new one starts with,
+    /// keeping the allocations (scoreboards, calendars) so that the launch does not grow them
+    /// anew.
+    pub fn relaunch(&mut self) {
+        self.blocks.clear();
+        self.ports.iter_mut().for_each(Port::reset);
+        self.queue.clear();
+        self.slots.clear();
+        self.last_start = 0.0;
+        self.origin = 0;
+    }
+
     /// Replays the wave whose blocks left `logs` (latencies resolved, in dispatch order) on one
     /// SM, accounting its work on `work`; returns each block's cycles from its start to its last
     /// warp's retirement, in order.
