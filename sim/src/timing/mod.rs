@@ -553,14 +553,23 @@ impl SmWork {
         if store {
             self.store_sectors += sectors.len() as u64;
             let mut sent_lines: smallvec::SmallVec<[u64; 16]> = smallvec::SmallVec::new();
+            // The line of sector `s` is `s * l1_sector / l1_line`: a shift for the
+            // power-of-two sizes configs have, decided once per access.
+            let per_line = costs.l1_line / costs.l1_sector;
+            let shift = (per_line.is_power_of_two() && per_line * costs.l1_sector == costs.l1_line)
+                .then(|| per_line.trailing_zeros());
+            self.stored.reserve_for(sectors.len());
             for &s in sectors {
-                let before = self.stored.insert(s, now);
+                let before = self.stored.insert_reserved(s, now);
                 let merged = costs
                     .store_merge
                     .is_some_and(|w| before.is_some_and(|t| t.abs_diff(now) <= w));
                 if !merged {
                     self.store_sectors_sent += 1;
-                    let line = s * costs.l1_sector / costs.l1_line;
+                    let line = match shift {
+                        Some(k) => s >> k,
+                        None => s * costs.l1_sector / costs.l1_line,
+                    };
                     // Ascending sectors of one line come one after another: only a new line
                     // needs the search.
                     if sent_lines.last() != Some(&line) && !sent_lines.contains(&line) {
@@ -592,9 +601,7 @@ impl SmWork {
                 .unwrap_or(0);
             lat.max(wait)
         } else {
-            for &s in sectors {
-                self.fills.insert_new(s, now + lat);
-            }
+            self.fills.insert_all_new(sectors, now + lat);
             self.fill_range = (lo.min(first), hi.max(last));
             lat
         }
@@ -706,19 +713,7 @@ impl<const MIN: usize> SectorMap<MIN> {
     /// Where `sector` is, or the free slot where it would go (the table has a free slot).
     #[inline]
     fn find(&self, sector: u64) -> (usize, bool) {
-        let mask = self.slots.len() - 1;
-        // Fibonacci hashing: consecutive sectors spread over the table.
-        let mut i = (sector.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
-        loop {
-            let (k, _, g) = self.slots[i];
-            if g != self.generation {
-                return (i, false);
-            }
-            if k == sector {
-                return (i, true);
-            }
-            i = (i + 1) & mask;
-        }
+        probe(&self.slots, self.generation, sector)
     }
 
     /// The cycle of `sector`, if it has one.
@@ -734,9 +729,16 @@ impl<const MIN: usize> SectorMap<MIN> {
     }
 
     /// Sets the cycle of `sector` to `cycle`; returns the one it had.
-    #[inline]
+    #[cfg(test)]
     fn insert(&mut self, sector: u64, cycle: u32) -> Option<u32> {
-        self.reserve();
+        self.reserve_for(1);
+        self.insert_reserved(sector, cycle)
+    }
+
+    /// [`SectorMap::insert`] into a table with room for it ([`SectorMap::reserve_for`]).
+    #[inline]
+    fn insert_reserved(&mut self, sector: u64, cycle: u32) -> Option<u32> {
+        debug_assert!(2 * (self.len + 1) <= self.slots.len());
         let (i, found) = self.find(sector);
         let before = std::mem::replace(&mut self.slots[i], (sector, cycle, self.generation));
         if found {
@@ -748,19 +750,32 @@ impl<const MIN: usize> SectorMap<MIN> {
     }
 
     /// Sets the cycle of `sector` to `cycle` unless it has one.
-    #[inline]
+    #[cfg(test)]
     fn insert_new(&mut self, sector: u64, cycle: u32) {
-        self.reserve();
-        if let (i, false) = self.find(sector) {
-            self.slots[i] = (sector, cycle, self.generation);
-            self.len += 1;
-        }
+        self.insert_all_new(&[sector], cycle);
     }
 
-    /// Room for one more sector, the table at most half full.
+    /// Sets the cycle of each of `sectors` that has none to `cycle` (as [`SectorMap::insert_new`]
+    /// of each in turn, with one capacity check and the table's fields in registers).
     #[inline]
-    fn reserve(&mut self) {
-        if 2 * (self.len + 1) > self.slots.len() {
+    fn insert_all_new(&mut self, sectors: &[u64], cycle: u32) {
+        self.reserve_for(sectors.len());
+        let generation = self.generation;
+        let slots = &mut self.slots[..];
+        let mut len = self.len;
+        for &s in sectors {
+            if let (i, false) = probe(slots, generation, s) {
+                slots[i] = (s, cycle, generation);
+                len += 1;
+            }
+        }
+        self.len = len;
+    }
+
+    /// Room for `n` more sectors, the table at most half full.
+    #[inline]
+    fn reserve_for(&mut self, n: usize) {
+        while 2 * (self.len + n) > self.slots.len() {
             self.grow();
         }
     }
@@ -777,6 +792,25 @@ impl<const MIN: usize> SectorMap<MIN> {
                 self.slots[i] = (k, c, g);
             }
         }
+    }
+}
+
+/// Where `sector` is among `slots` (a power of two of them, one free) in generation
+/// `generation`, or the free slot where it would go ([`SectorMap::find`]).
+#[inline(always)]
+fn probe(slots: &[(u64, u32, u32)], generation: u32, sector: u64) -> (usize, bool) {
+    let mask = slots.len() - 1;
+    // Fibonacci hashing: consecutive sectors spread over the table.
+    let mut i = (sector.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
+    loop {
+        let (k, _, g) = slots[i];
+        if g != generation {
+            return (i, false);
+        }
+        if k == sector {
+            return (i, true);
+        }
+        i = (i + 1) & mask;
     }
 }
 
@@ -1060,6 +1094,19 @@ mod tests {
         assert_eq!(m.get(8), None);
         assert_eq!(m.insert(8, 1), None);
         assert_eq!(m.get(8), Some(1));
+        // Sectors of one access: those without a cycle get it, duplicates count once.
+        m.insert_all_new(&[8, 9, 9, 10], 5);
+        assert_eq!(
+            (m.get(8), m.get(9), m.get(10), m.len),
+            (Some(1), Some(5), Some(5), 3)
+        );
+        // A batch that needs a larger table grows it first.
+        let many: Vec<u64> = (100..20_100).collect();
+        m.insert_all_new(&many, 7);
+        assert_eq!(m.len, 20_003);
+        assert!(m.slots.len() >= 2 * m.len);
+        assert!(many.iter().all(|&s| m.get(s) == Some(7)));
+        assert_eq!(m.insert_reserved(8, 2), Some(1));
     }
 
     #[test]
