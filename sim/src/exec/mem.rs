@@ -282,6 +282,33 @@ impl Ctx<'_> {
         // Strided or scattered elements: each vector element of every lane in one pass, a
         // strided warp's with one bounds check.
         let stride = uniform_stride(exec, addrs);
+        if stride.is_none() && exec == u32::MAX && esize == 4 {
+            // A whole warp's scattered 32-bit words (the main job's pseudo-random load): read
+            // straight into the destination with its sign, no per-lane dispatch or second pass.
+            // A misaligned lane falls back to the general path below, which rewrites every lane.
+            let mut all = true;
+            for k in 0..usize::from(m.vec) {
+                let d = inst.dst[k];
+                if d == NO_REG {
+                    continue;
+                }
+                let at = |l: usize| (addrs[l] - base) as usize + k * 4;
+                let out: &mut [u64; WARP] = (&mut w.regs[d as usize * 32..][..32])
+                    .try_into()
+                    .expect("32 lanes");
+                all &= if signed {
+                    g.read_words::<true>(i, at, out)
+                } else {
+                    g.read_words::<false>(i, at, out)
+                };
+                if !all {
+                    break;
+                }
+            }
+            if all {
+                return true;
+            }
+        }
         let mut v = [0u64; WARP];
         for k in 0..usize::from(m.vec) {
             let at = |l: usize| (addrs[l] - base) as usize + k * esize as usize;

@@ -323,6 +323,46 @@ impl GlobalView<'_> {
         true
     }
 
+    /// Reads, for each of the 32 lanes `l`, the aligned 4-byte little-endian word at byte
+    /// `off(l)` of allocation `i` into `out[l]`, sign-extended from bit 31 when `SIGNED` (a whole
+    /// warp's scattered 32-bit loads: one pass with the destination, a range and alignment test
+    /// of three instructions a lane); `false` when a lane's word is out of range or misaligned
+    /// (`out` then holds some of the lanes).
+    #[inline]
+    pub fn read_words<const SIGNED: bool>(
+        &self,
+        i: usize,
+        off: impl Fn(usize) -> usize,
+        out: &mut [u64; 32],
+    ) -> bool {
+        let data = self.allocs[i].data;
+        let p = data.as_ptr();
+        let Some(last) = data.len().checked_sub(4) else {
+            return false;
+        };
+        if !(p as usize).is_multiple_of(4) {
+            return false;
+        }
+        for (l, o) in out.iter_mut().enumerate() {
+            let at = off(l);
+            // A multiple of 4 rotates to `at / 4`; any other offset to above `usize::MAX / 4`,
+            // past `last / 4`: one compare for the range and the alignment.
+            if at.rotate_right(2) > last / 4 {
+                return false;
+            }
+            // SAFETY: `at` is a multiple of 4 at most `last` (tested above), so the word's 4
+            // bytes lie in `data` and are aligned (`p` is); the atomic type has the layout of
+            // the integer.
+            let word = unsafe { AtomicU32::from_ptr(p.add(at) as *mut u32) }.load(Relaxed);
+            *o = if SIGNED {
+                word as i32 as i64 as u64
+            } else {
+                u64::from(word)
+            };
+        }
+        true
+    }
+
     /// Writes, for each of the 32 lanes `l`, the low `n` (1..=8) bytes of `v[l]` at byte
     /// `off + l * stride` of allocation `i` (lanes in order, so a later lane's bytes win where
     /// they overlap); `false`, having written nothing, when the last lane's bytes are out of
@@ -611,6 +651,23 @@ mod tests {
             }
             assert!(!g.read_lanes(0, 1 << 5, |_| 255, n.max(2), &mut v));
         }
+        // A whole warp's scattered words, as read and signed or not; refused when a lane is
+        // misaligned or its word ends past the allocation.
+        let mut fresh = MemoryImage::new(16);
+        fresh.alloc("b", (0..=255u8).collect());
+        let (g, _) = fresh.view();
+        let mut v = [0u64; 32];
+        let at = |l: usize| (l * 52) % 256;
+        assert!(g.read_words::<false>(0, at, &mut v));
+        assert_eq!((v[0], v[1]), (0x0302_0100, 0x3736_3534));
+        assert!((0..32).all(|l| Some(v[l]) == g.read(0, at(l), 4)));
+        assert!(g.read_words::<true>(0, at, &mut v));
+        assert_eq!((v[0], v[3]), (0x0302_0100, 0xffff_ffff_9f9e_9d9c));
+        assert!(g.read_words::<false>(0, |l| 252 - 4 * l, &mut v));
+        assert!(!g.read_words::<false>(0, |l| if l == 9 { 2 } else { 0 }, &mut v));
+        assert!(!g.read_words::<false>(0, |l| if l == 9 { 256 } else { 0 }, &mut v));
+        assert!(!g.read_words::<false>(0, |l| if l == 9 { 254 } else { 0 }, &mut v));
+        let (g, _) = m.view();
         let before = g.read(0, 129, 8);
         assert!(!g.read_run(0, 129, 4, 4, &mut [0; 32]));
         assert!(!g.write_run(0, 129, 4, 4, &[7; 32]));
