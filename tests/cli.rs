@@ -912,7 +912,10 @@ fn an_out_of_bounds_read_names_the_buffer_thread_and_ptx_line() {
 
 #[test]
 fn a_misaligned_read_names_the_buffer_thread_and_ptx_line() {
-    let line = line_of(&root().join("tests/fixtures/misaligned.ptx"), "ld.global.u32");
+    let line = line_of(
+        &root().join("tests/fixtures/misaligned.ptx"),
+        "ld.global.u32",
+    );
     let out = sim(&[
         "run",
         "configs/rtx3090.toml",

@@ -967,10 +967,7 @@ mod tests {
         // A v2.u32 needs 8-byte alignment: lane 1 (0x1004) is the first that lacks it.
         assert_eq!(misaligned_lane(u32::MAX, &words, op(Type::U32, 2)), Some(1));
         // Only active lanes count: with odd lanes off, every address is 8-byte aligned.
-        assert_eq!(
-            misaligned_lane(0x5555_5555, &words, op(Type::U32, 2)),
-            None
-        );
+        assert_eq!(misaligned_lane(0x5555_5555, &words, op(Type::U32, 2)), None);
         let mut off = words;
         off[7] += 2;
         assert_eq!(misaligned_lane(u32::MAX, &off, op(Type::U32, 1)), Some(7));
