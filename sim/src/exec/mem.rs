@@ -207,7 +207,7 @@ impl Ctx<'_> {
         };
         self.addresses_into(w, inst, exec, &mut access.addrs);
         let addrs = &access.addrs;
-        if let Some(l) = misaligned_lane(exec, addrs, m) {
+        if let Some(l) = misaligned_lane(exec, addrs, access.bytes) {
             let (sp, a) = resolve(m.space, addrs[l]);
             return Err(self.fault(w, pc, l, "misaligned read", sp, a, access.bytes));
         }
@@ -483,7 +483,7 @@ impl Ctx<'_> {
         };
         self.addresses_into(w, inst, exec, &mut access.addrs);
         let addrs = &access.addrs;
-        if let Some(l) = misaligned_lane(exec, addrs, m) {
+        if let Some(l) = misaligned_lane(exec, addrs, access.bytes) {
             let (sp, a) = resolve(m.space, addrs[l]);
             return Err(self.fault(w, pc, l, "misaligned write", sp, a, access.bytes));
         }
@@ -896,20 +896,18 @@ fn uniform_stride(exec: u32, addrs: &[u64; WARP]) -> Option<u64> {
     (odd == 0).then_some(s)
 }
 
-/// The first lane of `exec` whose address is not a multiple of the access's size (elements
-/// times vector width, when that is a power of two; else the element size), if any. PTX requires
-/// naturally aligned addresses (PTX ISA, "Addresses as Operands": a vector access is aligned to
-/// its whole size), and a GPU stops the kernel with `CUDA_ERROR_MISALIGNED_ADDRESS` when one is
-/// not; a memory checker reports it per thread.
-#[inline]
-fn misaligned_lane(exec: u32, addrs: &[u64; WARP], m: MemOp) -> Option<usize> {
-    let whole = u64::from(m.bytes_per_thread());
-    let align = if whole.is_power_of_two() {
-        whole
+/// The first lane of `exec` whose address is not a multiple of `bytes`, the access's size
+/// (element size times vector width: a power of two for every `ld`/`st` PTX has), if any. PTX
+/// requires naturally aligned addresses (PTX ISA, "Addresses as Operands": a vector access is
+/// aligned to its whole size), and a GPU stops the kernel with `CUDA_ERROR_MISALIGNED_ADDRESS`
+/// when one is not; a memory checker reports it per thread.
+#[inline(always)]
+fn misaligned_lane(exec: u32, addrs: &[u64; WARP], bytes: u32) -> Option<usize> {
+    let low = if bytes.is_power_of_two() {
+        u64::from(bytes) - 1
     } else {
-        u64::from(m.ty.bytes())
+        0
     };
-    let low = align.max(1) - 1;
     // One OR over all 32 lanes answers the usual, aligned case without walking the mask.
     if addrs.iter().fold(0, |a, &x| a | x) & low == 0 {
         return None;
@@ -948,34 +946,33 @@ fn resolved_access(space: StateSpace, access: &WarpAccess) -> std::borrow::Cow<'
 mod tests {
     use super::*;
 
-    fn op(ty: crate::ptx::ast::Type, vec: u8) -> MemOp {
-        MemOp {
-            space: StateSpace::Global,
-            cache: CacheOp::Default,
-            vec,
-            ty,
-            volatile: false,
-            nc: false,
-        }
+    fn size(ty: crate::ptx::ast::Type, vec: u8) -> u32 {
+        ty.bytes() * u32::from(vec)
     }
 
     #[test]
     fn misaligned_lanes_are_found_by_the_whole_access_size() {
         use crate::ptx::ast::Type;
         let words: [u64; WARP] = std::array::from_fn(|l| 0x1000 + 4 * l as u64);
-        assert_eq!(misaligned_lane(u32::MAX, &words, op(Type::U32, 1)), None);
+        assert_eq!(misaligned_lane(u32::MAX, &words, size(Type::U32, 1)), None);
         // A v2.u32 needs 8-byte alignment: lane 1 (0x1004) is the first that lacks it.
-        assert_eq!(misaligned_lane(u32::MAX, &words, op(Type::U32, 2)), Some(1));
+        assert_eq!(
+            misaligned_lane(u32::MAX, &words, size(Type::U32, 2)),
+            Some(1)
+        );
         // Only active lanes count: with odd lanes off, every address is 8-byte aligned.
-        assert_eq!(misaligned_lane(0x5555_5555, &words, op(Type::U32, 2)), None);
+        assert_eq!(
+            misaligned_lane(0x5555_5555, &words, size(Type::U32, 2)),
+            None
+        );
         let mut off = words;
         off[7] += 2;
-        assert_eq!(misaligned_lane(u32::MAX, &off, op(Type::U32, 1)), Some(7));
-        assert_eq!(misaligned_lane(u32::MAX, &off, op(Type::U16, 1)), None);
-        assert_eq!(misaligned_lane(u32::MAX, &off, op(Type::U8, 2)), None);
+        assert_eq!(misaligned_lane(u32::MAX, &off, size(Type::U32, 1)), Some(7));
+        assert_eq!(misaligned_lane(u32::MAX, &off, size(Type::U16, 1)), None);
+        assert_eq!(misaligned_lane(u32::MAX, &off, size(Type::U8, 2)), None);
         // u8.v4 moves 4 bytes and needs their alignment.
-        assert_eq!(misaligned_lane(u32::MAX, &off, op(Type::U8, 4)), Some(7));
-        assert_eq!(misaligned_lane(!(1 << 7), &off, op(Type::U32, 1)), None);
+        assert_eq!(misaligned_lane(u32::MAX, &off, size(Type::U8, 4)), Some(7));
+        assert_eq!(misaligned_lane(!(1 << 7), &off, size(Type::U32, 1)), None);
     }
 
     #[test]
