@@ -281,7 +281,7 @@ impl Ctx<'_> {
         }
         // Strided or scattered elements: each vector element of every lane in one pass, a
         // strided warp's with one bounds check.
-        let stride = uniform_stride(exec, addrs);
+        let stride = coalesce::stride(exec, addrs);
         if stride.is_none() && exec == u32::MAX && esize == 4 {
             // A whole warp's scattered 32-bit words (the main job's pseudo-random load): read
             // straight into the destination with its sign, no per-lane dispatch or second pass.
@@ -880,22 +880,6 @@ impl Ctx<'_> {
     }
 }
 
-/// The step `s` of a whole warp whose lane `l` accesses `addrs[0] + l * s` (`s` > 0, not
-/// wrapping past the top), if it does: a strided access, read like a run.
-#[inline]
-fn uniform_stride(exec: u32, addrs: &[u64; WARP]) -> Option<u64> {
-    let (a0, s) = (addrs[0], addrs[1].wrapping_sub(addrs[0]));
-    // The last lane first: scattered accesses fail there.
-    if exec != u32::MAX || s == 0 || addrs[31] != a0.wrapping_add(s.wrapping_mul(31)) {
-        return None;
-    }
-    s.checked_mul(31).and_then(|d| a0.checked_add(d))?;
-    // Every step `s`, with no early exit, so that the loop is a few vector instructions.
-    let odd = (addrs[1..].iter().zip(&addrs[..31]))
-        .fold(0, |acc, (&n, &p)| acc | (n.wrapping_sub(p) ^ s));
-    (odd == 0).then_some(s)
-}
-
 /// The first lane of `exec` whose address is not a multiple of `bytes`, the access's size
 /// (element size times vector width: a power of two for every `ld`/`st` PTX has), if any. PTX
 /// requires naturally aligned addresses (PTX ISA, "Addresses as Operands": a vector access is
@@ -977,6 +961,7 @@ mod tests {
 
     #[test]
     fn uniform_strides() {
+        use coalesce::stride as uniform_stride;
         let s: [u64; WARP] = std::array::from_fn(|l| 0x1000 + 128 * l as u64);
         assert_eq!(uniform_stride(u32::MAX, &s), Some(128));
         assert_eq!(uniform_stride(!1, &s), None);

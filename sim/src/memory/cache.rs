@@ -193,12 +193,9 @@ impl SectorCache {
         allocate: bool,
         evict_first: bool,
     ) -> LineOutcome {
-        let base = set * self.ways;
-        let tags = &mut self.tags[base..base + self.ways];
-        let slots = &mut self.slots[base..base + self.ways];
-        let order = &mut self.order[set];
         let flags = (write, allocate, evict_first);
-        ordered_access(tags, slots, order, line, sectors, flags)
+        let parts = (&mut self.tags[..], &mut self.slots[..], &mut self.order[..]);
+        ordered_access(parts, self.ways, set, line, sectors, flags)
     }
 
     /// The geometry.
@@ -209,10 +206,7 @@ impl SectorCache {
     /// The set line number `line` maps to.
     #[inline]
     fn set_of(&self, line: u64) -> usize {
-        match self.set_mask {
-            Some(m) => (line & m) as usize,
-            None => (line % self.sets) as usize,
-        }
+        set_index(self.set_mask, self.sets, line)
     }
 
     /// The cache's parts for a caller's loop of many lookups ([`OrderedSets::access_line`]), if
@@ -415,17 +409,31 @@ impl SectorCache {
     }
 }
 
-/// [`SectorCache::access_line`] of `line` in a set of an ordered cache: its `tags`, `slots` and
-/// recency `order`. `flags`: (write, allocate, evict_first).
+/// The set of line number `line` in a cache of `sets` sets (`set_mask`: `sets - 1` when a power
+/// of two, so that the index is a mask, not a division).
+#[inline(always)]
+fn set_index(set_mask: Option<u64>, sets: u64, line: u64) -> usize {
+    match set_mask {
+        Some(m) => (line & m) as usize,
+        None => (line % sets) as usize,
+    }
+}
+
+/// [`SectorCache::access_line`] of `line` in set `set` of an ordered cache of `ways` ways: its
+/// `tags`, `slots` and recency `order`, all sets'. `flags`: (write, allocate, evict_first).
 #[inline(always)]
 fn ordered_access(
-    tags: &mut [u64],
-    slots: &mut [Slot],
-    order: &mut Order,
+    (tags, slots, order): (&mut [u64], &mut [Slot], &mut [Order]),
+    ways: usize,
+    set: usize,
     line: u64,
     sectors: u32,
     (write, allocate, evict_first): (bool, bool, bool),
 ) -> LineOutcome {
+    let base = set * ways;
+    let tags = &mut tags[base..base + ways];
+    let slots = &mut slots[base..base + ways];
+    let order = &mut order[set];
     if let Some(w) = way_of(tags, line) {
         // The way becomes the most recent.
         order.move_to_front(order.position(w));
@@ -467,19 +475,10 @@ impl OrderedSets<'_> {
         allocate: bool,
         evict_first: bool,
     ) -> LineOutcome {
-        let set = match self.set_mask {
-            Some(m) => (line & m) as usize,
-            None => (line % self.sets) as usize,
-        };
-        let base = set * self.ways;
-        ordered_access(
-            &mut self.tags[base..base + self.ways],
-            &mut self.slots[base..base + self.ways],
-            &mut self.order[set],
-            line,
-            sectors,
-            (write, allocate, evict_first),
-        )
+        let set = set_index(self.set_mask, self.sets, line);
+        let parts = (&mut *self.tags, &mut *self.slots, &mut *self.order);
+        let flags = (write, allocate, evict_first);
+        ordered_access(parts, self.ways, set, line, sectors, flags)
     }
 }
 

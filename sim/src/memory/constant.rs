@@ -115,9 +115,7 @@ impl ConstCache {
         }
         kept
     }
-}
 
-impl ConstCache {
     /// [`ConstCache::read_each`] of `near`, then of `far` for the requests `near` missed, in
     /// one walk over the requests (the levels share nothing, so each sees its requests in the
     /// same order): `hit(r, 0)` or `hit(r, 1)` for each request served by `near` or `far`; the
