@@ -63,8 +63,8 @@ impl Board {
     /// are ready.
     #[inline]
     fn issue_time(&self, deps: &Deps) -> u32 {
-        deps.src[..usize::from(deps.n_src)]
-            .iter()
+        // `take` rather than a slice: no bounds check on the count.
+        (deps.src.iter().take(usize::from(deps.n_src)))
             .fold(self.clock + 1, |t, &r| t.max(self.ready[usize::from(r)]))
     }
 
@@ -302,7 +302,8 @@ impl Replay {
         let feeds: Vec<Feed> = (logs.iter())
             .flat_map(|l| l.warps.iter().map(move |s| (s.as_slice(), l)))
             .collect();
-        while let Some((key, top)) = self.queue.first_two() {
+        let mut head = self.queue.first_two();
+        while let Some((key, top)) = head {
             let w = key as u32;
             // The key's cycle is the warp's issue time: nothing but the warp itself changes its
             // scoreboard while it waits in the queue.
@@ -310,13 +311,15 @@ impl Replay {
             // `top`, the next key: nothing enters the queue while the warp runs (only a barrier's
             // release or the end of a block queues warps, and the warp stops there).
             let (next, long) = self.run_warp(cx, &feeds, work, w as usize, t, top);
-            match next {
-                Some(next) => self.queue.replace_first(pack(next, w)),
+            head = match next {
+                // The warp's next key is after `top`, which comes first now.
+                Some(next) => Some(self.queue.advance(pack(next, w), top)),
                 None => {
                     self.queue.pop();
                     self.park_or_retire(cx, logs, w as usize);
+                    self.queue.first_two()
                 }
-            }
+            };
             // Only this warp's scheduler took cycles (trimming earlier or later changes no
             // result: no warp asks for a cycle before its floor).
             if long {
@@ -542,7 +545,7 @@ impl Board {
             // Folded: it takes no cycle, and the floor moves to its cycle if it was the next.
             self.issued_max = self.issued_max.max(want);
             let t = want + p.result;
-            for &d in &p.deps.dst[..usize::from(p.deps.n_dst)] {
+            for &d in p.deps.dst.iter().take(usize::from(p.deps.n_dst)) {
                 self.ready[usize::from(d)] = t;
             }
             if want == self.clock + 1 {
@@ -555,7 +558,7 @@ impl Board {
         self.issued_max = self.issued_max.max(issue);
         work.issue_slots += 1;
         let t = issue + p.result;
-        for &d in &p.deps.dst[..usize::from(p.deps.n_dst)] {
+        for &d in p.deps.dst.iter().take(usize::from(p.deps.n_dst)) {
             self.ready[usize::from(d)] = t;
         }
         // One slot: the floor moves to the issue cycle when the instruction waited only for
@@ -638,7 +641,7 @@ impl Board {
             Kind::Alu => Some((last + 1).saturating_sub(slots.max(1)).max(issue) + p.result),
         };
         if let Some(t) = ready {
-            for &d in &p.deps.dst[..usize::from(p.deps.n_dst)] {
+            for &d in p.deps.dst.iter().take(usize::from(p.deps.n_dst)) {
                 self.ready[usize::from(d)] = t;
             }
         }

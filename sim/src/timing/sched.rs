@@ -54,6 +54,17 @@ impl Port {
         let d = (t as i64 - self.shift).max(0) as u64;
         let mut i = (d / 64) as usize;
         let mut below = (1u64 << (d % 64)) - 1;
+        // Most requests find a free cycle in their own word.
+        if let Some(word) = self.words.get_mut(i) {
+            let free = !(*word | below);
+            if free != 0 {
+                *word |= free & free.wrapping_neg();
+                let bit = free.trailing_zeros();
+                return ((i as u64 * 64 + u64::from(bit)) as i64 + self.shift) as u64;
+            }
+            i += 1;
+            below = 0;
+        }
         loop {
             let Some(word) = self.words.get_mut(i) else {
                 self.extend(i);
@@ -166,22 +177,49 @@ impl Queue {
                 self.pull();
             }
         }
-        let s = slot(self.now);
-        let word = self.ring[s as usize];
+        let word = self.ring[slot(self.now) as usize];
         let first = self.now << 32 | u64::from(word.trailing_zeros());
+        Some((first, self.second(word)))
+    }
+
+    /// The second smallest key (`u64::MAX`: none), the ring at the smallest key's cycle and
+    /// `word` that cycle's warps.
+    #[inline(always)]
+    fn second(&self, word: u64) -> u64 {
         let rest = word & word.wrapping_sub(1);
-        let second = if rest != 0 {
-            self.now << 32 | u64::from(rest.trailing_zeros())
+        if rest != 0 {
+            return self.now << 32 | u64::from(rest.trailing_zeros());
+        }
+        let s = slot(self.now);
+        let busy = self.busy & !(1 << s);
+        if busy != 0 {
+            let c = self.now + u64::from(busy.rotate_right(s).trailing_zeros());
+            c << 32 | u64::from(self.ring[slot(c) as usize].trailing_zeros())
         } else {
-            let busy = self.busy & !(1 << s);
-            if busy != 0 {
-                let c = self.now + u64::from(busy.rotate_right(s).trailing_zeros());
-                c << 32 | u64::from(self.ring[slot(c) as usize].trailing_zeros())
-            } else {
-                self.far.peek().map_or(u64::MAX, |k| k.0)
-            }
-        };
-        Some((first, second))
+            self.far.peek().map_or(u64::MAX, |k| k.0)
+        }
+    }
+
+    /// Replaces the smallest key by `key`, of the same warp and after `second`, the second
+    /// smallest, and returns [`Queue::first_two`]: `second` comes first, so only the key after
+    /// it is looked for.
+    #[inline]
+    pub fn advance(&mut self, key: u64, second: u64) -> (u64, u64) {
+        debug_assert!(key > second);
+        if self.wide {
+            self.replace_first(key);
+            return self.first_two().unwrap_or((u64::MAX, u64::MAX));
+        }
+        self.pop_ring();
+        self.put(key);
+        // Every key is from `second` on: the ring moves on to its cycle.
+        let c = second >> 32;
+        if c != self.now {
+            self.now = c;
+            self.pull();
+        }
+        let word = self.ring[slot(c) as usize];
+        (second, self.second(word))
     }
 
     /// Removes the smallest key (after [`Queue::first_two`]).
@@ -322,6 +360,34 @@ mod tests {
                 want.insert(0, key(1, 64));
             }
             assert_eq!(out, want);
+        }
+    }
+
+    #[test]
+    fn advance_is_replace_first_then_first_two() {
+        let key = |c: u64, w: u64| c << 32 | w;
+        for wide in [false, true] {
+            let (mut a, mut b) = (Queue::default(), Queue::default());
+            let mut keys = vec![key(0, 5), key(0, 3), key(1, 9), key(2, 1), key(90, 7)];
+            if wide {
+                keys.push(key(300, 64));
+            }
+            for &k in &keys {
+                a.push(k);
+                b.push(k);
+            }
+            // Warps move on by a few cycles, now and then far ahead (into the heap).
+            for step in 0..40u64 {
+                let (first, second) = a.first_two().unwrap();
+                assert_eq!(b.first_two(), Some((first, second)));
+                if second == u64::MAX {
+                    break;
+                }
+                let ahead = if step % 7 == 6 { 100 } else { 1 + step % 3 };
+                let next = ((second >> 32) + ahead) << 32 | (first & 0xffff_ffff);
+                a.replace_first(next);
+                assert_eq!(b.advance(next, second), a.first_two().unwrap());
+            }
         }
     }
 
