@@ -351,11 +351,7 @@ impl Ctx<'_> {
         };
         let esize = m.ty.bytes() as usize;
         let span = (esize * usize::from(m.vec)) as u64;
-        if exec == 0
-            || highest(addrs)
-                .checked_add(span)
-                .is_none_or(|e| e > buf.len() as u64)
-        {
+        if exec == 0 || !fits(addrs, span, buf.len()) {
             return false;
         }
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
@@ -371,8 +367,8 @@ impl Ctx<'_> {
                 let out = &mut w.regs[d as usize * 32..][..32];
                 for (o, &a) in out.iter_mut().zip(addrs) {
                     let at = a as usize + k * 4;
-                    // SAFETY: `at + 4 <= buf.len()`: no lane's address is above `highest`, whose
-                    // `span` bytes lie in `buf` (checked above). A bounds check here was 4
+                    // SAFETY: `at + 4 <= buf.len()`: every lane's `span` bytes lie in `buf`
+                    // (`fits`, checked above). A bounds check here was 4
                     // instructions of the 8 per lane (transpose_smem: 2% of all).
                     let b = unsafe { buf.get_unchecked(at..at + 4) };
                     let word = u32::from_le_bytes(b.try_into().expect("4 bytes"));
@@ -494,7 +490,7 @@ impl Ctx<'_> {
             _ => coalesce::run(exec, addrs, access.bytes),
         };
         let done = self.store_to_one_allocation(w, inst, m, exec, addrs, run)
-            || self.store_to_shared(w, inst, m, exec, addrs);
+            || self.store_to_shared(w, inst, m, exec, addrs, run);
         for l in lanes(if done { 0 } else { exec }) {
             let (sp, a) = resolve(m.space, addrs[l]);
             if matches!(sp, StateSpace::Const | StateSpace::Param) {
@@ -592,7 +588,8 @@ impl Ctx<'_> {
     /// The common case of a shared store (named space, every lane in range, elements of 1 to 8
     /// bytes): writes straight into the block's shared memory, lane by lane and each lane's
     /// elements in order as the general path does (a later lane's bytes win where lanes
-    /// overlap); `false` (having done nothing) when the case does not apply.
+    /// overlap); `false` (having done nothing) when the case does not apply. `run`: the access's
+    /// [`coalesce::run`].
     fn store_to_shared(
         &mut self,
         w: &Warp,
@@ -600,26 +597,33 @@ impl Ctx<'_> {
         m: MemOp,
         exec: u32,
         addrs: &[u64; WARP],
+        run: Option<u64>,
     ) -> bool {
         let esize = m.ty.bytes() as usize;
         if m.space != StateSpace::Shared || exec == 0 || !(1..=8).contains(&esize) {
             return false;
         }
         let span = (esize * usize::from(m.vec)) as u64;
-        if highest(addrs)
-            .checked_add(span)
-            .is_none_or(|e| e > self.shared.len() as u64)
-        {
+        if !fits(addrs, span, self.shared.len()) {
             return false;
         }
         // A warp of 32-bit scalars (most shared stores): one value row, no dispatch per lane.
         if m.vec == 1 && esize == 4 {
             let v = self.gather(w, inst.src[0], exec);
             let buf = &mut self.shared[..];
+            if let Some(a0) = run {
+                // Consecutive words (a tile's row): the lanes do not overlap, so one pass over
+                // the 128 bytes, which the compiler turns into a few vector instructions.
+                let row = &mut buf[a0 as usize..][..WARP * 4];
+                for (b, &x) in row.chunks_exact_mut(4).zip(&v) {
+                    b.copy_from_slice(&(x as u32).to_le_bytes());
+                }
+                return true;
+            }
             for_lanes!(exec, |l| {
                 let at = addrs[l] as usize;
-                // SAFETY: `at + 4 <= buf.len()`: no lane's address is above `highest`, whose 4
-                // bytes lie in `buf` (checked above); as in `load_from_shared_or_constant`.
+                // SAFETY: `at + 4 <= buf.len()`: every lane's 4 bytes lie in `buf` (`fits`,
+                // checked above); as in `load_from_shared_or_constant`.
                 let b = unsafe { buf.get_unchecked_mut(at..at + 4) };
                 b.copy_from_slice(&(v[l] as u32).to_le_bytes());
             });
@@ -899,11 +903,19 @@ fn misaligned_lane(exec: u32, addrs: &[u64; WARP], bytes: u32) -> Option<usize> 
     lanes(exec).find(|&l| addrs[l] & low != 0)
 }
 
-/// The highest of a warp's addresses as [`Ctx::addresses_into`] leaves them (inactive lanes 0,
-/// so that they do not count): a plain pass over all 32, no walk over the mask's bits.
+/// Whether `span` bytes from each of a warp's addresses as [`Ctx::addresses_into`] leaves them
+/// (inactive lanes 0, which fit whenever any lane can) lie in a buffer of `len` bytes: a plain
+/// pass over all 32 without a walk over the mask's bits, one unsigned compare a lane that the
+/// compiler vectorizes (a running maximum was a scalar compare and move a lane).
 #[inline]
-fn highest(addrs: &[u64; WARP]) -> u64 {
-    addrs.iter().fold(0, |m, &a| m.max(a))
+fn fits(addrs: &[u64; WARP], span: u64, len: usize) -> bool {
+    let Some(limit) = (len as u64).checked_sub(span) else {
+        return false;
+    };
+    addrs
+        .iter()
+        .fold(0u64, |any, &a| any | u64::from(a > limit))
+        == 0
 }
 
 /// Per-lane addresses with generic windows removed.

@@ -275,7 +275,8 @@ impl Ctx<'_> {
         mask: u32,
         exec: u32,
     ) -> Result<()> {
-        let taken = if inst.op == Op::Bra { exec } else { 0 };
+        // `matches!`, not `==`: the derived comparison of `Op` is a call.
+        let taken = if matches!(inst.op, Op::Bra) { exec } else { 0 };
         w.advance(pc, mask, taken, inst.target);
         let lat = match inst.op {
             // A branch every active lane takes: the timing pass needs to know (if-conversion).

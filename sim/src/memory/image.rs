@@ -240,24 +240,18 @@ impl GlobalView<'_> {
         };
         let p = b.as_ptr();
         if word_aligned(p, n, stride) {
-            // SAFETY: as in `read`: every lane's `n` bytes lie in `b` (checked above) and are
-            // aligned (the first lane's are, and the stride is a multiple of `n`).
+            // SAFETY: every lane's `n` bytes lie in `b` (checked above) and are aligned (the
+            // first lane's are, and the stride is a multiple of `n`).
             unsafe {
-                let at = |l: usize| p.add(l * stride);
-                match n {
-                    1 => out
-                        .iter_mut()
-                        .enumerate()
-                        .for_each(|(l, o)| *o = u64::from((*at(l)).load(Relaxed))),
-                    2 => out.iter_mut().enumerate().for_each(|(l, o)| {
-                        *o = u64::from(AtomicU16::from_ptr(at(l) as *mut u16).load(Relaxed))
-                    }),
-                    4 => out.iter_mut().enumerate().for_each(|(l, o)| {
-                        *o = u64::from(AtomicU32::from_ptr(at(l) as *mut u32).load(Relaxed))
-                    }),
-                    _ => out.iter_mut().enumerate().for_each(|(l, o)| {
-                        *o = AtomicU64::from_ptr(at(l) as *mut u64).load(Relaxed)
-                    }),
+                // Consecutive elements with the step a constant, so the lanes are at fixed
+                // offsets; another stride out of line (its 32 offsets, worked out first, were
+                // hoisted into every caller's path for runs: about a hundred instructions).
+                match (n, stride == n) {
+                    (1, true) => load_each(p, 1, 1, out),
+                    (2, true) => load_each(p, 2, 2, out),
+                    (4, true) => load_each(p, 4, 4, out),
+                    (8, true) => load_each(p, 8, 8, out),
+                    _ => load_strided(p, n, stride, out),
                 }
             }
         } else {
@@ -376,21 +370,13 @@ impl GlobalView<'_> {
         if word_aligned(p, n, stride) {
             // SAFETY: as in `read_run`.
             unsafe {
-                let at = |l: usize| p.add(l * stride);
-                match n {
-                    1 => v
-                        .iter()
-                        .enumerate()
-                        .for_each(|(l, &x)| (*at(l)).store(x as u8, Relaxed)),
-                    2 => v.iter().enumerate().for_each(|(l, &x)| {
-                        AtomicU16::from_ptr(at(l) as *mut u16).store(x as u16, Relaxed)
-                    }),
-                    4 => v.iter().enumerate().for_each(|(l, &x)| {
-                        AtomicU32::from_ptr(at(l) as *mut u32).store(x as u32, Relaxed)
-                    }),
-                    _ => v.iter().enumerate().for_each(|(l, &x)| {
-                        AtomicU64::from_ptr(at(l) as *mut u64).store(x, Relaxed)
-                    }),
+                // The step a constant where it can be, as in `read_run`.
+                match (n, stride == n) {
+                    (1, true) => store_each(p, 1, 1, v),
+                    (2, true) => store_each(p, 2, 2, v),
+                    (4, true) => store_each(p, 4, 4, v),
+                    (8, true) => store_each(p, 8, 8, v),
+                    _ => store_strided(p, n, stride, v),
                 }
             }
         } else {
@@ -420,6 +406,80 @@ impl GlobalView<'_> {
             addr,
         )
     }
+}
+
+/// Loads, for each of the 32 lanes `l`, the aligned atomic word of `n` bytes (1, 2, 4 or 8) at
+/// `p + l * step` into `out[l]`; inlined, so that a constant `step` is a fixed offset per lane.
+///
+/// # Safety
+/// Every lane's `n` bytes are live bytes of a view, aligned to `n`.
+#[inline(always)]
+unsafe fn load_each(p: *const AtomicU8, n: usize, step: usize, out: &mut [u64; 32]) {
+    // SAFETY: the caller's; the atomic types have the layout of the integers.
+    unsafe {
+        let at = |l: usize| p.add(l * step);
+        match n {
+            1 => (out.iter_mut().enumerate())
+                .for_each(|(l, o)| *o = u64::from((*at(l)).load(Relaxed))),
+            2 => out.iter_mut().enumerate().for_each(|(l, o)| {
+                *o = u64::from(AtomicU16::from_ptr(at(l) as *mut u16).load(Relaxed))
+            }),
+            4 => out.iter_mut().enumerate().for_each(|(l, o)| {
+                *o = u64::from(AtomicU32::from_ptr(at(l) as *mut u32).load(Relaxed))
+            }),
+            _ => out
+                .iter_mut()
+                .enumerate()
+                .for_each(|(l, o)| *o = AtomicU64::from_ptr(at(l) as *mut u64).load(Relaxed)),
+        }
+    }
+}
+
+/// [`load_each`] with a variable step, out of line.
+///
+/// # Safety
+/// As for [`load_each`].
+#[inline(never)]
+unsafe fn load_strided(p: *const AtomicU8, n: usize, step: usize, out: &mut [u64; 32]) {
+    // SAFETY: the caller's.
+    unsafe { load_each(p, n, step, out) }
+}
+
+/// Stores, for each of the 32 lanes `l` in order, the low `n` bytes (1, 2, 4 or 8) of `v[l]` as
+/// one aligned atomic word at `p + l * step`; inlined, so that a constant `step` is a fixed
+/// offset per lane.
+///
+/// # Safety
+/// Every lane's `n` bytes are live bytes of a view, aligned to `n`.
+#[inline(always)]
+unsafe fn store_each(p: *const AtomicU8, n: usize, step: usize, v: &[u64; 32]) {
+    // SAFETY: the caller's; the atomic types have the layout of the integers.
+    unsafe {
+        let at = |l: usize| p.add(l * step);
+        match n {
+            1 => (v.iter().enumerate()).for_each(|(l, &x)| (*at(l)).store(x as u8, Relaxed)),
+            2 => v.iter().enumerate().for_each(|(l, &x)| {
+                AtomicU16::from_ptr(at(l) as *mut u16).store(x as u16, Relaxed)
+            }),
+            4 => v.iter().enumerate().for_each(|(l, &x)| {
+                AtomicU32::from_ptr(at(l) as *mut u32).store(x as u32, Relaxed)
+            }),
+            _ => v
+                .iter()
+                .enumerate()
+                .for_each(|(l, &x)| AtomicU64::from_ptr(at(l) as *mut u64).store(x, Relaxed)),
+        }
+    }
+}
+
+/// [`store_each`] with a variable step, out of line.
+///
+/// # Safety
+/// As for [`store_each`].
+#[inline(never)]
+unsafe fn store_strided(p: *const AtomicU8, n: usize, step: usize, v: &[u64; 32]) {
+    // SAFETY: the caller's.
+    unsafe { store_each(p, n, step, v) }
 }
 
 /// Whether every lane's `n` bytes of a run from `p` every `stride` bytes are one aligned atomic
