@@ -9,7 +9,7 @@
 //! reference/anchors.md), so requests are per address, not per line.
 
 use super::cache::{to_front, Geometry};
-use super::{WarpAccess, WordSet};
+use super::{Level, WarpAccess, WordSet};
 
 /// One level of the constant cache: set-associative, LRU, read-only, a line filled whole by the
 /// request that missed it (one sector per line), so it keeps tags only.
@@ -77,88 +77,119 @@ impl ConstCache {
     }
 }
 
-impl ConstCache {
-    /// [`ConstCache::read`] of `words[r]` for each request `r` of `pending`, in order: `hit(r)`
-    /// for each hit; the requests that missed are kept at the front of `pending`, in order, and
-    /// counted in the return value. Sets of four indexed by a mask (the shipped configs) in a
-    /// loop of their own, the geometry read once.
+/// One warp's requests on their way through the constant levels: the words requested, in
+/// service order, where each was served, and the requests no level has served yet. Kept together
+/// so that a walk over the requests reaches all three from one pointer and keeps its registers
+/// for the lookups.
+#[derive(Debug, Clone)]
+pub struct Walk {
+    /// The requested words, request `r` at `words[r]`.
+    pub words: [u64; 32],
+    /// Where each request was served: filled in by the walk for the requests a level hit.
+    pub served: [Level; 32],
+    /// The requests not served yet, in order (as many as the walk says).
+    pub pending: [u8; 32],
+}
+
+impl Walk {
+    /// No requests yet: every request is served by [`Level::L2`] until a level hits it.
     #[inline]
-    pub fn read_each(
-        &mut self,
-        words: &[u64; 32],
-        pending: &mut [u8],
-        mut hit: impl FnMut(u8),
-    ) -> usize {
+    pub fn new() -> Self {
+        Walk {
+            words: [0; 32],
+            served: [Level::L2; 32],
+            pending: [0; 32],
+        }
+    }
+}
+
+impl Default for Walk {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ConstCache {
+    /// [`ConstCache::read`] of `w.words[r]` for each request `r` of `w.pending[..left]`, in
+    /// order: `w.served[r]` is `Level::Cache(k)` for each hit; the requests that missed are
+    /// kept at the front of `w.pending`, in order, and counted in the return value. Sets of four
+    /// indexed by a mask (the shipped configs) in a loop of their own, the geometry read once.
+    #[inline]
+    pub fn read_each(&mut self, w: &mut Walk, left: usize, k: u8) -> usize {
         let mut kept = 0;
-        if let (Some(m), false) = (self.set_mask, self.four.is_empty()) {
+        if self.set_mask.is_some() && !self.four.is_empty() {
+            // `set_mask` is `four.len() - 1`: masking by it keeps the index in bounds, unchecked.
             let (shift, four) = (self.line_shift, &mut self.four[..]);
-            for j in 0..pending.len() {
-                let r = pending[j];
-                let line = words[usize::from(r) & 31] >> shift;
-                if read_four(&mut four[(line & m) as usize], line) {
-                    hit(r);
+            let m = four.len() - 1;
+            for j in 0..left.min(32) {
+                let r = usize::from(w.pending[j]) & 31;
+                let line = w.words[r] >> shift;
+                if read_four(&mut four[line as usize & m], line) {
+                    w.served[r] = Level::Cache(k);
                 } else {
-                    pending[kept] = r;
+                    w.pending[kept & 31] = r as u8;
                     kept += 1;
                 }
             }
             return kept;
         }
-        for j in 0..pending.len() {
-            let r = pending[j];
-            if self.read(words[usize::from(r) & 31]) {
-                hit(r);
+        for j in 0..left.min(32) {
+            let r = usize::from(w.pending[j]) & 31;
+            if self.read(w.words[r]) {
+                w.served[r] = Level::Cache(k);
             } else {
-                pending[kept] = r;
+                w.pending[kept & 31] = r as u8;
                 kept += 1;
             }
         }
         kept
     }
 
-    /// [`ConstCache::read_each`] of `near`, then of `far` for the requests `near` missed, in
-    /// one walk over the requests (the levels share nothing, so each sees its requests in the
-    /// same order): `hit(r, 0)` or `hit(r, 1)` for each request served by `near` or `far`; the
-    /// requests both missed are kept at the front of `pending`, in order. Returns how many
-    /// `near` missed and how many both missed. Not inlined: out of the caller's loop the walk
-    /// keeps its state in registers.
+    /// The first two levels' lookups of requests `0..n` (none served yet): [`read_each`] of
+    /// `near` over them all, then of `far` over those `near` missed, in one walk over the
+    /// requests (the levels share nothing, so each sees its requests in the same order).
+    /// `w.served` says `Level::Cache(0)` or `Level::Cache(1)` for each request served by `near`
+    /// or `far`; the requests both missed are put at the front of `w.pending`, in order.
+    /// Returns how many `near` missed and how many both missed. Not inlined: out of the
+    /// caller's loop the walk keeps its state in registers.
+    ///
+    /// [`read_each`]: ConstCache::read_each
     #[inline(never)]
     pub fn read_two(
         near: &mut ConstCache,
         far: &mut ConstCache,
-        words: &[u64; 32],
-        pending: &mut [u8],
-        mut hit: impl FnMut(u8, u8),
+        w: &mut Walk,
+        n: usize,
     ) -> (usize, usize) {
-        let (Some(nm), Some(fm), false, false) = (
-            near.set_mask,
-            far.set_mask,
-            near.four.is_empty(),
-            far.four.is_empty(),
-        ) else {
-            let missed = near.read_each(words, pending, |r| hit(r, 0));
-            return (
-                missed,
-                far.read_each(words, &mut pending[..missed], |r| hit(r, 1)),
-            );
-        };
+        let n = n.min(32);
+        if near.set_mask.is_none()
+            || far.set_mask.is_none()
+            || near.four.is_empty()
+            || far.four.is_empty()
+        {
+            w.pending = std::array::from_fn(|i| i as u8);
+            let missed = near.read_each(w, n, 0);
+            return (missed, far.read_each(w, missed, 1));
+        }
         let (ns, fs) = (near.line_shift, far.line_shift);
         let (nf, ff) = (&mut near.four[..], &mut far.four[..]);
+        // Each set mask is its level's set count less one: masking by it keeps the set index in
+        // bounds, unchecked.
+        let (nm, fm) = (nf.len() - 1, ff.len() - 1);
         let (mut missed, mut kept) = (0, 0);
-        for j in 0..pending.len() {
-            let r = pending[j];
-            let addr = words[usize::from(r) & 31];
+        for j in 0..n {
+            let addr = w.words[j];
             let line = addr >> ns;
-            if read_four(&mut nf[(line & nm) as usize], line) {
-                hit(r, 0);
+            if read_four(&mut nf[line as usize & nm], line) {
+                w.served[j] = Level::Cache(0);
                 continue;
             }
             missed += 1;
             let line = addr >> fs;
-            if read_four(&mut ff[(line & fm) as usize], line) {
-                hit(r, 1);
+            if read_four(&mut ff[line as usize & fm], line) {
+                w.served[j] = Level::Cache(1);
             } else {
-                pending[kept] = r;
+                w.pending[kept & 31] = j as u8;
                 kept += 1;
             }
         }
@@ -167,9 +198,11 @@ impl ConstCache {
 }
 
 /// [`ConstCache::read`] of a set of four ways (the shipped configs' constant caches): the
-/// compares and the move to the front unrolled, no loop or jump table.
+/// compares and the move to the front unrolled, no loop or jump table. The portable form of
+/// the AVX2 one below, and its reference in the tests.
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "avx2"))))]
 #[inline(always)]
-fn read_four(t: &mut [u64; 4], line: u64) -> bool {
+fn read_four_portable(t: &mut [u64; 4], line: u64) -> bool {
     let [a, b, c, d] = *t;
     if a == line {
         return true;
@@ -185,6 +218,44 @@ fn read_four(t: &mut [u64; 4], line: u64) -> bool {
     // A hit in the last way moves it to the front; a miss replaces it there.
     *t = [line, a, b, c];
     d == line
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+use read_four_portable as read_four;
+
+/// [`read_four_portable`] with the four compares in one AVX2 instruction: the usual outcomes
+/// (a miss, which is most lookups of the nearest level, or a hit in the last way, which a
+/// cyclic walk over a set's lines gets at every level) take one shuffle and one store, and the
+/// set stays out of the general registers that the walk over the requests needs.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+#[inline(always)]
+fn read_four(t: &mut [u64; 4], line: u64) -> bool {
+    use std::arch::x86_64::*;
+    // SAFETY: the cfg above builds this only for AVX2 targets (`crate::check_cpu` refuses a CPU
+    // without AVX2), and the unaligned load and store cover exactly the 32 bytes of `t`.
+    unsafe {
+        let v = _mm256_loadu_si256(t.as_ptr().cast());
+        let l = _mm256_set1_epi64x(line as i64);
+        // Bit i: way i holds the line (at most one way does: `line` is never `EMPTY`).
+        let m = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(v, l)));
+        if m & 0b0110 != 0 {
+            // A hit in the second or third way moves it to the front.
+            let [a, b, c, d] = *t;
+            *t = if m & 0b0010 != 0 {
+                [b, a, c, d]
+            } else {
+                [c, a, b, d]
+            };
+            return true;
+        }
+        if m & 0b0001 == 0 {
+            // A miss or a hit in the last way: the first three move back one way and `line`
+            // takes the front.
+            let back = _mm256_permute4x64_epi64::<0b10_01_00_00>(v);
+            _mm256_storeu_si256(t.as_mut_ptr().cast(), _mm256_blend_epi32::<0b11>(back, l));
+        }
+        m != 0
+    }
 }
 
 /// The requests of one warp access: at most one per lane, kept inline so the hot path does not
@@ -241,6 +312,24 @@ mod tests {
     }
 
     #[test]
+    fn read_four_matches_its_portable_form() {
+        // Sets with empty ways and full ones, lines in and out of them, every way hit.
+        let mut x = 7u64;
+        let (mut fast, mut reference) = ([[ConstCache::EMPTY; 4]; 3], [[ConstCache::EMPTY; 4]; 3]);
+        for _ in 0..20_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (set, line) = ((x >> 40) as usize % 3, (x >> 50) % 7);
+            assert_eq!(
+                read_four(&mut fast[set], line),
+                read_four_portable(&mut reference[set], line)
+            );
+            assert_eq!(fast, reference);
+        }
+    }
+
+    #[test]
     fn two_levels_in_one_walk_match_level_by_level() {
         let g = |size_bytes, line_bytes| Geometry {
             size_bytes,
@@ -252,32 +341,22 @@ mod tests {
         let (mut a, mut b) = ((near.clone(), far.clone()), (near, far));
         let mut x = 99u64;
         for _ in 0..500 {
-            let mut words = [0u64; 32];
-            for w in &mut words {
+            let mut w = Walk::new();
+            for word in &mut w.words {
                 x = x
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                *w = (x >> 33) % 16384 * 4;
+                *word = (x >> 33) % 16384 * 4;
             }
             let n = (x >> 20) as usize % 33;
-            let mut pending: [u8; 32] = std::array::from_fn(|i| i as u8);
-            let mut served = [9u8; 32];
-            let (missed, kept) =
-                ConstCache::read_two(&mut a.0, &mut a.1, &words, &mut pending[..n], |r, k| {
-                    served[usize::from(r)] = k
-                });
-            let mut want_pending: [u8; 32] = std::array::from_fn(|i| i as u8);
-            let mut want_served = [9u8; 32];
-            let want_missed = b.0.read_each(&words, &mut want_pending[..n], |r| {
-                want_served[usize::from(r)] = 0
-            });
-            let want_kept =
-                b.1.read_each(&words, &mut want_pending[..want_missed], |r| {
-                    want_served[usize::from(r)] = 1
-                });
+            let mut want = w.clone();
+            let (missed, kept) = ConstCache::read_two(&mut a.0, &mut a.1, &mut w, n);
+            want.pending = std::array::from_fn(|i| i as u8);
+            let want_missed = b.0.read_each(&mut want, n, 0);
+            let want_kept = b.1.read_each(&mut want, want_missed, 1);
             assert_eq!((missed, kept), (want_missed, want_kept));
-            assert_eq!(pending[..kept], want_pending[..kept]);
-            assert_eq!(served, want_served);
+            assert_eq!(w.pending[..kept], want.pending[..kept]);
+            assert_eq!(w.served, want.served);
         }
     }
 

@@ -259,7 +259,7 @@ impl SmCaches {
     ) {
         let group = p.broadcast_lanes.clamp(1, 32) as usize;
         // The requests: at most one per lane.
-        let mut words = [0u64; WARP];
+        let mut w = constant::Walk::new();
         let mut n = 0;
         for start in (0..WARP).step_by(group) {
             let mut m = access.phase_mask(start, group);
@@ -273,37 +273,34 @@ impl SmCaches {
                 m &= m - 1;
                 let a = access.addrs[lane] & !3;
                 if seen.insert(a) {
-                    words[n] = a;
+                    w.words[n] = a;
                     n += 1;
                 }
             }
         }
         // Level by level: each level sees, in order, the requests every nearer level missed (a
         // miss fills each level it passes, and the levels share nothing), so each level's
-        // lookups run in one loop. `pending[..left]`: the requests not served yet, in order.
-        let mut pending: [u8; WARP] = std::array::from_fn(|i| i as u8);
+        // lookups run in one loop. `w.pending[..left]`: the requests not served yet, in order.
         let mut left = n;
         o.requests = n as u32;
         (o.hits, o.level_misses) = (0, [0; 3]);
-        let mut served = [Level::L2; WARP];
         o.to_l2.clear();
         // The two nearest levels in one walk over the requests.
         let mut skip = 0;
         if let [near, far, ..] = &mut self.constant[..] {
-            let hit = |r: u8, k: u8| served[usize::from(r) & 31] = Level::Cache(k);
-            let (missed, kept) =
-                constant::ConstCache::read_two(near, far, &words, &mut pending[..left], hit);
+            let (missed, kept) = constant::ConstCache::read_two(near, far, &mut w, left);
             o.hits = (left - missed) as u32;
             o.level_misses[0] += missed as u32;
             o.level_misses[1] += kept as u32;
             (left, skip) = (kept, 2);
+        } else {
+            w.pending = std::array::from_fn(|i| i as u8);
         }
         for (k, cache) in self.constant.iter_mut().enumerate().skip(skip) {
             if left == 0 {
                 break;
             }
-            let hit = |r: u8| served[usize::from(r) & 31] = Level::Cache(k as u8);
-            let kept = cache.read_each(&words, &mut pending[..left], hit);
+            let kept = cache.read_each(&mut w, left, k as u8);
             if k == 0 {
                 o.hits = (left - kept) as u32;
             }
@@ -311,9 +308,9 @@ impl SmCaches {
             left = kept;
         }
         o.misses = o.requests - o.hits;
-        o.served = smallvec::SmallVec::from_buf_and_len(served, n);
+        o.served = smallvec::SmallVec::from_buf_and_len(w.served, n);
         o.to_l2
-            .extend(pending[..left].iter().map(|&r| words[usize::from(r)]));
+            .extend(w.pending[..left].iter().map(|&r| w.words[usize::from(r)]));
     }
 }
 
