@@ -85,7 +85,8 @@ impl ConstCache {
 pub struct Walk {
     /// The requested words, request `r` at `words[r]`.
     pub words: [u64; 32],
-    /// Where each request was served: filled in by the walk for the requests a level hit.
+    /// Where each request was served (the first as many as there are requests): a level's
+    /// walk sets it for the requests that level hit, [`Level::L2`] for those every level missed.
     pub served: [Level; 32],
     /// The requests not served yet, in order (as many as the walk says).
     pub pending: [u8; 32],
@@ -148,8 +149,9 @@ impl ConstCache {
     /// The first two levels' lookups of requests `0..n` (none served yet): [`read_each`] of
     /// `near` over them all, then of `far` over those `near` missed, in one walk over the
     /// requests (the levels share nothing, so each sees its requests in the same order).
-    /// `w.served` says `Level::Cache(0)` or `Level::Cache(1)` for each request served by `near`
-    /// or `far`; the requests both missed are put at the front of `w.pending`, in order.
+    /// `w.served[..n]` says `Level::Cache(0)` or `Level::Cache(1)` for each request served by
+    /// `near` or `far`, [`Level::L2`] for one both missed; the requests both missed are put at
+    /// the front of `w.pending`, in order.
     /// Returns how many `near` missed and how many both missed. Not inlined: out of the
     /// caller's loop the walk keeps its state in registers.
     ///
@@ -177,6 +179,10 @@ impl ConstCache {
         // bounds, unchecked.
         let (nm, fm) = (nf.len() - 1, ff.len() - 1);
         let (mut missed, mut kept) = (0, 0);
+        // Served by `far` unless found otherwise: a request `near` missed and `far` hit (the
+        // usual outcome when a warp's requests scatter over more lines than `near` holds)
+        // costs no store.
+        w.served = [Level::Cache(1); 32];
         for j in 0..n {
             let addr = w.words[j];
             let line = addr >> ns;
@@ -186,9 +192,8 @@ impl ConstCache {
             }
             missed += 1;
             let line = addr >> fs;
-            if read_four(&mut ff[line as usize & fm], line) {
-                w.served[j] = Level::Cache(1);
-            } else {
+            if !read_four(&mut ff[line as usize & fm], line) {
+                w.served[j] = Level::L2;
                 w.pending[kept & 31] = j as u8;
                 kept += 1;
             }
@@ -238,6 +243,13 @@ fn read_four(t: &mut [u64; 4], line: u64) -> bool {
         let l = _mm256_set1_epi64x(line as i64);
         // Bit i: way i holds the line (at most one way does: `line` is never `EMPTY`).
         let m = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(v, l)));
+        if m & 0b0111 == 0 {
+            // A miss or a hit in the last way (the usual outcomes, tested first): the first three
+            // move back one way and `line` takes the front.
+            let back = _mm256_permute4x64_epi64::<0b10_01_00_00>(v);
+            _mm256_storeu_si256(t.as_mut_ptr().cast(), _mm256_blend_epi32::<0b11>(back, l));
+            return m != 0;
+        }
         if m & 0b0110 != 0 {
             // A hit in the second or third way moves it to the front.
             let [a, b, c, d] = *t;
@@ -246,15 +258,9 @@ fn read_four(t: &mut [u64; 4], line: u64) -> bool {
             } else {
                 [c, a, b, d]
             };
-            return true;
         }
-        if m & 0b0001 == 0 {
-            // A miss or a hit in the last way: the first three move back one way and `line`
-            // takes the front.
-            let back = _mm256_permute4x64_epi64::<0b10_01_00_00>(v);
-            _mm256_storeu_si256(t.as_mut_ptr().cast(), _mm256_blend_epi32::<0b11>(back, l));
-        }
-        m != 0
+        // A hit in the first way changes nothing.
+        true
     }
 }
 
@@ -356,7 +362,7 @@ mod tests {
             let want_kept = b.1.read_each(&mut want, want_missed, 1);
             assert_eq!((missed, kept), (want_missed, want_kept));
             assert_eq!(w.pending[..kept], want.pending[..kept]);
-            assert_eq!(w.served, want.served);
+            assert_eq!(w.served[..n], want.served[..n]);
         }
     }
 

@@ -273,7 +273,8 @@ impl SmCaches {
                 m &= m - 1;
                 let a = access.addrs[lane] & !3;
                 if seen.insert(a) {
-                    w.words[n] = a;
+                    // At most 32 words: the mask only saves the bounds check.
+                    w.words[n & 31] = a;
                     n += 1;
                 }
             }
