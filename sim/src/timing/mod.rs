@@ -85,6 +85,9 @@ pub struct Costs {
     pub l1_sector: u64,
     /// L1 line bytes.
     pub l1_line: u64,
+    /// log2 of the sectors per L1 line when both sizes are powers of two (configs' sizes are),
+    /// so that a sector's line is a shift ([`Costs::line_of`]).
+    pub l1_line_shift: Option<u32>,
     /// Stores to one sector this close in cycles merge before L2 (`None`: never).
     pub store_merge: Option<u32>,
 }
@@ -119,6 +122,7 @@ impl Costs {
             },
             l1_sector: u64::from(cfg.l1.sector_bytes),
             l1_line: u64::from(cfg.l1.line_bytes),
+            l1_line_shift: line_shift(u64::from(cfg.l1.sector_bytes), u64::from(cfg.l1.line_bytes)),
             store_merge: cfg.l1.store_merge_cycles,
         }
     }
@@ -128,6 +132,15 @@ impl Costs {
         Costs {
             sass: sass::Profile::new(p),
             ..Self::new(cfg)
+        }
+    }
+
+    /// The L1 line of sector number `sector`.
+    #[inline]
+    pub fn line_of(&self, sector: u64) -> u64 {
+        match self.l1_line_shift {
+            Some(k) => sector >> k,
+            None => sector * self.l1_sector / self.l1_line,
         }
     }
 
@@ -259,6 +272,13 @@ impl Costs {
     }
 }
 
+/// log2 of the sectors per line when `sector` and `line` bytes are powers of two and the line
+/// holds whole sectors ([`Costs::l1_line_shift`]).
+fn line_shift(sector: u64, line: u64) -> Option<u32> {
+    let per_line = line.checked_div(sector)?;
+    (per_line.is_power_of_two() && per_line * sector == line).then(|| per_line.trailing_zeros())
+}
+
 /// The units whose first use starts their throughput bound ([`SmWork::starts`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -357,7 +377,7 @@ pub struct SmWork {
     track_wave: usize,
     /// Sector -> cycle its fill from L2/DRAM arrives (the wave's L1 misses in flight).
     #[serde(skip)]
-    fills: SectorMap<4096>,
+    fills: FillMap,
     /// Sectors `fills` may hold lie within these two, so that a hit whose sectors lie outside
     /// (another buffer's) skips the look-ups. A wave starts with `(u64::MAX, 0)`, which holds
     /// none; the default `(0, 0)` is safe too, as every insert widens the range to its sectors.
@@ -550,38 +570,36 @@ impl SmWork {
         }
         self.data_wavefronts += u64::from(dwf);
         let now = self.now;
+        // Sectors come ascending and distinct ([`crate::memory::coalesce::sectors`]), so those of
+        // one line come one after another.
+        debug_assert!(sectors.windows(2).all(|w| w[0] < w[1]));
         if store {
             self.store_sectors += sectors.len() as u64;
-            let mut sent_lines: smallvec::SmallVec<[u64; 16]> = smallvec::SmallVec::new();
-            // The line of sector `s` is `s * l1_sector / l1_line`: a shift for the
-            // power-of-two sizes configs have, decided once per access.
-            let per_line = costs.l1_line / costs.l1_sector;
-            let shift = (per_line.is_power_of_two() && per_line * costs.l1_sector == costs.l1_line)
-                .then(|| per_line.trailing_zeros());
+            let Some(window) = costs.store_merge else {
+                // Nothing merges: every sector is an L2 write, and no store asks when this one
+                // wrote (the map of stores is not kept).
+                self.store_sectors_sent += sectors.len() as u64;
+                self.l2_write_lines += distinct_lines(costs, sectors);
+                return lat;
+            };
             self.stored.reserve_for(sectors.len());
+            let (mut sent, mut lines, mut last_line) = (0u64, 0u64, None);
             for &s in sectors {
                 let before = self.stored.insert_reserved(s, now);
-                let merged = costs
-                    .store_merge
-                    .is_some_and(|w| before.is_some_and(|t| t.abs_diff(now) <= w));
-                if !merged {
-                    self.store_sectors_sent += 1;
-                    let line = match shift {
-                        Some(k) => s >> k,
-                        None => s * costs.l1_sector / costs.l1_line,
-                    };
-                    // Ascending sectors of one line come one after another: only a new line
-                    // needs the search.
-                    if sent_lines.last() != Some(&line) && !sent_lines.contains(&line) {
-                        sent_lines.push(line);
-                    }
+                if before.is_some_and(|t| t.abs_diff(now) <= window) {
+                    continue;
+                }
+                sent += 1;
+                let line = costs.line_of(s);
+                if last_line != Some(line) {
+                    lines += 1;
+                    last_line = Some(line);
                 }
             }
-            self.l2_write_lines += sent_lines.len() as u64;
+            self.store_sectors_sent += sent;
+            self.l2_write_lines += lines;
             return lat;
         }
-        // Sectors come ascending ([`crate::memory::coalesce::sectors`]).
-        debug_assert!(sectors.is_sorted());
         let (first, last) = match sectors {
             [] => return lat,
             [f, .., l] => (*f, *l),
@@ -593,12 +611,9 @@ impl SmWork {
                 // None of its sectors has a fill in flight.
                 return lat;
             }
-            let wait = sectors
-                .iter()
-                .filter_map(|&s| self.fills.get(s))
-                .map(|r| r.saturating_sub(now))
-                .max()
-                .unwrap_or(0);
+            // The latest fill among its sectors, 0 for none (`saturating_sub` keeps the order:
+            // the largest wait is the latest fill's).
+            let wait = self.fills.latest(sectors).saturating_sub(now);
             lat.max(wait)
         } else {
             self.fills.insert_all_new(sectors, now + lat);
@@ -647,12 +662,32 @@ impl SmWork {
     }
 }
 
+/// The distinct L1 lines of ascending `sectors`: one more at each change of line, computed from
+/// the ends for a run without gaps.
+#[inline]
+fn distinct_lines(costs: &Costs, sectors: &[u64]) -> u64 {
+    match sectors {
+        [] => 0,
+        [first, .., last]
+            if costs.l1_line_shift.is_some() && last - first + 1 == sectors.len() as u64 =>
+        {
+            costs.line_of(*last) - costs.line_of(*first) + 1
+        }
+        _ => {
+            1 + sectors
+                .windows(2)
+                .filter(|w| costs.line_of(w[0]) != costs.line_of(w[1]))
+                .count() as u64
+        }
+    }
+}
+
 /// The sector maps of an SM's timing pass ([`SmWork::take_maps`]): their tables, kept from one
 /// launch to the next, so that a launch neither allocates nor grows them anew (a wave of strided
 /// loads holds tens of thousands of sectors).
 #[derive(Debug, Default)]
 pub struct SectorMaps {
-    fills: SectorMap<4096>,
+    fills: FillMap,
     stored: SectorMap<512>,
 }
 
@@ -677,6 +712,153 @@ impl SmWork {
         stored.clear();
         self.fills = fills;
         self.stored = stored;
+    }
+}
+
+/// Sectors per chunk of a [`FillMap`]: 512 bytes of 32-byte sectors, four 128-byte lines.
+const CHUNK: usize = 16;
+
+/// The ascending, distinct `sectors` grouped by chunk: (chunk number, bit per sector of it).
+#[inline(always)]
+fn chunks(sectors: &[u64], mut each: impl FnMut(u64, u32)) {
+    let shift = CHUNK.trailing_zeros();
+    let low = CHUNK as u64 - 1;
+    if let [first, .., last] = *sectors {
+        if last - first + 1 == sectors.len() as u64 {
+            // A run without gaps (a coalesced access): each chunk's bits from its ends.
+            for c in first >> shift..=last >> shift {
+                let lo = if c == first >> shift { first & low } else { 0 };
+                let hi = if c == last >> shift { last & low } else { low };
+                each(c, (u32::MAX >> (31 - hi)) & (u32::MAX << lo));
+            }
+            return;
+        }
+    }
+    let mut it = sectors.iter();
+    let Some(&s) = it.next() else { return };
+    let (mut chunk, mut bits) = (s >> shift, 1u32 << (s & low));
+    for &s in it {
+        if s >> shift != chunk {
+            each(chunk, bits);
+            (chunk, bits) = (s >> shift, 0);
+        }
+        bits |= 1 << (s & low);
+    }
+    each(chunk, bits);
+}
+
+/// Sector -> cycle its fill arrives, for one wave of one SM ([`SmWork::global_sectors`]): a
+/// [`SectorMap`] of chunks of [`CHUNK`] consecutive sectors, each with a bit per sector that has
+/// a cycle and the cycles. The sectors of an access mostly share a few chunks (a coalesced
+/// access one, a strided one a few), so an access costs a look-up per chunk and a bit or a store
+/// per sector rather than a look-up per sector.
+#[derive(Debug, Clone, Default)]
+struct FillMap {
+    /// (chunk number, bit per sector with a cycle, generation) per slot, as [`SectorMap`]'s.
+    meta: Vec<(u64, u32, u32)>,
+    /// The cycles of each slot's sectors (those without a bit hold anything).
+    cycles: Vec<[u32; CHUNK]>,
+    /// The current generation (0 marks never-used slots, so it starts at 1).
+    generation: u32,
+    /// Chunks held in this generation.
+    len: usize,
+}
+
+impl FillMap {
+    /// First size (slots): a wave of strided loads touches a few hundred chunks.
+    const MIN: usize = 512;
+
+    /// Forgets every sector.
+    fn clear(&mut self) {
+        self.len = 0;
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // Once in 2^32 waves: the old generations' tags could come back.
+            self.meta.iter_mut().for_each(|s| s.2 = 0);
+            self.generation = 1;
+        }
+    }
+
+    /// The latest cycle of ascending, distinct `sectors`, 0 when none has one.
+    #[inline]
+    fn latest(&self, sectors: &[u64]) -> u32 {
+        if self.len == 0 {
+            return 0;
+        }
+        let mut latest = 0;
+        chunks(sectors, |chunk, bits| {
+            if let (i, true) = probe(&self.meta, self.generation, chunk) {
+                let have = bits & self.meta[i].1;
+                if have != 0 {
+                    // Every lane, those without a bit as 0 (a few vector instructions).
+                    let c = &self.cycles[i];
+                    let m = (0..CHUNK)
+                        .map(|k| if have >> k & 1 != 0 { c[k] } else { 0 })
+                        .max()
+                        .unwrap_or(0);
+                    latest = latest.max(m);
+                }
+            }
+        });
+        latest
+    }
+
+    /// Sets the cycle of each of ascending, distinct `sectors` that has none to `cycle`.
+    #[inline]
+    fn insert_all_new(&mut self, sectors: &[u64], cycle: u32) {
+        chunks(sectors, |chunk, bits| {
+            if 2 * (self.len + 1) > self.meta.len() {
+                self.grow();
+            }
+            match probe(&self.meta, self.generation, chunk) {
+                (i, false) => {
+                    self.meta[i] = (chunk, bits, self.generation);
+                    // The lanes without a bit are never read: one store for all.
+                    self.cycles[i] = [cycle; CHUNK];
+                    self.len += 1;
+                }
+                (i, true) => {
+                    let mut new = bits & !self.meta[i].1;
+                    self.meta[i].1 |= new;
+                    let c = &mut self.cycles[i];
+                    while new != 0 {
+                        c[new.trailing_zeros() as usize % CHUNK] = cycle;
+                        new &= new - 1;
+                    }
+                }
+            }
+        });
+    }
+
+    /// The cycle of `sector`, if it has one.
+    #[cfg(test)]
+    fn get(&self, sector: u64) -> Option<u32> {
+        let (chunk, k) = (sector / CHUNK as u64, (sector % CHUNK as u64) as usize);
+        if self.len == 0 {
+            return None;
+        }
+        match probe(&self.meta, self.generation, chunk) {
+            (i, true) if self.meta[i].1 >> k & 1 != 0 => Some(self.cycles[i][k]),
+            _ => None,
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let meta = std::mem::take(&mut self.meta);
+        let cycles = std::mem::take(&mut self.cycles);
+        let n = (2 * meta.len()).max(Self::MIN);
+        self.meta = vec![(0, 0, 0); n];
+        self.cycles = vec![[0; CHUNK]; n];
+        let generation = self.generation.max(1);
+        self.generation = generation;
+        for (m, c) in meta.into_iter().zip(cycles) {
+            if m.2 == generation {
+                let (i, _) = probe(&self.meta, generation, m.0);
+                self.meta[i] = m;
+                self.cycles[i] = c;
+            }
+        }
     }
 }
 
@@ -717,7 +899,7 @@ impl<const MIN: usize> SectorMap<MIN> {
     }
 
     /// The cycle of `sector`, if it has one.
-    #[inline]
+    #[cfg(test)]
     fn get(&self, sector: u64) -> Option<u32> {
         if self.len == 0 {
             return None;
@@ -752,24 +934,9 @@ impl<const MIN: usize> SectorMap<MIN> {
     /// Sets the cycle of `sector` to `cycle` unless it has one.
     #[cfg(test)]
     fn insert_new(&mut self, sector: u64, cycle: u32) {
-        self.insert_all_new(&[sector], cycle);
-    }
-
-    /// Sets the cycle of each of `sectors` that has none to `cycle` (as [`SectorMap::insert_new`]
-    /// of each in turn, with one capacity check and the table's fields in registers).
-    #[inline]
-    fn insert_all_new(&mut self, sectors: &[u64], cycle: u32) {
-        self.reserve_for(sectors.len());
-        let generation = self.generation;
-        let slots = &mut self.slots[..];
-        let mut len = self.len;
-        for &s in sectors {
-            if let (i, false) = probe(slots, generation, s) {
-                slots[i] = (s, cycle, generation);
-                len += 1;
-            }
+        if self.get(sector).is_none() {
+            self.insert(sector, cycle);
         }
-        self.len = len;
     }
 
     /// Room for `n` more sectors, the table at most half full.
@@ -1094,19 +1261,54 @@ mod tests {
         assert_eq!(m.get(8), None);
         assert_eq!(m.insert(8, 1), None);
         assert_eq!(m.get(8), Some(1));
-        // Sectors of one access: those without a cycle get it, duplicates count once.
-        m.insert_all_new(&[8, 9, 9, 10], 5);
-        assert_eq!(
-            (m.get(8), m.get(9), m.get(10), m.len),
-            (Some(1), Some(5), Some(5), 3)
-        );
-        // A batch that needs a larger table grows it first.
+        // Growing keeps every sector.
         let many: Vec<u64> = (100..20_100).collect();
-        m.insert_all_new(&many, 7);
-        assert_eq!(m.len, 20_003);
+        for &s in &many {
+            m.insert_new(s, 7);
+        }
+        assert_eq!(m.len, 20_001);
         assert!(m.slots.len() >= 2 * m.len);
         assert!(many.iter().all(|&s| m.get(s) == Some(7)));
         assert_eq!(m.insert_reserved(8, 2), Some(1));
+    }
+
+    #[test]
+    fn a_fill_map_keeps_each_sectors_first_cycle() {
+        // Against a plain map, over accesses without gaps, strided, scattered, and across
+        // chunks, growing, and waves.
+        let mut m = FillMap::default();
+        let mut want = std::collections::HashMap::new();
+        let mut seed = 12345u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for round in 0..4000u32 {
+            if round % 1000 == 999 {
+                m.clear();
+                want.clear();
+            }
+            let base = next() % 100_000;
+            let n = 1 + next() % 32;
+            let mut sectors: Vec<u64> = match round % 3 {
+                0 => (base..base + n).collect(),
+                1 => (0..n).map(|k| base + k * (1 + round as u64 % 7)).collect(),
+                _ => (0..n).map(|_| base + next() % 3000).collect(),
+            };
+            sectors.sort_unstable();
+            sectors.dedup();
+            let latest = sectors.iter().filter_map(|s| want.get(s)).max().copied();
+            assert_eq!(m.latest(&sectors), latest.unwrap_or(0));
+            m.insert_all_new(&sectors, round);
+            for &s in &sectors {
+                want.entry(s).or_insert(round);
+            }
+        }
+        assert!(want.iter().all(|(&s, &c)| m.get(s) == Some(c)));
+        assert_eq!(m.get(100_000 + 40_000), None);
+        assert!(2 * m.len <= m.meta.len());
     }
 
     #[test]
