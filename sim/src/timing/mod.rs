@@ -785,49 +785,65 @@ impl FillMap {
         if self.len == 0 {
             return 0;
         }
+        let (meta, cycles, generation) = (&self.meta[..], &self.cycles[..], self.generation);
         let mut latest = 0;
-        chunks(sectors, |chunk, bits| {
-            if let (i, true) = probe(&self.meta, self.generation, chunk) {
-                let have = bits & self.meta[i].1;
-                if have != 0 {
-                    // Every lane, those without a bit as 0 (a few vector instructions).
-                    let c = &self.cycles[i];
-                    let m = (0..CHUNK)
-                        .map(|k| if have >> k & 1 != 0 { c[k] } else { 0 })
-                        .max()
-                        .unwrap_or(0);
-                    latest = latest.max(m);
+        chunks(
+            sectors,
+            #[inline(always)]
+            |chunk, bits| {
+                if let (i, true) = probe(meta, generation, chunk) {
+                    let have = bits & meta[i].1;
+                    let c = &cycles[i];
+                    if have.is_power_of_two() {
+                        latest = latest.max(c[have.trailing_zeros() as usize % CHUNK]);
+                    } else if have != 0 {
+                        // Every lane, those without a bit as 0 (a few vector instructions).
+                        let m = (0..CHUNK)
+                            .map(|k| if have >> k & 1 != 0 { c[k] } else { 0 })
+                            .max()
+                            .unwrap_or(0);
+                        latest = latest.max(m);
+                    }
                 }
-            }
-        });
+            },
+        );
         latest
     }
 
     /// Sets the cycle of each of ascending, distinct `sectors` that has none to `cycle`.
     #[inline]
     fn insert_all_new(&mut self, sectors: &[u64], cycle: u32) {
-        chunks(sectors, |chunk, bits| {
-            if 2 * (self.len + 1) > self.meta.len() {
-                self.grow();
-            }
-            match probe(&self.meta, self.generation, chunk) {
+        // One capacity check for at most a chunk per sector, then the table's fields in
+        // registers.
+        while 2 * (self.len + sectors.len()) > self.meta.len() {
+            self.grow();
+        }
+        let generation = self.generation;
+        let meta = &mut self.meta[..];
+        let cycles = &mut self.cycles[..];
+        let mut len = self.len;
+        chunks(
+            sectors,
+            #[inline(always)]
+            |chunk, bits| match probe(meta, generation, chunk) {
                 (i, false) => {
-                    self.meta[i] = (chunk, bits, self.generation);
+                    meta[i] = (chunk, bits, generation);
                     // The lanes without a bit are never read: one store for all.
-                    self.cycles[i] = [cycle; CHUNK];
-                    self.len += 1;
+                    cycles[i] = [cycle; CHUNK];
+                    len += 1;
                 }
                 (i, true) => {
-                    let mut new = bits & !self.meta[i].1;
-                    self.meta[i].1 |= new;
-                    let c = &mut self.cycles[i];
+                    let mut new = bits & !meta[i].1;
+                    meta[i].1 |= new;
+                    let c = &mut cycles[i];
                     while new != 0 {
                         c[new.trailing_zeros() as usize % CHUNK] = cycle;
                         new &= new - 1;
                     }
                 }
-            }
-        });
+            },
+        );
+        self.len = len;
     }
 
     /// The cycle of `sector`, if it has one.
