@@ -223,7 +223,7 @@ impl Ctx<'_> {
             StateSpace::Const | StateSpace::Param => None,
             _ => coalesce::run(exec, addrs, access.bytes),
         };
-        if !self.load_from_one_allocation(w, inst, m, exec, addrs, space, run)
+        if !self.load_from_one_allocation(w, inst, pc, m, exec, addrs, space, run)
             && !self.load_from_shared_or_constant(w, inst, m, exec, addrs)
         {
             self.load_per_lane(w, inst, pc, m, exec, addrs)?;
@@ -241,6 +241,7 @@ impl Ctx<'_> {
         &mut self,
         w: &mut Warp,
         inst: &DInst,
+        pc: u32,
         m: MemOp,
         exec: u32,
         addrs: &[u64; WARP],
@@ -250,7 +251,7 @@ impl Ctx<'_> {
         if space != StateSpace::Global {
             return false;
         }
-        let Some((i, base)) = self.one_allocation(m, exec, addrs, run) else {
+        let Some((i, base)) = self.one_allocation(m, pc, exec, addrs, run) else {
             return false;
         };
         let esize = m.ty.bytes() as u64;
@@ -489,7 +490,7 @@ impl Ctx<'_> {
             StateSpace::Const | StateSpace::Param => None,
             _ => coalesce::run(exec, addrs, access.bytes),
         };
-        let done = self.store_to_one_allocation(w, inst, m, exec, addrs, run)
+        let done = self.store_to_one_allocation(w, inst, pc, m, exec, addrs, run)
             || self.store_to_shared(w, inst, m, exec, addrs, run);
         for l in lanes(if done { 0 } else { exec }) {
             let (sp, a) = resolve(m.space, addrs[l]);
@@ -521,10 +522,11 @@ impl Ctx<'_> {
     /// The allocation (index, base address) that holds every byte the active lanes of a global
     /// or generic access touch, if one does (the common case, served without per-lane dispatch).
     /// `run`: the access's [`coalesce::run`], whose first and last lane are its lowest and
-    /// highest address.
+    /// highest address; `pc` the instruction's.
     fn one_allocation(
         &mut self,
         m: MemOp,
+        pc: u32,
         exec: u32,
         addrs: &[u64; WARP],
         run: Option<u64>,
@@ -542,8 +544,18 @@ impl Ctx<'_> {
         {
             return None;
         }
-        let i = self.allocation(lo, 1)?;
-        let (base, end) = self.global.bounds(i);
+        // The allocation this instruction's last whole-warp access fell in, when `lo` is in it
+        // (a warp's accesses alternate between buffers, so one cache for every instruction
+        // missed at each access; each instruction's usually stays in one buffer).
+        let hint = &mut self.alloc_hints[pc as usize];
+        let (i, (base, end)) = match self.global.try_bounds(*hint as usize) {
+            Some((b, e)) if b <= lo && lo < e => (*hint as usize, (b, e)),
+            _ => {
+                let i = self.global.find(lo, 1)?;
+                *hint = i as u32;
+                (i, self.global.bounds(i))
+            }
+        };
         if hi.checked_add(span).is_none_or(|e| e > end) {
             return None;
         }
@@ -552,16 +564,18 @@ impl Ctx<'_> {
 
     /// The common case of a global store: every lane inside one allocation. Writes straight into
     /// it; returns `false` (having done nothing) when the case does not apply.
+    #[allow(clippy::too_many_arguments)]
     fn store_to_one_allocation(
         &mut self,
         w: &Warp,
         inst: &DInst,
+        pc: u32,
         m: MemOp,
         exec: u32,
         addrs: &[u64; WARP],
         run: Option<u64>,
     ) -> bool {
-        let Some((i, base)) = self.one_allocation(m, exec, addrs, run) else {
+        let Some((i, base)) = self.one_allocation(m, pc, exec, addrs, run) else {
             return false;
         };
         let esize = m.ty.bytes() as u64;

@@ -156,6 +156,8 @@ struct SmRun {
     shared: Vec<u8>,
     counters: Counters,
     per_pc: Vec<PcStats>,
+    /// Per PC, the allocation of its last whole-warp global access ([`step::Ctx::alloc_hints`]).
+    alloc_hints: Vec<u32>,
     work: SmWork,
     /// Logs of the blocks of two batches of waves in turn (batches alternate between the two):
     /// the L2 pass of a batch fills one while the timing pass of the batch before reads the other.
@@ -242,6 +244,7 @@ pub fn run_with(
     let mut sms: Vec<SmRun> = (0..sm_count)
         .map(|_| SmRun {
             per_pc: vec![PcStats::default(); plen],
+            alloc_hints: vec![u32::MAX; plen],
             ..Default::default()
         })
         .collect();
@@ -644,6 +647,7 @@ fn run_batch_on_sm(
             ctaid,
             budget: &mut left,
             last_alloc: None,
+            alloc_hints: &mut st.alloc_hints,
             log,
             sync: sync::BlockSync::default(),
         };

@@ -75,8 +75,11 @@ pub struct Ctx<'a> {
     pub ctaid: [u32; 3],
     /// Warp instructions this SM may still execute before the launch is stopped.
     pub budget: &'a mut u64,
-    /// The allocation the last global access fell in (a lookup cache).
+    /// The allocation the last global access lane by lane fell in (a lookup cache).
     pub last_alloc: Option<usize>,
+    /// Per PC, the allocation the instruction's last whole-warp global access fell in (a
+    /// lookup cache kept over the SM's blocks; `u32::MAX` for none yet).
+    pub alloc_hints: &'a mut [u32],
     /// What the block leaves for the L2 and timing passes.
     pub log: &'a mut BlockLog,
     /// The block's pending `bar.red`.

@@ -170,6 +170,13 @@ impl GlobalView<'_> {
         (a.base, a.base + a.data.len() as u64)
     }
 
+    /// First and one-past-last address of allocation `i`, if there is one.
+    #[inline]
+    pub fn try_bounds(&self, i: usize) -> Option<(u64, u64)> {
+        let a = self.allocs.get(i)?;
+        Some((a.base, a.base + a.data.len() as u64))
+    }
+
     /// Reads `n` (1..=8) little-endian bytes at byte `off` of allocation `i`.
     #[inline]
     pub fn read(&self, i: usize, off: usize, n: usize) -> Option<u64> {
