@@ -9,7 +9,7 @@
 //! reference/anchors.md), so requests are per address, not per line.
 
 use super::cache::{to_front, Geometry};
-use super::{Level, WarpAccess, WordSet};
+use super::{Level, WarpAccess, WordSet, WARP};
 
 /// One level of the constant cache: set-associative, LRU, read-only, a line filled whole by the
 /// request that missed it (one sector per line), so it keeps tags only.
@@ -272,20 +272,79 @@ pub type Requests = smallvec::SmallVec<[u64; 32]>;
 /// whole warp; 16: each half-warp on its own), in the order they would be served. Two lanes reading
 /// any bytes of the same 4-byte word share a request.
 pub fn requests(access: &WarpAccess, broadcast_lanes: u32) -> Requests {
-    let group = broadcast_lanes.clamp(1, 32) as usize;
-    let mut out = Requests::new();
-    let mut start = 0;
-    while start < 32 {
-        // The group's distinct words in lane order, without comparing every pair.
-        let mut seen = WordSet::<64>::new();
-        for (lane, a) in access.lanes() {
-            if lane >= start && lane < start + group && seen.insert(a & !3) {
-                out.push(a & !3);
-            }
+    let mut words = [0; 32];
+    let n = distinct_words(access, broadcast_lanes.clamp(1, 32) as usize, &mut words);
+    Requests::from_slice(&words[..n])
+}
+
+/// The distinct words (addresses with the low two bits cleared) of the access per group of
+/// `group` consecutive lanes (1 to 32), in the order they are served: group by group, each in
+/// lane order of its first reader. Written to the front of `words`; returns how many.
+///
+/// Most warps need no set look-up: the low six bits of each word's index (`word / 4 % 64`) go
+/// into a 64-bit mask, and when a group sets as many bits as it has lanes its words differ in
+/// those bits alone, so they are all distinct (any stride of an odd number of words, as
+/// consecutive or the usual scattered accesses are). One bit set and every word the first is a
+/// broadcast. Only the rest go through a [`WordSet`].
+///
+/// Not inlined: inlined where the access is one of two (as resolved or as given), the whole
+/// warp's lanes were loaded one by one, each through a choice between the two.
+#[inline(never)]
+pub fn distinct_words(access: &WarpAccess, group: usize, words: &mut [u64; 32]) -> usize {
+    let group = group.clamp(1, 32);
+    if group == 32 && access.mask == u32::MAX {
+        // The whole warp, every lane active: each lane's word in its own slot, in one
+        // vectorizable pass.
+        let mut keys = 0u64;
+        for (w, &a) in words.iter_mut().zip(&access.addrs) {
+            *w = a & !3;
+            keys |= 1 << ((a >> 2) & 63);
         }
-        start += group;
+        return match keys.count_ones() {
+            32 => 32,
+            _ => dedup(words, 0, 32),
+        };
     }
-    out
+    let mut n = 0;
+    for start in (0..WARP).step_by(group) {
+        let first = n;
+        let mut keys = 0u64;
+        let mut m = access.phase_mask(start, group);
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let a = access.addrs[lane];
+            // At most 32 words: the mask only saves the bounds check.
+            words[n & 31] = a & !3;
+            n += 1;
+            keys |= 1 << ((a >> 2) & 63);
+        }
+        if keys.count_ones() as usize != n - first {
+            n = dedup(words, first, n);
+        }
+    }
+    n
+}
+
+/// Keeps the first of each word of `words[first..n]` (in order, from `first` on); returns the
+/// new end. A broadcast (every word the same) is found without a set.
+#[inline(never)]
+fn dedup(words: &mut [u64; 32], first: usize, n: usize) -> usize {
+    let group = &words[first.min(n)..n];
+    if group.iter().all(|&w| w == group[0]) {
+        return first + 1;
+    }
+    // The group's distinct words in lane order, without comparing every pair.
+    let mut seen = WordSet::<64>::new();
+    let mut k = first;
+    for i in first..n.min(32) {
+        let w = words[i];
+        if seen.insert(w) {
+            words[k] = w;
+            k += 1;
+        }
+    }
+    k
 }
 
 #[cfg(test)]
@@ -363,6 +422,48 @@ mod tests {
             assert_eq!((missed, kept), (want_missed, want_kept));
             assert_eq!(w.pending[..kept], want.pending[..kept]);
             assert_eq!(w.served[..n], want.served[..n]);
+        }
+    }
+
+    #[test]
+    fn distinct_words_match_a_search_of_every_earlier_lane() {
+        // Broadcasts, strides of odd and even words (keys distinct or colliding), few words and
+        // scattered ones, all lanes or random masks, every group size used.
+        let mut x = 5u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for i in 0..20_000 {
+            let (base, stride, span) = (next() % 4096, next() % 70, [8, 256, 65536][i % 3]);
+            let random = i % 4 == 0;
+            let mut a = WarpAccess::from_fn(4, |_| 0);
+            for l in 0..32 {
+                a.addrs[l] = if random {
+                    next() % span
+                } else {
+                    base + l as u64 * stride
+                };
+            }
+            if i % 5 == 1 {
+                a.mask = (next() as u32) | (next() as u32) << 16;
+            }
+            let group = [32, 16, 8, 1, 3][i % 5];
+            let mut want = Vec::new();
+            for start in (0..32).step_by(group) {
+                let first = want.len();
+                for (lane, addr) in a.lanes() {
+                    let w = addr & !3;
+                    if (start..start + group).contains(&lane) && !want[first..].contains(&w) {
+                        want.push(w);
+                    }
+                }
+            }
+            let mut words = [0; 32];
+            let n = distinct_words(&a, group, &mut words);
+            assert_eq!(words[..n], want[..], "{i}");
         }
     }
 

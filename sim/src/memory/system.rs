@@ -3,7 +3,7 @@
 //! counts metrics or cycles.
 
 use super::cache::{Geometry, LineOutcome, SectorCache};
-use super::{coalesce, constant, Level, WarpAccess, WordSet, WARP};
+use super::{coalesce, constant, Level, WarpAccess};
 use crate::config::{GpuConfig, StorePolicy};
 
 /// How a global or local load uses L1 (PTX cache operators and the `dlcm` default).
@@ -257,28 +257,9 @@ impl SmCaches {
         access: &WarpAccess,
         o: &mut ConstLevelsOutcome,
     ) {
-        let group = p.broadcast_lanes.clamp(1, 32) as usize;
         // The requests: at most one per lane.
         let mut w = constant::Walk::new();
-        let mut n = 0;
-        for start in (0..WARP).step_by(group) {
-            let mut m = access.phase_mask(start, group);
-            if m == 0 {
-                continue;
-            }
-            // The group's distinct words in lane order, without comparing every pair.
-            let mut seen = WordSet::<64>::new();
-            while m != 0 {
-                let lane = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let a = access.addrs[lane] & !3;
-                if seen.insert(a) {
-                    // At most 32 words: the mask only saves the bounds check.
-                    w.words[n & 31] = a;
-                    n += 1;
-                }
-            }
-        }
+        let n = constant::distinct_words(access, p.broadcast_lanes as usize, &mut w.words);
         // Level by level: each level sees, in order, the requests every nearer level missed (a
         // miss fills each level it passes, and the levels share nothing), so each level's
         // lookups run in one loop. `w.pending[..left]`: the requests not served yet, in order.
