@@ -87,18 +87,22 @@ pub struct Walk {
     pub words: [u64; 32],
     /// Where each request was served (the first as many as there are requests): a level's
     /// walk sets it for the requests that level hit, [`Level::L2`] for those every level missed.
+    /// [`ConstCache::read_two`] sets every request's; a walk of [`ConstCache::read_each`] alone
+    /// sets only the hits', on requests set to [`Level::L2`] before it.
     pub served: [Level; 32],
     /// The requests not served yet, in order (as many as the walk says).
     pub pending: [u8; 32],
 }
 
 impl Walk {
-    /// No requests yet: every request is served by [`Level::L2`] until a level hits it.
+    /// No requests yet. `served` is left for the walk to set: `Level::Cache(0)` is stored as
+    /// two defined bytes, a vector store, where `Level::L2`, whose second byte is undefined,
+    /// took one byte store per request.
     #[inline]
     pub fn new() -> Self {
         Walk {
             words: [0; 32],
-            served: [Level::L2; 32],
+            served: [Level::Cache(0); 32],
             pending: [0; 32],
         }
     }
@@ -112,7 +116,7 @@ impl Default for Walk {
 
 impl ConstCache {
     /// [`ConstCache::read`] of `w.words[r]` for each request `r` of `w.pending[..left]`, in
-    /// order: `w.served[r]` is `Level::Cache(k)` for each hit; the requests that missed are
+    /// order: `w.served[r]` is `Level::Cache(k)` for each hit (and left as it was for a miss); the requests that missed are
     /// kept at the front of `w.pending`, in order, and counted in the return value. Sets of four
     /// indexed by a mask (the shipped configs) in a loop of their own, the geometry read once.
     #[inline]
@@ -169,7 +173,7 @@ impl ConstCache {
             || near.four.is_empty()
             || far.four.is_empty()
         {
-            w.pending = std::array::from_fn(|i| i as u8);
+            (w.pending, w.served) = (std::array::from_fn(|i| i as u8), [Level::L2; 32]);
             let missed = near.read_each(w, n, 0);
             return (missed, far.read_each(w, missed, 1));
         }
@@ -305,6 +309,13 @@ pub fn distinct_words(access: &WarpAccess, group: usize, words: &mut [u64; 32]) 
             _ => dedup(words, 0, 32),
         };
     }
+    distinct_words_by_group(access, group, words)
+}
+
+/// [`distinct_words`] group by group and lane by lane (`group` 1 to 32), for half-warp
+/// broadcasts and partial masks: out of line, so that the whole-warp pass saves no registers.
+#[inline(never)]
+fn distinct_words_by_group(access: &WarpAccess, group: usize, words: &mut [u64; 32]) -> usize {
     let mut n = 0;
     for start in (0..WARP).step_by(group) {
         let first = n;
@@ -417,6 +428,7 @@ mod tests {
             let mut want = w.clone();
             let (missed, kept) = ConstCache::read_two(&mut a.0, &mut a.1, &mut w, n);
             want.pending = std::array::from_fn(|i| i as u8);
+            want.served = [Level::L2; 32];
             let want_missed = b.0.read_each(&mut want, n, 0);
             let want_kept = b.1.read_each(&mut want, want_missed, 1);
             assert_eq!((missed, kept), (want_missed, want_kept));
