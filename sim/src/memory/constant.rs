@@ -116,9 +116,10 @@ impl Default for Walk {
 
 impl ConstCache {
     /// [`ConstCache::read`] of `w.words[r]` for each request `r` of `w.pending[..left]`, in
-    /// order: `w.served[r]` is `Level::Cache(k)` for each hit (and left as it was for a miss); the requests that missed are
-    /// kept at the front of `w.pending`, in order, and counted in the return value. Sets of four
-    /// indexed by a mask (the shipped configs) in a loop of their own, the geometry read once.
+    /// order: `w.served[r]` is `Level::Cache(k)` for each hit (and left as it was for a miss);
+    /// the requests that missed are kept at the front of `w.pending`, in order, and counted in
+    /// the return value. Sets of four indexed by a mask (the shipped configs) in a loop of their
+    /// own, the geometry read once.
     #[inline]
     pub fn read_each(&mut self, w: &mut Walk, left: usize, k: u8) -> usize {
         let mut kept = 0;
