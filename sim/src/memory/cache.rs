@@ -538,6 +538,51 @@ fn read_indexed(
     (sectors, evict_first): (&[u64], bool),
     missed: &mut super::coalesce::Sectors,
 ) -> (u32, u32) {
+    // Whether each sector lies in a line of its own (a scattered access: nearly every load of a
+    // table), found without a branch per sector: then the sectors need no grouping into lines.
+    // With fewer sectors than stamps left, no lookup here runs the stamps out.
+    let shared = (sectors.iter().zip(sectors.iter().skip(1)))
+        .fold(false, |acc, (&p, &n)| acc | (line_of(p).0 == line_of(n).0));
+    let room = (stamps.limit - stamps.newest) as usize;
+    if !shared && sectors.len() <= 64 && room > sectors.len() {
+        // Bit `k`: sector `k` missed (pushed onto `missed` at the end, in order).
+        let mut missing = 0u64;
+        let mut k = 0;
+        loop {
+            // The hits from sector `k` on, up to the next absent line, in a loop without a call
+            // (its values stay in registers): each makes its slot the most recent of its set,
+            // as `Stamps::make_recent` does, with the next stamp in a local.
+            let (keys, way_bits) = (&mut stamps.keys[..], stamps.way_bits);
+            let mut newest = stamps.newest;
+            let mut absent = None;
+            while let Some(&s) = sectors.get(k) {
+                let (line, bit) = line_of(s);
+                let Some(i) = index.find(tags, line) else {
+                    absent = Some((line, bit));
+                    break;
+                };
+                let i = i as usize;
+                keys[i] = newest << way_bits | (i - base_of(line)) as u32;
+                newest += 1;
+                let hits = slots[i].hit(bit, false, true).hits;
+                missing |= u64::from(hits == 0) << k;
+                k += 1;
+            }
+            stamps.newest = newest;
+            // An absent line: refilled outside the hits' loop.
+            let Some((line, bit)) = absent else { break };
+            let base = base_of(line);
+            read_miss(tags, slots, stamps, index, base, line, bit, evict_first);
+            missing |= 1 << k;
+            k += 1;
+        }
+        let hit = sectors.len() as u32 - missing.count_ones();
+        while missing != 0 {
+            missed.push(sectors[missing.trailing_zeros() as usize]);
+            missing &= missing - 1;
+        }
+        return (sectors.len() as u32, hit);
+    }
     let read = |line, mask| {
         let found = index.find(tags, line);
         let flags = (false, true, evict_first);
@@ -556,6 +601,25 @@ fn read_indexed(
         .hits
     };
     read_runs(sectors, line_of, read, missed)
+}
+
+/// A read of [`read_indexed`] whose line `line` (set from slot `base`) is absent: the refill of
+/// its sectors `mask` (inlined: a call cost more per miss than it saved in the hits' loop).
+#[allow(clippy::too_many_arguments)] // the split borrows of one cache
+#[inline(always)]
+fn read_miss(
+    tags: &mut [u64],
+    slots: &mut [Slot],
+    stamps: &mut Stamps,
+    index: &mut LineIndex,
+    base: usize,
+    line: u64,
+    mask: u32,
+    evict_first: bool,
+) {
+    let flags = (false, true, evict_first);
+    let index = &mut Some(index);
+    stamped_access(tags, slots, stamps, index, base, None, line, mask, flags);
 }
 
 /// [`SectorCache::access_line`] of `line` on a cache ranked by stamps, in the set whose first
