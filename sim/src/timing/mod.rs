@@ -771,11 +771,8 @@ impl FillMap {
     /// Forgets every sector.
     fn clear(&mut self) {
         self.len = 0;
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // Once in 2^32 waves: the old generations' tags could come back.
+        if next_generation(&mut self.generation) {
             self.meta.iter_mut().for_each(|s| s.2 = 0);
-            self.generation = 1;
         }
     }
 
@@ -900,11 +897,8 @@ impl<const MIN: usize> SectorMap<MIN> {
     /// Forgets every sector.
     fn clear(&mut self) {
         self.len = 0;
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // Once in 2^32 waves: the old generations' tags could come back.
+        if next_generation(&mut self.generation) {
             self.slots.iter_mut().for_each(|s| s.2 = 0);
-            self.generation = 1;
         }
     }
 
@@ -976,6 +970,19 @@ impl<const MIN: usize> SectorMap<MIN> {
             }
         }
     }
+}
+
+/// Moves a table tagged by generation (a tag of another generation is an empty slot) on to the
+/// next one, which forgets every entry at once. Returns true once in 2^32 clears, when the counter
+/// wrapped: the old generations' tags could come back, so the caller zeroes them (0 marks
+/// never-used slots, so the count goes on at 1).
+fn next_generation(generation: &mut u32) -> bool {
+    *generation = generation.wrapping_add(1);
+    if *generation == 0 {
+        *generation = 1;
+        return true;
+    }
+    false
 }
 
 /// Where `sector` is among `slots` (a power of two of them, one free) in generation
