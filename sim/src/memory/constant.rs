@@ -106,6 +106,12 @@ impl Walk {
             pending: [0; 32],
         }
     }
+
+    /// Readies the requests for walks of [`ConstCache::read_each`] alone: every request
+    /// pending, in order, and served by L2 until a level hits it.
+    pub fn unserved(&mut self) {
+        (self.pending, self.served) = (std::array::from_fn(|i| i as u8), [Level::L2; 32]);
+    }
 }
 
 impl Default for Walk {
@@ -174,7 +180,7 @@ impl ConstCache {
             || near.four.is_empty()
             || far.four.is_empty()
         {
-            (w.pending, w.served) = (std::array::from_fn(|i| i as u8), [Level::L2; 32]);
+            w.unserved();
             let missed = near.read_each(w, n, 0);
             return (missed, far.read_each(w, missed, 1));
         }

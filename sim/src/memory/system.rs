@@ -276,7 +276,7 @@ impl SmCaches {
             o.level_misses[1] += kept as u32;
             (left, skip) = (kept, 2);
         } else {
-            (w.pending, w.served) = (std::array::from_fn(|i| i as u8), [Level::L2; 32]);
+            w.unserved();
         }
         for (k, cache) in self.constant.iter_mut().enumerate().skip(skip) {
             if left == 0 {
