@@ -44,6 +44,9 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
             return;
         }
     }
+    if ascending_into(access, last_byte, shift, out) {
+        return;
+    }
     let (lo, hi) = span(access.mask, &access.addrs);
     let (first, last) = (lo >> shift, hi.saturating_add(last_byte) >> shift);
     if last - first < 64 {
@@ -109,6 +112,82 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
     }
     out.sort_unstable();
     out.dedup();
+}
+
+/// The sectors of `access` (`bytes - 1` is `last_byte`, sectors of `1 << shift` bytes) into `out`
+/// (which comes empty) when its active lanes' addresses never decrease from lane to lane
+/// (broadcasts, rows, tiles of rows: conv2d's 16x16 blocks read 16 floats of two rows), and
+/// `true`; `false`, `out` left empty, for other accesses. Such an access is a few runs of lanes,
+/// each a range of sectors (a lane less than a sector past the one before it adds no gap),
+/// ascending: written out in order with no bitmap and no sort. Out of line: inlined, its loops
+/// compiled to worse code.
+#[inline(never)]
+fn ascending_into(access: &WarpAccess, last_byte: u64, shift: u32, out: &mut Sectors) -> bool {
+    let mask = access.mask;
+    if shift == 0 {
+        // 1-byte sectors (no GPU's): the last sector + 1 below would not fit at the top.
+        return false;
+    }
+    let filled: [u64; 32];
+    let addrs = if mask == u32::MAX {
+        if access.addrs[1].wrapping_sub(access.addrs[0]) >> shift != 0 {
+            // Lane 1 a sector or more from lane 0: not one of these (a column, a scatter).
+            return false;
+        }
+        &access.addrs
+    } else {
+        // An inactive lane takes the address of the active lane before it (of the first active
+        // lane, before that one): it neither breaks the order nor starts a run.
+        let mut prev = access.addrs[mask.trailing_zeros() as usize & 31];
+        filled = std::array::from_fn(|l| {
+            if mask >> l & 1 == 1 {
+                prev = access.addrs[l];
+            }
+            prev
+        });
+        &filled
+    };
+    // Runs of lanes each less than a sector above the one before, modulo 2^64, broken only where
+    // a group of 8 lanes starts (rows of 8, 16 or 32 lanes: 2-D blocks): the other lanes' steps
+    // or'ed together in a few vector instructions, the 3 group boundaries one by one.
+    const INNER: [u64; 31] = {
+        let mut k = [u64::MAX; 31];
+        k[7] = 0;
+        k[15] = 0;
+        k[23] = 0;
+        k
+    };
+    let steps = (addrs[1..].iter().zip(&addrs[..31]).zip(&INNER))
+        .fold(0, |acc, ((&a, &p), &k)| acc | (a.wrapping_sub(p) & k));
+    if steps >> shift != 0 {
+        return false;
+    }
+    let brk = |l: usize| u32::from(addrs[l].wrapping_sub(addrs[l - 1]) >> shift != 0) << l;
+    let mut starts = 1 | brk(8) | brk(16) | brk(24);
+    // Each run: the sectors from its first lane's to its last lane's last byte's, less those the
+    // run before already wrote (a straddling lane). Within a run each lane is at most a sector
+    // above the one before it, modulo 2^64: no wrap past the top when the last lane is not below
+    // the first.
+    let (mut next, mut below) = (0u64, 0u64);
+    while starts != 0 {
+        let i = starts.trailing_zeros() as usize & 31;
+        starts &= starts - 1;
+        let j = if starts == 0 {
+            31
+        } else {
+            (starts.trailing_zeros() as usize - 1) & 31
+        };
+        let (first, last) = (addrs[i], addrs[j]);
+        if first < below || last < first {
+            out.clear();
+            return false;
+        }
+        below = last;
+        let e = last.saturating_add(last_byte) >> shift;
+        out.extend(((first >> shift).max(next)..=e).map(|s| s << shift));
+        next = e + 1;
+    }
+    true
 }
 
 /// The step `d` when every lane of `mask` is active and lane `l` is at `addrs[0] + l * d` (no
@@ -351,6 +430,99 @@ mod tests {
             None
         );
         assert_eq!(stride(u32::MAX, &[7; 32]), None);
+    }
+
+    /// Every active lane's sectors (to the top of the address space at most), sorted, distinct.
+    fn reference(a: &WarpAccess, sector_bytes: u32) -> Vec<u64> {
+        let shift = sector_bytes.trailing_zeros();
+        let last_byte = u64::from(a.bytes.max(1)) - 1;
+        let mut v: Vec<u64> = a
+            .lanes()
+            .flat_map(|(_, x)| x >> shift..=x.saturating_add(last_byte) >> shift)
+            .map(|s| s << shift)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn ascending_lanes_take_the_sectors_of_every_lane() {
+        // Rows, broadcasts, tiles of 4 to 32 lanes a row (rows ascending, descending, overlapping),
+        // steps around a sector, lanes straddling sectors, partial masks, the top of the address
+        // space; and random addresses near one another: the fast path (where it answers) and
+        // `sectors` against every lane's sectors sorted.
+        let mut x = 11u64;
+        let mut rand = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 16
+        };
+        let (mut answered, mut cases) = (0, 0);
+        for sector_bytes in [32u32, 1, 128] {
+            let shift = sector_bytes.trailing_zeros();
+            for bytes in [1u32, 2, 4, 8, 16] {
+                for base in [
+                    0x1000u64,
+                    0x101c,
+                    0x7f00_0000_0ff4,
+                    u64::MAX - 300,
+                    u64::MAX - 3,
+                ] {
+                    for group in [4u64, 8, 16, 32] {
+                        for step in [0u64, 1, 2, 4, 8, 16, 31, 32, 33, 64, 4096] {
+                            let back = |d: i64| d as u64;
+                            for pitch in [0, 4, 16, 40, 64, 4096, 4100, back(-4), back(-64)] {
+                                let mut a = WarpAccess::from_fn(bytes, |l| {
+                                    base.wrapping_add((l % group) * step)
+                                        .wrapping_add((l / group).wrapping_mul(pitch))
+                                });
+                                for mask in [u32::MAX, 0xfffc_fffc, 0x0000_fff0, 1 << 31, 0] {
+                                    a.mask = if mask == 0 { rand() as u32 } else { mask };
+                                    let want = reference(&a, sector_bytes);
+                                    let mut out = Sectors::new();
+                                    let last_byte = u64::from(bytes) - 1;
+                                    if ascending_into(&a, last_byte, shift, &mut out) {
+                                        assert_eq!(out.to_vec(), want, "{a:x?} {sector_bytes}");
+                                        answered += 1;
+                                    }
+                                    assert_eq!(sectors(&a, sector_bytes).to_vec(), want);
+                                    cases += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for _ in 0..20_000 {
+            // Lanes a few sectors apart, sorted or not, some lanes off.
+            let bytes = [1u32, 2, 4, 8, 16][(rand() % 5) as usize];
+            let base = [0x1000u64, u64::MAX - 200][(rand() % 2) as usize];
+            let mut a = WarpAccess::from_fn(bytes, |_| 0);
+            for v in a.addrs.iter_mut() {
+                *v = base + rand() % 160;
+            }
+            if rand() % 2 == 0 {
+                a.addrs.sort_unstable();
+            }
+            a.mask = if rand() % 2 == 0 {
+                u32::MAX
+            } else {
+                rand() as u32
+            };
+            let want = reference(&a, 32);
+            let mut out = Sectors::new();
+            if ascending_into(&a, u64::from(bytes) - 1, 5, &mut out) {
+                assert_eq!(out.to_vec(), want, "{a:x?}");
+                answered += 1;
+            }
+            assert_eq!(sectors(&a, 32).to_vec(), want, "{a:x?}");
+            cases += 1;
+        }
+        // The fast path answers the usual shapes, not just the odd one.
+        assert!(answered * 4 > cases, "{answered} of {cases}");
     }
 
     #[test]
