@@ -181,10 +181,17 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
             return strided_wavefronts(k, WARP as u32, nbanks);
         }
     }
+    // A few runs of consecutive words (rows of a 2-D block, partial or not): in closed form.
+    if let Some(n) = run_wavefronts(&access.addrs, mask, shift, nbanks, last_byte) {
+        return n;
+    }
     // Scattered or strided loads without conflict (each lane's bytes in one word, each word in a
     // bank of its own): one wavefront, found in one branch-free pass over the warp.
     if one_word_per_bank(&access.addrs, mask, shift, nbanks, last_byte) {
         return 1;
+    }
+    if let Some(n) = column_wavefronts(&access.addrs, mask, shift, nbanks, last_byte) {
+        return n;
     }
     if let Some(n) = increasing_wavefronts(&access.addrs, mask, shift, nbanks, last_byte) {
         return n;
@@ -235,6 +242,141 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
         }
     }
     u32::from(most)
+}
+
+/// The most runs [`run_wavefronts`] takes: more are scattered accesses, left to the lane-by-lane
+/// paths. A bank's count of partial runs then fits the 4 bit planes of its counter.
+const MAX_RUNS: u32 = 8;
+
+/// Wavefronts of the lanes of `mask` (nonzero) when they form at most [`MAX_RUNS`] runs of
+/// consecutive words (`1 << shift` bytes; lane `l` reads bytes `a..=a + last_byte`), each run's
+/// words after the previous run's: a 2-D block's rows (lanes 0-15 in one row, 16-31 in the
+/// next), whole or cut by a mask at the image's edge. `None` for any other access.
+///
+/// A lane continues the run of the lane before it when both are active and its first word is
+/// that lane's last word or the next one, so a run's words are one range, and the runs' ranges
+/// are disjoint. A range of `len` words covers every bank `len / nbanks` times and one more
+/// the `len % nbanks` banks from its first word's bank on (mod `nbanks`); the busiest bank
+/// serves the sum of the former plus the most of those partial ranges that overlap on it,
+/// counted per bank with bit-sliced counters (bit `b` of plane `j`: bit `j` of bank `b`'s
+/// count). Whole-warp passes, no per-lane counting: a fraction of [`increasing_wavefronts`]'s
+/// cost for the same answer.
+#[inline]
+fn run_wavefronts(
+    addrs: &[u64; WARP],
+    mask: u32,
+    shift: u32,
+    nbanks: u64,
+    last_byte: u64,
+) -> Option<u32> {
+    // Every lane visited, no early exit, so that the loop is a few vector instructions.
+    let mut cont = 0u32;
+    for l in 1..WARP {
+        let prev_last = addrs[l - 1].saturating_add(last_byte) >> shift;
+        let first = addrs[l] >> shift;
+        cont |= u32::from(first.wrapping_sub(prev_last) <= 1) << l;
+    }
+    cont &= mask & (mask << 1);
+    let mut starts = mask & !cont;
+    if starts.count_ones() > MAX_RUNS {
+        return None;
+    }
+    // A run ends at an active lane the next lane does not continue.
+    let mut ends = mask & !(cont >> 1);
+    let bank_mask = if nbanks >= 64 {
+        u64::MAX
+    } else {
+        (1 << nbanks) - 1
+    };
+    let log_banks = nbanks.trailing_zeros();
+    let (mut full, mut planes, mut prev_hi) = (0u64, [0u64; 4], None);
+    while starts != 0 {
+        let (s, e) = (starts.trailing_zeros(), ends.trailing_zeros());
+        starts &= starts - 1;
+        ends &= ends - 1;
+        let lo = addrs[s as usize] >> shift;
+        let hi = addrs[e as usize].saturating_add(last_byte) >> shift;
+        // A run that wrapped past the top word (1-byte words), or words not after the
+        // previous run's (possibly shared with it): the lane-by-lane paths decide.
+        if hi < lo || prev_hi.is_some_and(|p| lo <= p) {
+            return None;
+        }
+        prev_hi = Some(hi);
+        let len = hi - lo + 1;
+        full += len >> log_banks;
+        // The partial range's banks, wrapped past the last bank (a rotation for 64 banks).
+        let (ones, b) = ((1u64 << (len & (nbanks - 1))) - 1, lo & (nbanks - 1));
+        let mut carry = if nbanks == 64 {
+            ones.rotate_left(b as u32)
+        } else {
+            let range = ones << b;
+            (range | range >> nbanks) & bank_mask
+        };
+        for p in &mut planes {
+            let c = *p & carry;
+            *p ^= carry;
+            carry = c;
+        }
+    }
+    // The busiest bank's count, from the top plane down.
+    let (mut banks, mut most) = (u64::MAX, 0u64);
+    for (j, &p) in planes.iter().enumerate().rev() {
+        if banks & p != 0 {
+            banks &= p;
+            most |= 1 << j;
+        }
+    }
+    Some((full + most) as u32)
+}
+
+/// Wavefronts of the lanes of `mask` (nonzero) when each lane reads within one word (`1 <<
+/// shift` bytes; lane `l` reads bytes `a..=a + last_byte`) and they form at most [`MAX_RUNS`]
+/// columns, each in a bank of its own: a column is consecutive active lanes whose words all lie
+/// in one bank, each after the previous lane's (a 2-D block's column: lanes 0-15 down one
+/// column of a matrix whose rows are a multiple of the banks apart, lanes 16-31 down the next).
+/// A column's words are then distinct, no other column's share its bank, and the busiest bank
+/// serves the longest column's words. `None` for any other access.
+#[inline]
+fn column_wavefronts(
+    addrs: &[u64; WARP],
+    mask: u32,
+    shift: u32,
+    nbanks: u64,
+    last_byte: u64,
+) -> Option<u32> {
+    // Every lane visited, no early exit, so that the loop is a few vector instructions.
+    let (mut cont, mut straddles) = (0u32, 0u64);
+    for l in 1..WARP {
+        let (first, prev) = (addrs[l] >> shift, addrs[l - 1] >> shift);
+        cont |= u32::from(first > prev && (first ^ prev) & (nbanks - 1) == 0) << l;
+    }
+    for (l, &a) in addrs.iter().enumerate() {
+        let on = u64::from(mask >> l & 1 == 1).wrapping_neg();
+        // A lane whose last byte is in another word (or wraps past the top) straddles.
+        straddles |= ((a.wrapping_add(last_byte) ^ a) >> shift
+            | u64::from(a > a.wrapping_add(last_byte)))
+            & on;
+    }
+    cont &= mask & (mask << 1);
+    let mut starts = mask & !cont;
+    if straddles != 0 || starts.count_ones() > MAX_RUNS {
+        return None;
+    }
+    // A column ends at an active lane the next lane does not continue.
+    let mut ends = mask & !(cont >> 1);
+    let (mut banks, mut most) = (0u64, 0u32);
+    while starts != 0 {
+        let (s, e) = (starts.trailing_zeros(), ends.trailing_zeros());
+        starts &= starts - 1;
+        ends &= ends - 1;
+        let bank = 1u64 << (addrs[s as usize] >> shift & (nbanks - 1));
+        if banks & bank != 0 {
+            return None;
+        }
+        banks |= bank;
+        most = most.max(e - s + 1);
+    }
+    Some(most)
 }
 
 /// Whether each lane of `mask` reads bytes `a..=a + last_byte` within one word of `1 << shift`
@@ -523,6 +665,176 @@ mod tests {
             width: 4,
         };
         assert!(!one_phase_run(0x1000, 4, b16));
+    }
+
+    /// The most distinct words any bank holds among the lanes of `mask`: the definition.
+    fn reference(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
+        let width = u64::from(banks.width);
+        let mut per_bank = vec![std::collections::BTreeSet::new(); banks.banks as usize];
+        for l in bits(mask) {
+            let a = access.addrs[l as usize];
+            for w in a / width..=a.saturating_add(u64::from(access.bytes.max(1)) - 1) / width {
+                per_bank[(w % u64::from(banks.banks)) as usize].insert(w);
+            }
+        }
+        per_bank.iter().map(|s| s.len() as u32).max().unwrap_or(0)
+    }
+
+    /// Random accesses, mostly structured: 2-D blocks of rows (any row width, pitch, start and
+    /// element size, straddling lanes included), their columns, strides, broadcasts, scatter,
+    /// under full, cut or random masks.
+    fn random_accesses(n: usize) -> Vec<WarpAccess> {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            // splitmix64
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        (0..n)
+            .map(|_| {
+                let bytes = [1, 2, 4, 4, 4, 8, 8, 16, 12][(next() % 9) as usize];
+                let base = match next() % 4 {
+                    0 => next() % 4096,
+                    1 => (next() % 1024) * u64::from(bytes),
+                    2 => u64::MAX - next() % 512,
+                    _ => 0x10_0000 + (next() % 256) * 4,
+                };
+                let width = [1, 2, 4, 8, 16, 32][(next() % 6) as usize];
+                let pitch = match next() % 4 {
+                    0 => 4096,
+                    1 => (next() % 64) * 4,
+                    2 => u64::from(bytes) * width,
+                    _ => next() % 8192,
+                };
+                let elem = match next() % 3 {
+                    0 => u64::from(bytes),
+                    1 => u64::from(bytes) + next() % 8,
+                    _ => next() % 64,
+                };
+                let kind = next() % 8;
+                let addrs = std::array::from_fn(|l| {
+                    let l = l as u64;
+                    let (x, y) = (l % width, l / width);
+                    match kind {
+                        0..=3 => base.wrapping_add(y * pitch + x * elem),
+                        4 => base.wrapping_add(x * pitch + y * elem),
+                        5 => base.wrapping_add(l * elem),
+                        6 => base.wrapping_add(next() % 512),
+                        _ => base.wrapping_add((next() % 4096) & !3),
+                    }
+                });
+                let mask = match next() % 5 {
+                    0 | 1 => u32::MAX,
+                    2 => u32::MAX << (next() % 32),
+                    3 => {
+                        let cut = (next() % 16) as u32;
+                        (u32::MAX << cut) & (u32::MAX >> (next() % 16))
+                    }
+                    _ => next() as u32,
+                };
+                WarpAccess { mask, addrs, bytes }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fast_paths_match_the_definition() {
+        let b16 = Banks {
+            banks: 16,
+            width: 4,
+        };
+        let b64 = Banks {
+            banks: 64,
+            width: 4,
+        };
+        let (mut runs, mut columns) = (0, 0);
+        for access in random_accesses(200_000) {
+            for banks in [B4, B8, b16, b64] {
+                let phase = lanes_per_phase(access.bytes, banks) as usize;
+                for start in (0..WARP).step_by(phase) {
+                    let mask = access.phase_mask(start, phase);
+                    if mask == 0 {
+                        continue;
+                    }
+                    let want = reference(&access, mask, banks);
+                    let shift = banks.width.trailing_zeros();
+                    let nbanks = u64::from(banks.banks);
+                    let last_byte = u64::from(access.bytes) - 1;
+                    let got = run_wavefronts(&access.addrs, mask, shift, nbanks, last_byte);
+                    runs += usize::from(got.is_some());
+                    assert!(
+                        got.is_none_or(|n| n == want),
+                        "run_wavefronts {got:?} != {want}: {access:?} {mask:#x} {banks:?}"
+                    );
+                    let got = column_wavefronts(&access.addrs, mask, shift, nbanks, last_byte);
+                    columns += usize::from(got.is_some());
+                    assert!(
+                        got.is_none_or(|n| n == want),
+                        "column_wavefronts {got:?} != {want}: {access:?} {mask:#x} {banks:?}"
+                    );
+                    let got = increasing_wavefronts(&access.addrs, mask, shift, nbanks, last_byte);
+                    assert!(
+                        got.is_none_or(|n| n == want),
+                        "{access:?} {mask:#x} {banks:?}"
+                    );
+                    let got = phase_wavefronts(&access, mask, banks);
+                    assert_eq!(got, want, "{access:?} {mask:#x} {banks:?}");
+                }
+            }
+        }
+        // The runs path was taken often enough to be tested.
+        assert!(runs > 100_000 && columns > 10_000, "{runs} {columns}");
+    }
+
+    #[test]
+    fn runs_of_words_in_closed_form() {
+        // Two rows of 16 floats 4096 bytes apart: the same 16 banks twice.
+        let rows = WarpAccess::from_fn(4, |l| 0x1000 + (l / 16) * 4096 + (l % 16) * 4);
+        assert_eq!(run_wavefronts(&rows.addrs, u32::MAX, 2, 32, 3), Some(2));
+        // Cut at an image's edge: lanes 0-1 and 16-17 off.
+        assert_eq!(run_wavefronts(&rows.addrs, !0x3_0003, 2, 32, 3), Some(2));
+        // Only the first row: one wavefront. Rows 17 words apart: words 0-15 and 17-32, which
+        // share bank 0; without lane 31 (word 32), they share none.
+        assert_eq!(run_wavefronts(&rows.addrs, 0xffff, 2, 32, 3), Some(1));
+        let apart = WarpAccess::from_fn(4, |l| (l / 16) * 68 + (l % 16) * 4);
+        assert_eq!(run_wavefronts(&apart.addrs, u32::MAX, 2, 32, 3), Some(2));
+        assert_eq!(
+            run_wavefronts(&apart.addrs, u32::MAX >> 1, 2, 32, 3),
+            Some(1)
+        );
+        // 8-byte lanes on 4-byte banks: 64 words, each bank twice.
+        let wide = WarpAccess::from_fn(8, |l| 8 * l);
+        assert_eq!(run_wavefronts(&wide.addrs, u32::MAX, 2, 32, 7), Some(2));
+        // The second row before the first, and a row read twice: not taken.
+        let back = WarpAccess::from_fn(4, |l| 4096 - (l / 16) * 4096 + (l % 16) * 4);
+        assert_eq!(run_wavefronts(&back.addrs, u32::MAX, 2, 32, 3), None);
+        let twice = WarpAccess::from_fn(4, |l| (l % 16) * 4);
+        assert_eq!(run_wavefronts(&twice.addrs, u32::MAX, 2, 32, 3), None);
+        // A column: 32 runs of one word, more than the path takes.
+        let col = WarpAccess::from_fn(4, |l| l * 4096);
+        assert_eq!(run_wavefronts(&col.addrs, u32::MAX, 2, 32, 3), None);
+    }
+
+    #[test]
+    fn columns_in_closed_form() {
+        // Two columns of a 1024-float matrix: banks 0 and 1, 16 words each.
+        let cols = WarpAccess::from_fn(4, |l| (l % 16) * 4096 + (l / 16) * 4);
+        assert_eq!(column_wavefronts(&cols.addrs, u32::MAX, 2, 32, 3), Some(16));
+        assert_eq!(
+            column_wavefronts(&cols.addrs, 0x00ff_0fff, 2, 32, 3),
+            Some(12)
+        );
+        // 8-byte banks: both columns in bank 0 (not taken); rows 33 words apart: not a column.
+        assert_eq!(column_wavefronts(&cols.addrs, u32::MAX, 3, 32, 3), None);
+        let padded = WarpAccess::from_fn(4, |l| (l % 16) * 132 + (l / 16) * 4);
+        assert_eq!(column_wavefronts(&padded.addrs, u32::MAX, 2, 32, 3), None);
+        // Straddling lanes, and a column read upwards: not taken.
+        assert_eq!(column_wavefronts(&cols.addrs, u32::MAX, 2, 32, 7), None);
+        let up = WarpAccess::from_fn(4, |l| (64 - l % 16) * 4096 + (l / 16) * 4);
+        assert_eq!(column_wavefronts(&up.addrs, u32::MAX, 2, 32, 3), None);
     }
 
     #[test]
