@@ -5,9 +5,10 @@
 //! `cvt.u64.u32`, `cvta.to.global.u64`, `setp.ge.s32` and the like, each on registers or an
 //! immediate. [`Form::of`] turns such an instruction into a [`Kernel`] (the operation with its
 //! widths and masks worked out) and resolved operands; [`Form::run`] executes it for a warp with
-//! one dispatch and one plain 32-lane loop. Everything else (floats, `.sat`, `.hi`, special
-//! registers, negated predicates, other operations) keeps the general path of the warp loop
-//! (`exec::step`), which [`Form::of`] signals with `None`.
+//! one dispatch and one plain 32-lane loop. The common f32 arithmetic (`add`, `sub`, `mul`,
+//! `fma`/`mad` to nearest, without `.sat`) has forms too. Everything else (other floats, `.sat`,
+//! `.hi`, special registers, negated predicates, other operations) keeps the general path of the
+//! warp loop (`exec::step`), which [`Form::of`] signals with `None`.
 //!
 //! [`forms`] makes the table the warp loop reads, one [`Pre`] per instruction: the forms, and
 //! the [`Fast`] entries a converged warp runs without the general path (kernel parameters, moves
@@ -20,7 +21,7 @@
 use super::alu::{mask, order_key, sext_by, sext_shift};
 use super::decode::{Addr, DInst, Src, NO_REG};
 use crate::memory::image::read_le;
-use crate::ptx::ast::{Special, StateSpace};
+use crate::ptx::ast::{Special, StateSpace, Type};
 use crate::ptx::inst::{AluOp, Cmp, MemOp, MulMode, Op};
 
 /// A source operand of a pre-decoded form.
@@ -125,6 +126,45 @@ pub enum Kernel {
         /// The width's sign-extension shift.
         sh: u32,
     },
+    /// `add.f32` (`.rn` or none, no `.sat`): the f32 sum of the low 32 bits of `x` and `y`.
+    FAdd,
+    /// `sub.f32`.
+    FSub,
+    /// `mul.f32`.
+    FMul,
+    /// `fma.rn.f32` and `mad.f32` (fused, PTX ISA: `mad.f32` is `fma.rn.f32` on sm_20+).
+    FFma,
+}
+
+/// The kind of thread-level float operation a kernel counts as ([`Kernel::flops`]): its index
+/// in `[fadd, fmul, ffma]` of the counters.
+pub type FlopKind = usize;
+
+impl Kernel {
+    /// The float counter a kernel adds its threads to (`Counters::fadd_threads`, `fmul_threads`,
+    /// `ffma_threads` as 0, 1, 2), as the general path's `count_flops` does; `None` for integer
+    /// kernels.
+    #[inline(always)]
+    pub fn flops(self) -> Option<FlopKind> {
+        match self {
+            Kernel::FAdd | Kernel::FSub => Some(0),
+            Kernel::FMul => Some(1),
+            Kernel::FFma => Some(2),
+            _ => None,
+        }
+    }
+}
+
+/// The f32 value of the low 32 bits of `v` (a register holds an f32 there).
+#[inline(always)]
+fn f32_of(v: u64) -> f32 {
+    f32::from_bits(v as u32)
+}
+
+/// An f32 result as its register value.
+#[inline(always)]
+fn from_f32(f: f32) -> u64 {
+    u64::from(f.to_bits())
 }
 
 /// The four ordering comparisons.
@@ -251,6 +291,15 @@ macro_rules! compute {
                     Ord4::Ge => each!(s, $dst, |x, y, _z| u64::from(key(x) >= key(y))),
                 }
             }
+            // The expressions of `alu::float_warp`, so the results (NaNs included) are its.
+            Kernel::FAdd => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) + f32_of(y))),
+            Kernel::FSub => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) - f32_of(y))),
+            Kernel::FMul => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) * f32_of(y))),
+            Kernel::FFma => {
+                each!(s, $dst, |x, y, z| from_f32(
+                    f32_of(x).mul_add(f32_of(y), f32_of(z))
+                ))
+            }
         }
     }};
 }
@@ -348,6 +397,29 @@ impl Form {
                 };
                 // `mul` has no addend: the general path reads a third source of zeros.
                 let c = if op == AluOp::Mad {
+                    opd(2)?
+                } else {
+                    Opd::Imm(0)
+                };
+                (k, opd(0)?, opd(1)?, c)
+            }
+            // The common f32 arithmetic: `.ftz` and `.rn` compute as without them on the
+            // general path too; directed rounding is `Op::FloatRnd`, `.sat` stays general.
+            Op::Alu {
+                op,
+                ty: Type::F32,
+                mode: MulMode::None,
+                sat: false,
+            } => {
+                let k = match op {
+                    AluOp::Add => Kernel::FAdd,
+                    AluOp::Sub => Kernel::FSub,
+                    AluOp::Mul => Kernel::FMul,
+                    AluOp::Mad | AluOp::Fma => Kernel::FFma,
+                    _ => return None,
+                };
+                // A third source only for the fused forms (the general path reads zeros).
+                let c = if k == Kernel::FFma {
                     opd(2)?
                 } else {
                     Opd::Imm(0)
@@ -858,6 +930,119 @@ mod tests {
         }
     }
 
+    /// f32 values with the edge cases in their low 32 bits: zeros of both signs, subnormals,
+    /// infinities, NaNs (quiet, signalling, with payloads), the largest finite values; random
+    /// bits (NaNs among them) otherwise, and high bits set, which the forms ignore.
+    fn f32_values(seed: u64) -> impl FnMut() -> u64 {
+        const EDGES: [u32; 14] = [
+            0,
+            0x8000_0000,
+            1,
+            0x8000_0001,
+            0x007f_ffff,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0000,
+            0xffc0_1234,
+            0x7f80_0001,
+            0x7fa0_0000,
+            0x7f7f_ffff,
+            0xff7f_ffff,
+            0x3f80_0000,
+        ];
+        let mut next = values(seed);
+        move || {
+            let x = next();
+            match x % 5 {
+                0 => u64::from(EDGES[(x >> 8) as usize % EDGES.len()]),
+                1 => u64::from(f32::to_bits((x >> 16) as i16 as f32 / 7.0)),
+                2 => x | 0xdead_0000_0000_0000,
+                _ => x & 0xffff_ffff,
+            }
+        }
+    }
+
+    #[test]
+    fn f32_forms_compute_what_alu_warp_computes() {
+        let ops = [
+            (AluOp::Add, 2),
+            (AluOp::Sub, 2),
+            (AluOp::Mul, 2),
+            (AluOp::Fma, 3),
+            (AluOp::Mad, 3),
+        ];
+        let mut seed = 500;
+        for (op, n) in ops {
+            let alu_op = Op::Alu {
+                op,
+                ty: Type::F32,
+                mode: MulMode::None,
+                sat: false,
+            };
+            let imm = [Src::Reg(1), Src::Imm(0x4040_0000), Src::Imm(0)];
+            let srcs: [&[Src]; 3] = [
+                &[Src::Reg(1), Src::Reg(2), Src::Reg(3)][..n],
+                &imm[..n],
+                // The destination as a source (`fma %f1, %f2, %f3, %f1`).
+                &[Src::Reg(2), Src::Reg(3), Src::Reg(0)][..n],
+            ];
+            for exec in [u32::MAX, 0x8000_0001, 0x00ff_ff00, 0] {
+                for s in srcs {
+                    seed += 1;
+                    let inst = inst(alu_op, s);
+                    let form = Form::of(&inst).unwrap_or_else(|| panic!("{op:?} has a form"));
+                    assert!(form.kernel.flops().is_some());
+                    for round in 0..20 {
+                        let mut next = f32_values(seed * 100 + round);
+                        let mut regs: Vec<u64> = (0..4 * 32).map(|_| next()).collect();
+                        // The general path's sources: rows of the registers or immediates.
+                        let row = |k: usize| -> [u64; 32] {
+                            match s.get(k) {
+                                Some(Src::Reg(r)) => {
+                                    regs[usize::from(*r) * 32..][..32].try_into().unwrap()
+                                }
+                                Some(Src::Imm(v)) => [*v; 32],
+                                _ => [0; 32],
+                            }
+                        };
+                        let (a, b, c) = (row(0), row(1), row(2));
+                        let mut want: [u64; 32] = regs[..32].try_into().unwrap();
+                        alu::alu_warp(
+                            op,
+                            Type::F32,
+                            MulMode::None,
+                            false,
+                            &a,
+                            &b,
+                            &c,
+                            exec,
+                            &mut want,
+                        );
+                        form.run(&mut regs, exec);
+                        assert_eq!(regs[..32], want, "{op:?} {s:?} exec {exec:#x}");
+                    }
+                }
+            }
+        }
+        // `.sat`, f64 and the operations without a form keep the general path.
+        let general = [
+            (AluOp::Add, Type::F32, true),
+            (AluOp::Add, Type::F64, false),
+            (AluOp::Fma, Type::F64, false),
+            (AluOp::Div, Type::F32, false),
+            (AluOp::Min, Type::F32, false),
+        ];
+        for (op, ty, sat) in general {
+            let op = Op::Alu {
+                op,
+                ty,
+                mode: MulMode::None,
+                sat,
+            };
+            assert_eq!(Form::of(&inst(op, &[Src::Reg(1), Src::Reg(2)])), None);
+        }
+    }
+
     #[test]
     fn integer_setp_forms_compute_what_compare_warp_computes() {
         let cmps = [
@@ -1078,7 +1263,7 @@ mod tests {
     fn other_instructions_keep_the_general_path() {
         let float_add = Op::Alu {
             op: AluOp::Add,
-            ty: Type::F32,
+            ty: Type::F64,
             mode: MulMode::None,
             sat: false,
         };

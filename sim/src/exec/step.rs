@@ -5,7 +5,7 @@
 
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
-use super::fast::{Fast, Pre};
+use super::fast::{Fast, FlopKind, Form, Pre};
 use super::trace::{BlockLog, Entry};
 use super::warp::Warp;
 use super::Launch;
@@ -143,6 +143,7 @@ impl Ctx<'_> {
             steady,
             first,
             uniform,
+            flops,
         } = &mut **runs;
         let stream = &mut log.warps[w.index as usize];
         let live = w.live;
@@ -169,7 +170,7 @@ impl Ctx<'_> {
                         }
                     }
                 }
-                count_uniform(counters, uniform, a, b);
+                count_uniform(counters, (uniform, flops), a, b, threads);
                 count_run(diff, a, b, threads);
                 stream.extend_from_slice(&entries[a..b]);
                 left -= u64::from(end - pc);
@@ -180,6 +181,11 @@ impl Ctx<'_> {
                 live
             } else {
                 live & guard_bits(&w.regs, pre.guard, pre.negated)
+            };
+            let n = if exec == live {
+                threads
+            } else {
+                u64::from(exec.count_ones())
             };
             let (mut next, mut lat) = (pc + 1, 0);
             match &pre.op {
@@ -196,7 +202,7 @@ impl Ctx<'_> {
                 op => {
                     // A guarded form or `bar.warp.sync`.
                     plain(op, w, ctaid, exec);
-                    count_uniform(counters, uniform, pc as usize, pc as usize + 1);
+                    count_uniform(counters, (uniform, flops), pc as usize, pc as usize + 1, n);
                     if let Fast::Param { .. } = op {
                         lat = costs.imc;
                     }
@@ -205,11 +211,7 @@ impl Ctx<'_> {
             left -= 1;
             let ps = &mut per_pc[pc as usize];
             ps.executed += 1;
-            ps.threads += if exec == live {
-                threads
-            } else {
-                u64::from(exec.count_ones())
-            };
+            ps.threads += n;
             stream.push(Entry { pc, lat });
             pc = next;
             if w.live == 0 {
@@ -248,8 +250,11 @@ impl Ctx<'_> {
         // `%clock` reads the warp's issue count: cycles are only known after the timing pass.
         w.clock += 1;
         if let Fast::Form(f) = &self.forms[pc as usize].op {
-            // The common integer forms, decided once per launch: no branch, no latency.
+            // The common integer and f32 forms, decided once per launch: no branch, no latency.
             f.run(&mut w.regs, exec);
+            if let Some(k) = f.kernel.flops() {
+                count_flop(self.counters, k, u64::from(exec.count_ones()));
+            }
             w.advance(pc, mask, 0, inst.target);
             self.log.warps[w.index as usize].push(Entry { pc, lat: 0 });
             return Ok(());
@@ -774,6 +779,10 @@ pub struct Runs {
     /// Per PC (`len + 1`), the uniform datapath's requests of the instructions before it:
     /// `[IMC requests, IDC requests]` (every IDC request, an 8-byte parameter's, hits).
     uniform: Vec<[u64; 2]>,
+    /// Per PC (`len + 1`), the f32 forms before it by kind ([`super::fast::Kernel::flops`]:
+    /// `[fadd, fmul, ffma]`), each counting its threads; empty when the program has none, so
+    /// that integer kernels' runs count nothing more.
+    flops: Vec<[u64; 3]>,
 }
 
 impl Runs {
@@ -793,6 +802,7 @@ impl Runs {
             .collect();
         let mut first = vec![0];
         let mut uniform = vec![[0; 2]];
+        let mut flops = vec![[0; 3]];
         let mut steady = vec![];
         for p in forms {
             if p.plain() && !p.invariant {
@@ -806,8 +816,19 @@ impl Runs {
                 _ => (0, 0),
             };
             uniform.push([imc + di, idc + dd]);
+            let mut f = *flops.last().expect("starts with one");
+            if let Fast::Form(Form { kernel, .. }) = p.op {
+                if let Some(k) = kernel.flops() {
+                    f[k] += 1;
+                }
+            }
+            flops.push(f);
+        }
+        if flops.last() == Some(&[0; 3]) {
+            flops.clear();
         }
         Runs {
+            flops,
             diff: vec![[0; 2]; forms.len() + 1],
             entries,
             steady,
@@ -834,14 +855,39 @@ impl Runs {
     }
 }
 
-/// Counts the uniform datapath's requests of the instructions at PCs `a..b` (a plain run, or
-/// one entry) in `counters`.
+/// Counts the uniform datapath's requests and the f32 forms' threads ([`Runs::flops`]) of the
+/// instructions at PCs `a..b` (a plain run, or one entry) run by `threads` threads in `counters`.
 #[inline(always)]
-fn count_uniform(counters: &mut Counters, uniform: &[[u64; 2]], a: usize, b: usize) {
+fn count_uniform(
+    counters: &mut Counters,
+    runs: (&[[u64; 2]], &[[u64; 3]]),
+    a: usize,
+    b: usize,
+    threads: u64,
+) {
+    let (uniform, flops) = runs;
     let [imc, idc] = [0, 1].map(|k| uniform[b][k] - uniform[a][k]);
     counters.imc_requests += imc;
     counters.idc_requests += idc;
     counters.idc_hits += idc;
+    if !flops.is_empty() {
+        let [fadd, fmul, ffma] = [0, 1, 2].map(|k| flops[b][k] - flops[a][k]);
+        counters.fadd_threads += fadd * threads;
+        counters.fmul_threads += fmul * threads;
+        counters.ffma_threads += ffma * threads;
+    }
+}
+
+/// Counts `threads` threads of an f32 form of kind `k` ([`super::fast::Kernel::flops`]) in `counters`, as
+/// [`Ctx::count_flops`] counts the general path's.
+#[inline(always)]
+fn count_flop(counters: &mut Counters, k: FlopKind, threads: u64) {
+    let slot = match k {
+        0 => &mut counters.fadd_threads,
+        1 => &mut counters.fmul_threads,
+        _ => &mut counters.ffma_threads,
+    };
+    *slot += threads;
 }
 
 /// Counts one execution of the plain run over PCs `a..b` by `threads` threads in `diff`.
