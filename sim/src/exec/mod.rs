@@ -700,7 +700,7 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
         };
         let mut out = match &req.kind {
             L2Kind::Load => {
-                let level = l2.read_all(addrs, &mut t);
+                let level = l2.read_request(addrs, &mut t);
                 c.l2_read_sectors += u64::from(t.sectors);
                 c.l2_read_hits += u64::from(t.hits);
                 served(level)

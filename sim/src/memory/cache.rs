@@ -900,7 +900,9 @@ impl LineIndex {
     }
 
     /// Removes `line` (still in `tags`) and returns its slot, if indexed, shifting later entries
-    /// of its probe run back so no lookup stops early at the hole.
+    /// of its probe run back so no lookup stops early at the hole. Inlined: every L1 miss of a
+    /// full set evicts, and the call cost a third of the removal.
+    #[inline(always)]
     fn remove(&mut self, tags: &[u64], line: u64) -> Option<u32> {
         let mask = self.table.len() - 1;
         let mut i = self.bucket(tags, line)?;

@@ -426,6 +426,39 @@ impl L2Model {
         level
     }
 
+    /// [`L2Model::read_all`] of a whole load request into `t`, a fresh outcome that no later
+    /// read goes on into (the L2 pass's loads). When the sectors strictly ascend, as an L1's
+    /// misses do, no block comes twice, so the blocks fetched need no record (`t` keeps none):
+    /// one lookup and a few counts per line, nothing per sector.
+    pub fn read_request(&mut self, addrs: &[u64], t: &mut L2Outcome) -> Level {
+        let sb = self.p.l2_sector_bytes;
+        let common = self.p.l1_sector_bytes.min(32) == sb && self.p.l2_fill_bytes == sb;
+        // Strictly ascending sectors, checked in one pass without a branch per address.
+        let shift = sb.trailing_zeros();
+        let ascending = (addrs.iter().zip(addrs.iter().skip(1)))
+            .fold(true, |ok, (&p, &n)| ok & (p >> shift < n >> shift));
+        let line_of = self.l2.line_map();
+        let sets = self.l2.ordered_sets();
+        let (Some(mut sets), true, true) = (sets, common && ascending, t.fetched.is_empty()) else {
+            return self.read_all(addrs, t);
+        };
+        let sb = u64::from(sb);
+        let mut level = Level::L2;
+        for (line, mask, n) in line_runs(addrs, line_of) {
+            // Each sector once (they ascend), so the line's `n` sectors are `mask`'s.
+            let r = sets.access_line(line, mask, false, true, false);
+            let hits = r.hits.count_ones();
+            t.sectors += n;
+            t.hits += hits;
+            t.dram_write += u64::from(r.writeback_sectors) * sb;
+            t.dram_read += u64::from(n - hits) * sb;
+            if hits != n {
+                level = Level::Dram;
+            }
+        }
+        level
+    }
+
     /// [`L2Model::read`] of the one L2 sector `s`: L2 or DRAM.
     #[inline]
     fn read_sector(&mut self, s: u64, t: &mut L2Outcome) -> Level {
@@ -814,6 +847,7 @@ mod tests {
             cfg.l2.fill_bytes = fill;
             let mut fused = MemorySystem::new(&cfg).l2;
             let mut reference = fused.clone();
+            let mut request = fused.clone();
             let mut x = 11u64;
             let mut next = move || {
                 x = x
@@ -835,6 +869,7 @@ mod tests {
                     // Dirty lines, so that evictions write back.
                     reference.write(&addrs, &mut L2Outcome::default());
                     fused.write(&addrs, &mut L2Outcome::default());
+                    request.write(&addrs, &mut L2Outcome::default());
                     continue;
                 }
                 let (mut t, mut u) = (L2Outcome::default(), L2Outcome::default());
@@ -845,6 +880,15 @@ mod tests {
                 assert_eq!(level, expect, "{addrs:x?}");
                 assert_eq!(
                     (t.sectors, t.hits, t.dram_read, t.dram_write),
+                    (u.sectors, u.hits, u.dram_read, u.dram_write),
+                    "{addrs:x?}"
+                );
+                // A whole request, as the L2 pass reads a load's (ascending: without a record
+                // of the blocks fetched).
+                let mut r = L2Outcome::default();
+                assert_eq!(request.read_request(&addrs, &mut r), expect, "{addrs:x?}");
+                assert_eq!(
+                    (r.sectors, r.hits, r.dram_read, r.dram_write),
                     (u.sectors, u.hits, u.dram_read, u.dram_write),
                     "{addrs:x?}"
                 );
