@@ -249,18 +249,19 @@ fn phase_wavefronts(access: &WarpAccess, mask: u32, banks: Banks) -> u32 {
 const MAX_RUNS: u32 = 8;
 
 /// Wavefronts of the lanes of `mask` (nonzero) when they form at most [`MAX_RUNS`] runs of
-/// consecutive words (`1 << shift` bytes; lane `l` reads bytes `a..=a + last_byte`), each run's
-/// words after the previous run's: a 2-D block's rows (lanes 0-15 in one row, 16-31 in the
-/// next), whole or cut by a mask at the image's edge. `None` for any other access.
+/// consecutive elements (lane `l` reads bytes `a..=a + last_byte`; words are `1 << shift`
+/// bytes), each run's words after the previous run's: a 2-D block's rows (lanes 0-15 in one
+/// row, 16-31 in the next), whole or cut by a mask at the image's edge. `None` for any other
+/// access.
 ///
-/// A lane continues the run of the lane before it when both are active and its first word is
-/// that lane's last word or the next one, so a run's words are one range, and the runs' ranges
-/// are disjoint. A range of `len` words covers every bank `len / nbanks` times and one more
-/// the `len % nbanks` banks from its first word's bank on (mod `nbanks`); the busiest bank
-/// serves the sum of the former plus the most of those partial ranges that overlap on it,
-/// counted per bank with bit-sliced counters (bit `b` of plane `j`: bit `j` of bank `b`'s
-/// count). Whole-warp passes, no per-lane counting: a fraction of [`increasing_wavefronts`]'s
-/// cost for the same answer.
+/// A lane continues the run of the lane before it when both are active and its bytes follow
+/// that lane's, so a run's bytes, and its words, are one range; each run's words after the
+/// previous run's makes the ranges disjoint. A range of `len` words covers every bank
+/// `len / nbanks` times and one more the `len % nbanks` banks from its first word's bank on
+/// (mod `nbanks`); the busiest bank serves the sum of the former plus the most of those partial
+/// ranges that overlap on it, counted per bank with bit-sliced counters (bit `b` of plane `j`:
+/// bit `j` of bank `b`'s count). Whole-warp passes, no per-lane counting: a fraction of
+/// [`increasing_wavefronts`]'s cost for the same answer.
 #[inline]
 fn run_wavefronts(
     addrs: &[u64; WARP],
@@ -269,12 +270,12 @@ fn run_wavefronts(
     nbanks: u64,
     last_byte: u64,
 ) -> Option<u32> {
-    // Every lane visited, no early exit, so that the loop is a few vector instructions.
+    // Every lane visited, no early exit, so that the loop is a few vector instructions (an
+    // equality: AVX2 has no unsigned 64-bit comparison, and emulating one doubled the loop).
+    let bytes = last_byte + 1;
     let mut cont = 0u32;
     for l in 1..WARP {
-        let prev_last = addrs[l - 1].saturating_add(last_byte) >> shift;
-        let first = addrs[l] >> shift;
-        cont |= u32::from(first.wrapping_sub(prev_last) <= 1) << l;
+        cont |= u32::from(addrs[l].wrapping_sub(addrs[l - 1]) == bytes) << l;
     }
     cont &= mask & (mask << 1);
     let mut starts = mask & !cont;
@@ -294,11 +295,12 @@ fn run_wavefronts(
         let (s, e) = (starts.trailing_zeros(), ends.trailing_zeros());
         starts &= starts - 1;
         ends &= ends - 1;
-        let lo = addrs[s as usize] >> shift;
-        let hi = addrs[e as usize].saturating_add(last_byte) >> shift;
-        // A run that wrapped past the top word (1-byte words), or words not after the
-        // previous run's (possibly shared with it): the lane-by-lane paths decide.
-        if hi < lo || prev_hi.is_some_and(|p| lo <= p) {
+        // A run that wraps past the top byte, or words not after the previous run's (possibly
+        // shared with it): the lane-by-lane paths decide.
+        let (a, z) = (addrs[s as usize], addrs[e as usize]);
+        let end = z.checked_add(last_byte).filter(|_| z >= a)?;
+        let (lo, hi) = (a >> shift, end >> shift);
+        if prev_hi.is_some_and(|p| lo <= p) {
             return None;
         }
         prev_hi = Some(hi);
