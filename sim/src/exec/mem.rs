@@ -71,6 +71,13 @@ impl Ctx<'_> {
             }
             return;
         }
+        if let Src::Imm(v) = a.base {
+            // A fixed address (a symbol: conv2d's filter taps `[F+4]`): one value for every
+            // active lane, without a read per lane.
+            let at = v.wrapping_add(off);
+            *out = std::array::from_fn(|l| if exec >> l & 1 == 0 { 0 } else { at });
+            return;
+        }
         *out = [0; WARP];
         for l in lanes(exec) {
             out[l] = self.read(w, a.base, l).wrapping_add(off);
@@ -535,6 +542,23 @@ impl Ctx<'_> {
             return None;
         }
         let span = m.ty.bytes() as u64 * u64::from(m.vec);
+        if run.is_none() && exec == u32::MAX && m.space == StateSpace::Global {
+            // A whole warp not in one run (conv2d's two rows of 16): every lane inside the
+            // instruction's last allocation, by one vectorized compare a lane, is what the
+            // general test below finds (its lowest address in the allocation, its highest
+            // `span` bytes in it), without the lowest and highest address first.
+            let hint = self.alloc_hints[pc as usize] as usize;
+            if let Some((base, end)) = self.global.try_bounds(hint) {
+                if let Some(limit) = end.checked_sub(base).and_then(|n| n.checked_sub(span)) {
+                    let out = addrs.iter().fold(0u64, |any, &a| {
+                        any | u64::from(a.wrapping_sub(base) > limit)
+                    });
+                    if out == 0 {
+                        return Some((hint, base));
+                    }
+                }
+            }
+        }
         let (lo, hi) = match run {
             Some(a0) => (a0, a0 + 31 * span),
             None => coalesce::span(exec, addrs),
