@@ -44,7 +44,7 @@ pub fn sectors_into(access: &WarpAccess, sector_bytes: u32, run: Option<u64>, ou
             return;
         }
     }
-    if ascending_into(access, last_byte, shift, out) {
+    if ascending_into(access, last_byte, shift, out) || paired_into(access, last_byte, shift, out) {
         return;
     }
     let (lo, hi) = span(access.mask, &access.addrs);
@@ -187,6 +187,45 @@ fn ascending_into(access: &WarpAccess, last_byte: u64, shift: u32, out: &mut Sec
         out.extend(((first >> shift).max(next)..=e).map(|s| s << shift));
         next = e + 1;
     }
+    true
+}
+
+/// The sectors of `access` (as [`ascending_into`]) into `out` when every lane is active, lanes
+/// 0-15 are strided by a whole number of sectors (`a0 + l * d`, `d` positive) and each lane
+/// `l + 16` is lane `l` moved by the same few bytes, in the same sector: the column of a 16x16
+/// block (a naive transpose: lanes 0-15 a row apart, lanes 16-31 the next column). Then `true`,
+/// one sector a pair, ascending; `false`, `out` untouched, for other accesses.
+#[inline(never)]
+fn paired_into(access: &WarpAccess, last_byte: u64, shift: u32, out: &mut Sectors) -> bool {
+    let a = &access.addrs;
+    let sector = 1u64 << shift;
+    let (d, delta) = (a[1].wrapping_sub(a[0]), a[16].wrapping_sub(a[0]) as i64);
+    if delta.unsigned_abs() >= sector || last_byte >> shift != 0 {
+        return false;
+    }
+    // Lane 0's and lane 16's bytes, as offsets in lane 0's sector: within it. With `d` a whole
+    // number of sectors, every pair's are the same.
+    let o = (a[0] & (sector - 1)) as i64;
+    let (first, last) = (o + delta.min(0), o + delta.max(0) + last_byte as i64);
+    if access.mask != u32::MAX
+        || d == 0
+        || d & (sector - 1) != 0
+        || first < 0
+        || last >= sector as i64
+        || d.checked_mul(15).and_then(|s| a[0].checked_add(s)) != Some(a[15])
+    {
+        return false;
+    }
+    // Every step and every move (exact: the ends are in place, and a move stays in its sector).
+    // No early exit, so that the loops are a few vector instructions.
+    let steps =
+        (a[1..16].iter().zip(&a[..15])).fold(0, |acc, (&n, &p)| acc | (n.wrapping_sub(p) ^ d));
+    let moves = (a[16..].iter().zip(&a[..16]))
+        .fold(0, |acc, (&y, &x)| acc | (y.wrapping_sub(x) ^ delta as u64));
+    if steps | moves != 0 {
+        return false;
+    }
+    out.extend(a[..16].iter().map(|&x| x >> shift << shift));
     true
 }
 
@@ -449,8 +488,8 @@ mod tests {
     #[test]
     fn ascending_lanes_take_the_sectors_of_every_lane() {
         // Rows, broadcasts, tiles of 4 to 32 lanes a row (rows ascending, descending, overlapping),
-        // steps around a sector, lanes straddling sectors, partial masks, the top of the address
-        // space; and random addresses near one another: the fast path (where it answers) and
+        // columns of 16 lanes (pairs in a sector), steps around a sector, lanes straddling sectors, partial masks, the top of the address
+        // space; and random addresses near one another: the fast paths (where they answer) and
         // `sectors` against every lane's sectors sorted.
         let mut x = 11u64;
         let mut rand = move || {
@@ -459,7 +498,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             x >> 16
         };
-        let (mut answered, mut cases) = (0, 0);
+        let (mut answered, mut paired, mut cases) = (0, 0, 0);
         for sector_bytes in [32u32, 1, 128] {
             let shift = sector_bytes.trailing_zeros();
             for bytes in [1u32, 2, 4, 8, 16] {
@@ -486,6 +525,11 @@ mod tests {
                                     if ascending_into(&a, last_byte, shift, &mut out) {
                                         assert_eq!(out.to_vec(), want, "{a:x?} {sector_bytes}");
                                         answered += 1;
+                                    }
+                                    out.clear();
+                                    if paired_into(&a, last_byte, shift, &mut out) {
+                                        assert_eq!(out.to_vec(), want, "{a:x?} {sector_bytes}");
+                                        paired += 1;
                                     }
                                     assert_eq!(sectors(&a, sector_bytes).to_vec(), want);
                                     cases += 1;
@@ -518,11 +562,60 @@ mod tests {
                 assert_eq!(out.to_vec(), want, "{a:x?}");
                 answered += 1;
             }
+            out.clear();
+            if paired_into(&a, u64::from(bytes) - 1, 5, &mut out) {
+                assert_eq!(out.to_vec(), want, "{a:x?}");
+                paired += 1;
+            }
             assert_eq!(sectors(&a, 32).to_vec(), want, "{a:x?}");
             cases += 1;
         }
-        // The fast path answers the usual shapes, not just the odd one.
-        assert!(answered * 4 > cases, "{answered} of {cases}");
+        for _ in 0..20_000 {
+            // Columns of 16 lanes, the second half moved by a few bytes (at times not all by
+            // the same), at times one lane off the column, near the top of the address space.
+            let bytes = [1u32, 2, 4, 8, 16][(rand() % 5) as usize];
+            let base = [0x1000u64, u64::MAX - 70_000, u64::MAX - 15 * 4096 - 31]
+                [(rand() % 3) as usize]
+                + rand() % 32;
+            let pitch = [0u64, 8, 32, 64, 96, 4096][(rand() % 6) as usize];
+            let delta = rand() % 40;
+            let mut a = WarpAccess::from_fn(bytes, |l| {
+                (base.wrapping_add((l % 16) * pitch))
+                    .wrapping_add((l / 16) * delta)
+                    .wrapping_sub((l / 16) * 20)
+            });
+            match rand() % 6 {
+                // One lane off, or one pair (so off the stride, not the move), or lane 16 far.
+                0 => {
+                    let l = (rand() % 32) as usize;
+                    a.addrs[l] = a.addrs[l].wrapping_add(1 + rand() % 64);
+                }
+                1 => {
+                    let l = 16 + (rand() % 16) as usize;
+                    a.addrs[l] = a.addrs[l].wrapping_sub(1 + rand() % 64);
+                }
+                2 => {
+                    let (l, k) = (1 + (rand() % 14) as usize, 32 * (1 + rand() % 4));
+                    a.addrs[l] = a.addrs[l].wrapping_add(k);
+                    a.addrs[l + 16] = a.addrs[l + 16].wrapping_add(k);
+                }
+                3 => a.addrs[16] = a.addrs[0].wrapping_add(i64::MAX as u64 - rand() % 2),
+                _ => {}
+            }
+            let want = reference(&a, 32);
+            let mut out = Sectors::new();
+            if paired_into(&a, u64::from(bytes) - 1, 5, &mut out) {
+                assert_eq!(out.to_vec(), want, "{a:x?}");
+                paired += 1;
+            }
+            assert_eq!(sectors(&a, 32).to_vec(), want, "{a:x?}");
+            cases += 1;
+        }
+        // The fast paths answer the usual shapes, not just the odd one.
+        assert!(
+            answered * 4 > cases && paired > 1000,
+            "{answered}, {paired} of {cases}"
+        );
     }
 
     #[test]
