@@ -331,6 +331,15 @@ fn run_wavefronts(
     Some((full + most) as u32)
 }
 
+/// Nonzero when a lane at `a` reading bytes `a..=a + last_byte` leaves its word of `1 << shift`
+/// bytes: its last byte is in another word, or wraps past the top of the address space. Branch
+/// free, so that the whole-warp loops calling it stay a few vector instructions.
+#[inline(always)]
+fn straddle_bits(a: u64, last_byte: u64, shift: u32) -> u64 {
+    let z = a.wrapping_add(last_byte);
+    (z ^ a) >> shift | u64::from(a > z)
+}
+
 /// Wavefronts of the lanes of `mask` (nonzero) when each lane reads within one word (`1 <<
 /// shift` bytes; lane `l` reads bytes `a..=a + last_byte`) and they form at most [`MAX_RUNS`]
 /// columns, each in a bank of its own: a column is consecutive active lanes whose words all lie
@@ -354,10 +363,7 @@ fn column_wavefronts(
     }
     for (l, &a) in addrs.iter().enumerate() {
         let on = u64::from(mask >> l & 1 == 1).wrapping_neg();
-        // A lane whose last byte is in another word (or wraps past the top) straddles.
-        straddles |= ((a.wrapping_add(last_byte) ^ a) >> shift
-            | u64::from(a > a.wrapping_add(last_byte)))
-            & on;
+        straddles |= straddle_bits(a, last_byte, shift) & on;
     }
     cont &= mask & (mask << 1);
     let mut starts = mask & !cont;
@@ -397,10 +403,7 @@ fn one_word_per_bank(
     for (l, &a) in addrs.iter().enumerate() {
         let on = u64::from(mask >> l & 1 == 1).wrapping_neg();
         banks |= (1u64 << (a >> shift & (nbanks - 1))) & on;
-        // A lane whose last byte is in another word (or wraps past the top) straddles.
-        straddles |= ((a.wrapping_add(last_byte) ^ a) >> shift
-            | u64::from(a > a.wrapping_add(last_byte)))
-            & on;
+        straddles |= straddle_bits(a, last_byte, shift) & on;
     }
     straddles == 0 && banks.count_ones() == mask.count_ones()
 }

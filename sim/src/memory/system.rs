@@ -326,19 +326,27 @@ impl L2Outcome {
     /// `r` (sectors of `sb` bytes, each its own DRAM fill); the farthest level they came from.
     #[inline(always)]
     fn add_line(&mut self, base: u64, mask: u32, n: u32, r: LineOutcome, sb: u64) -> Level {
-        self.sectors += n;
-        self.hits += r.hits.count_ones();
-        self.dram_write += u64::from(r.writeback_sectors) * sb;
-        let mut missed = mask & !r.hits;
+        let mut missed = self.count_line(mask, n, r, sb);
         if missed == 0 {
             return Level::L2;
         }
         while missed != 0 {
             self.note_fetched(base + u64::from(missed.trailing_zeros()) * sb);
-            self.dram_read += sb;
             missed &= missed - 1;
         }
         Level::Dram
+    }
+
+    /// [`L2Outcome::add_line`]'s counts without the record of the blocks fetched: the sectors
+    /// of `mask` the lookup missed, each one DRAM fill of `sb` bytes.
+    #[inline(always)]
+    fn count_line(&mut self, mask: u32, n: u32, r: LineOutcome, sb: u64) -> u32 {
+        let missed = mask & !r.hits;
+        self.sectors += n;
+        self.hits += r.hits.count_ones();
+        self.dram_write += u64::from(r.writeback_sectors) * sb;
+        self.dram_read += u64::from(missed.count_ones()) * sb;
+        missed
     }
 
     fn note_fetched(&mut self, block: u64) {
@@ -447,12 +455,7 @@ impl L2Model {
         for (line, mask, n) in line_runs(addrs, line_of) {
             // Each sector once (they ascend), so the line's `n` sectors are `mask`'s.
             let r = sets.access_line(line, mask, false, true, false);
-            let hits = r.hits.count_ones();
-            t.sectors += n;
-            t.hits += hits;
-            t.dram_write += u64::from(r.writeback_sectors) * sb;
-            t.dram_read += u64::from(n - hits) * sb;
-            if hits != n {
+            if t.count_line(mask, n, r, sb) != 0 {
                 level = Level::Dram;
             }
         }
