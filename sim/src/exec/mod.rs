@@ -282,6 +282,8 @@ pub fn run_with(
     let mut pending: Option<usize> = None;
     let plans = Plans::new(&costs, launch.program);
     let forms = fast::forms(launch);
+    // Built once and cloned by each SM (building it per SM grew its vectors push by push).
+    let runs = step::Runs::new(&forms, &costs);
     let cx = crate::timing::replay::Ctx {
         program: launch.program,
         costs: &costs,
@@ -322,6 +324,7 @@ pub fn run_with(
                 cfg,
                 launch,
                 &forms,
+                &runs,
                 &costs,
                 &global,
                 constant,
@@ -562,6 +565,7 @@ fn run_batch_on_sm(
     cfg: &GpuConfig,
     launch: &Launch,
     forms: &[fast::Pre],
+    runs: &step::Runs,
     costs: &Costs,
     global: &GlobalView,
     constant: &[u8],
@@ -598,7 +602,7 @@ fn run_batch_on_sm(
         st.shared = vec![0u8; launch.shared_bytes as usize];
     }
     if st.runs.is_empty() {
-        st.runs = step::Runs::new(forms, costs);
+        st.runs = runs.clone();
     }
     let mut left = budget;
     let mut b = first + (s as u64 + sm_count - first % sm_count) % sm_count;
@@ -778,14 +782,14 @@ fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
         for w in warps.iter_mut() {
             ctx.run_warp(w)?;
         }
-        let mut running: Vec<&mut Warp> = warps.iter_mut().filter(|w| w.live != 0).collect();
-        if running.is_empty() {
+        if warps.iter().all(|w| w.live == 0) {
             return Ok(());
         }
         // Everyone still running waits at the barrier (its timing is the replay's); a `bar.red`
-        // hands out its result.
-        ctx.sync.release(&mut running);
-        for w in running {
+        // hands out its result. (The warps are passed as they are: collecting the running ones
+        // allocated once per barrier of every block.)
+        ctx.sync.release(warps);
+        for w in warps.iter_mut().filter(|w| w.live != 0) {
             w.at_barrier = false;
         }
     }

@@ -30,14 +30,15 @@ impl BlockSync {
         self.waiting.push((warp, dst, lanes));
     }
 
-    /// The barrier releases: writes the reduction to every waiting thread and resets.
-    pub fn release(&mut self, warps: &mut [&mut Warp]) {
+    /// The barrier releases: writes the reduction to every waiting thread of `warps` (the
+    /// block's; a waiting warp is still running) and resets.
+    pub fn release(&mut self, warps: &mut [Warp]) {
         let Some(op) = self.op.take() else {
             return;
         };
         let v = alu::bar_red(op, self.true_threads, self.threads);
         for (index, dst, lanes) in self.waiting.drain(..) {
-            if let Some(w) = warps.iter_mut().find(|w| w.index == index) {
+            if let Some(w) = warps.iter_mut().find(|w| w.index == index && w.live != 0) {
                 for l in super::step::lanes(lanes) {
                     w.regs[dst as usize * 32 + l] = v;
                 }

@@ -125,6 +125,7 @@ impl BlockLog {
     }
 
     /// Adds a request; returns the ticket its latency will be found under.
+    #[inline]
     pub fn request(&mut self, kind: L2Kind, addrs: &[u64]) -> u32 {
         let start = self.addrs.len() as u32;
         self.addrs.extend_from_slice(addrs);

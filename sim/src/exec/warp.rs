@@ -31,6 +31,9 @@ pub struct Warp {
     /// `%tid` of each lane, computed once per block: `tid[dimension][lane]` (rows, so that
     /// `mov %r, %tid.x` reads one contiguous row).
     pub tid: [[u32; 32]; 3],
+    /// The warp index and block shape `tid` was computed for: a register file that runs the
+    /// same warp of every block (a kernel with barriers) computes it once.
+    tid_for: Option<(u32, [u32; 3])>,
     /// Registers whose row holds, for all 32 lanes, the value of its invariant writer
     /// (`exec::fast::Pre::invariant`): it keeps it over the warps and blocks that use this
     /// register file in the launch, so the writer need not run again.
@@ -56,6 +59,7 @@ impl Warp {
             local_bytes: local_bytes as usize,
             desc_loaded: false,
             tid: [[0; 32]; 3],
+            tid_for: None,
             fixed: vec![false; num_regs],
             unsettled: 0,
         }
@@ -65,9 +69,41 @@ impl Warp {
     pub fn reset(&mut self, index: u32, block: [u32; 3]) {
         let threads = block[0] * block[1] * block[2];
         let first = index * 32;
+        if self.tid_for != Some((index, block)) {
+            self.set_tid(index, block);
+        }
+        let n = threads.saturating_sub(first).min(32);
+        self.live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+        self.pc = [0; 32];
+        self.converged = true;
+        self.common_pc = 0;
+        self.at_barrier = false;
+        self.clock = 0;
+        self.desc_loaded = false;
+        self.index = index;
+        // Registers are not cleared (nor `fixed`): PTX leaves them undefined until written, and
+        // clearing them for every block cost more than any instruction. A read before a write
+        // sees what the SM's previous block left, the same on any number of threads.
+        if !self.local.is_empty() {
+            self.local.fill(0);
+        }
+    }
+
+    /// Computes `tid` for warp `index` of a block of shape `block`.
+    fn set_tid(&mut self, index: u32, block: [u32; 3]) {
+        let bx = block[0].max(1);
+        if self.tid_for == Some((index.wrapping_sub(1), block)) && self.tid[0][0] + 64 <= bx {
+            // The warp after the one `tid` holds, in the same row of the block (a register file
+            // that runs a block's warps in turn): x moves on by 32, y and z stay.
+            self.tid[0].iter_mut().for_each(|x| *x += 32);
+            self.tid_for = Some((index, block));
+            return;
+        }
+        self.tid_for = Some((index, block));
+        let first = index * 32;
         // The first lane's index by division, the others by counting on (divisions per lane
         // showed in profiles: this runs for every warp of every block).
-        let (bx, by) = (block[0].max(1), block[1].max(1));
+        let by = block[1].max(1);
         let mut t = [first % bx, first / bx % by, first / (bx * by)];
         if t[0] + 32 <= bx {
             // The warp lies in one row of the block (any block at least 32 wide): x counts on.
@@ -89,21 +125,6 @@ impl Warp {
                     }
                 }
             }
-        }
-        let n = threads.saturating_sub(first).min(32);
-        self.live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-        self.pc = [0; 32];
-        self.converged = true;
-        self.common_pc = 0;
-        self.at_barrier = false;
-        self.clock = 0;
-        self.desc_loaded = false;
-        self.index = index;
-        // Registers are not cleared (nor `fixed`): PTX leaves them undefined until written, and
-        // clearing them for every block cost more than any instruction. A read before a write
-        // sees what the SM's previous block left, the same on any number of threads.
-        if !self.local.is_empty() {
-            self.local.fill(0);
         }
     }
 
@@ -155,6 +176,47 @@ impl Warp {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
             self.pc[l] = if taken >> l & 1 == 1 { target } else { pc + 1 };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Warp;
+
+    /// `tid` of a register file reset warp after warp (the shortcut from the warp before, the
+    /// same warp again) is that of a fresh register file for each warp (the divisions).
+    #[test]
+    fn tid_in_turn_matches_fresh() {
+        let shapes: [[u32; 3]; 12] = [
+            [32, 8, 1],
+            [512, 1, 1],
+            [64, 2, 2],
+            [96, 3, 1],
+            [100, 3, 2],
+            [16, 16, 1],
+            [8, 4, 4],
+            [1, 1, 64],
+            [33, 1, 1],
+            [1024, 1, 1],
+            [48, 5, 3],
+            [7, 9, 5],
+        ];
+        let mut turn = Warp::new(1, 0);
+        for block in shapes {
+            let warps = (block[0] * block[1] * block[2]).div_ceil(32);
+            for _ in 0..2 {
+                for index in 0..warps {
+                    turn.reset(index, block);
+                    let mut fresh = Warp::new(1, 0);
+                    fresh.reset(index, block);
+                    assert_eq!(turn.tid, fresh.tid, "block {block:?} warp {index}");
+                    assert_eq!(turn.live, fresh.live);
+                    // The same warp again keeps its rows.
+                    turn.reset(index, block);
+                    assert_eq!(turn.tid, fresh.tid, "block {block:?} warp {index} again");
+                }
+            }
         }
     }
 }
