@@ -302,28 +302,35 @@ impl Replay {
         let feeds: Vec<Feed> = (logs.iter())
             .flat_map(|l| l.warps.iter().map(move |s| (s.as_slice(), l)))
             .collect();
-        let mut head = self.queue.first_two();
-        while let Some((key, top)) = head {
-            let w = key as u32;
-            // The key's cycle is the warp's issue time: nothing but the warp itself changes its
-            // scoreboard while it waits in the queue.
-            let t = (key >> 32) as u32;
-            // `top`, the next key: nothing enters the queue while the warp runs (only a barrier's
-            // release or the end of a block queues warps, and the warp stops there).
-            let (next, long) = self.run_warp(cx, &feeds, work, w as usize, t, top);
-            head = match next {
-                // The warp's next key is after `top`, which comes first now.
-                Some(next) => Some(self.queue.advance(pack(next, w), top)),
-                None => {
+        // The plans as a local slice: the loop reads them without going through `cx`.
+        let plans = &cx.plans.0[..];
+        while let Some((mut key, mut top)) = self.queue.first_two() {
+            // Warps follow one another here as long as none parks or retires (the key of the
+            // next one in registers, not an `Option` kept across the loop).
+            loop {
+                let w = key as u32;
+                // The key's cycle is the warp's issue time: nothing but the warp itself changes
+                // its scoreboard while it waits in the queue.
+                let t = (key >> 32) as u32;
+                // `top`, the next key: nothing enters the queue while the warp runs (only a
+                // barrier's release or the end of a block queues warps, and the warp stops
+                // there).
+                let (next, long) = self.run_warp(cx, plans, &feeds, work, w as usize, t, top);
+                let Some(next) = next else {
                     self.queue.pop();
                     self.park_or_retire(cx, logs, w as usize);
-                    self.queue.first_two()
+                    if long {
+                        self.trim();
+                    }
+                    break;
+                };
+                // The warp's next key is after `top`, which comes first now.
+                (key, top) = self.queue.advance(pack(next, w), top);
+                // Only this warp's scheduler took cycles (trimming earlier or later changes no
+                // result: no warp asks for a cycle before its floor).
+                if long {
+                    self.trim();
                 }
-            };
-            // Only this warp's scheduler took cycles (trimming earlier or later changes no
-            // result: no warp asks for a cycle before its floor).
-            if long {
-                self.trim();
             }
         }
         let mut out = Vec::with_capacity(self.blocks.len());
@@ -442,9 +449,11 @@ impl Replay {
     /// (`u64::MAX`: none), when it returns that instruction's cycle, or until it parks at a
     /// barrier or retires (`None`; [`Replay::park_or_retire`] then counts it). Also says whether
     /// the warp's scheduler's calendar has grown longer than [`TRIM_SPAN`].
+    #[allow(clippy::too_many_arguments)]
     fn run_warp(
         &mut self,
         cx: Ctx,
+        plans: &[Plan],
         feeds: &[Feed],
         work: &mut SmWork,
         w: usize,
@@ -458,7 +467,7 @@ impl Replay {
         let Some(&(mut e)) = stream.get(next) else {
             return (None, false);
         };
-        let mut p = cx.plans.at(e.pc);
+        let mut p = &plans[e.pc as usize];
         let out = loop {
             next += 1;
             if p.simple {
@@ -470,7 +479,7 @@ impl Replay {
                 break None;
             };
             e = n;
-            p = cx.plans.at(e.pc);
+            p = &plans[e.pc as usize];
             want = b.issue_time(&p.deps);
             // The warp goes on while its key is below `top` (no other key equals its own).
             if pack(want, w as u32) > top {
