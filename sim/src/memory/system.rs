@@ -450,16 +450,27 @@ impl L2Model {
         let (Some(mut sets), true, true) = (sets, common && ascending, t.fetched.is_empty()) else {
             return self.read_all(addrs, t);
         };
-        let sb = u64::from(sb);
-        let mut level = Level::L2;
+        // The counts in locals, added to `t` once: kept in registers across the loop.
+        let (mut sectors, mut hits, mut missed, mut written) = (0u32, 0u32, 0u32, 0u32);
         for (line, mask, n) in line_runs(addrs, line_of) {
-            // Each sector once (they ascend), so the line's `n` sectors are `mask`'s.
+            // Each sector once (they ascend), so the line's `n` sectors are `mask`'s; each one
+            // missed is its own DRAM fill.
             let r = sets.access_line(line, mask, false, true, false);
-            if t.count_line(mask, n, r, sb) != 0 {
-                level = Level::Dram;
-            }
+            sectors += n;
+            hits += r.hits.count_ones();
+            missed += (mask & !r.hits).count_ones();
+            written += r.writeback_sectors;
         }
-        level
+        let sb = u64::from(sb);
+        t.sectors += sectors;
+        t.hits += hits;
+        t.dram_read += u64::from(missed) * sb;
+        t.dram_write += u64::from(written) * sb;
+        if missed == 0 {
+            Level::L2
+        } else {
+            Level::Dram
+        }
     }
 
     /// [`L2Model::read`] of the one L2 sector `s`: L2 or DRAM.
