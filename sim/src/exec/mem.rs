@@ -365,6 +365,30 @@ impl Ctx<'_> {
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
         // A whole warp of 32-bit words (most shared and constant loads): every lane in order,
         // no dispatch on the size or the sign per lane.
+        if exec == u32::MAX && esize == 4 && m.vec == 1 {
+            // A scalar (a tile's row or column): one load a lane, with no loop over the vector
+            // elements around it (the loop below hoisted the 32 lanes' pointers out of it and
+            // spilled them to the stack: about 350 instructions a warp instead of about 100).
+            let d = inst.dst[0];
+            if d != NO_REG {
+                let out: &mut [u64; WARP] = (&mut w.regs[d as usize * 32..][..32])
+                    .try_into()
+                    .expect("32 lanes");
+                for (o, &a) in out.iter_mut().zip(addrs) {
+                    let at = a as usize;
+                    // SAFETY: `at + 4 <= buf.len()`: every lane's 4 bytes lie in `buf` (`fits`,
+                    // checked above).
+                    let b = unsafe { buf.get_unchecked(at..at + 4) };
+                    let word = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+                    *o = if signed {
+                        word as i32 as i64 as u64
+                    } else {
+                        u64::from(word)
+                    };
+                }
+            }
+            return true;
+        }
         if exec == u32::MAX && esize == 4 {
             let shift = if signed { 32 } else { 0 };
             for k in 0..usize::from(m.vec) {
@@ -530,7 +554,33 @@ impl Ctx<'_> {
     /// or generic access touch, if one does (the common case, served without per-lane dispatch).
     /// `run`: the access's [`coalesce::run`], whose first and last lane are its lowest and
     /// highest address; `pc` the instruction's.
+    #[inline]
     fn one_allocation(
+        &mut self,
+        m: MemOp,
+        pc: u32,
+        exec: u32,
+        addrs: &[u64; WARP],
+        run: Option<u64>,
+    ) -> Option<(usize, u64)> {
+        if let (Some(a0), StateSpace::Global) = (run, m.space) {
+            // A global run inside the instruction's last allocation (the common case): what
+            // the general path finds first, without its frame and its other cases. `a0 + 32 *
+            // span` does not overflow (`run`).
+            let span = m.ty.bytes() as u64 * u64::from(m.vec);
+            let hint = self.alloc_hints[pc as usize] as usize;
+            if let Some((base, end)) = self.global.try_bounds(hint) {
+                if base <= a0 && a0 < end && a0 + 32 * span <= end {
+                    return Some((hint, base));
+                }
+            }
+        }
+        self.one_allocation_general(m, pc, exec, addrs, run)
+    }
+
+    /// [`Self::one_allocation`] for any access.
+    #[inline(never)]
+    fn one_allocation_general(
         &mut self,
         m: MemOp,
         pc: u32,

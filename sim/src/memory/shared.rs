@@ -73,6 +73,19 @@ pub fn wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wav
 #[inline(never)]
 fn phased_wavefronts(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wavefronts {
     let phase = lanes_per_phase(access.bytes, banks) as usize;
+    if run.is_none() && phase >= WARP && looks_strided(access) {
+        // A whole warp in one phase, one word a lane a fixed number of words apart (a tile's
+        // column): the closed form `phase_wavefronts` tries first, without the phase loop
+        // and the call.
+        let shift = banks.width.max(1).trailing_zeros();
+        if let Some(k) = word_stride(access, shift) {
+            let nbanks = u64::from(banks.banks.clamp(1, 64));
+            return Wavefronts {
+                wavefronts: strided_wavefronts(k, WARP as u32, nbanks),
+                ideal: 1,
+            };
+        }
+    }
     let mut out = Wavefronts::default();
     let mut start = 0;
     // Consecutive elements (the common case): a phase whose words span fewer than `banks` words
@@ -137,7 +150,7 @@ fn word_stride(access: &WarpAccess, shift: u32) -> Option<u64> {
     }
     // Every step `s`, with no early exit, so that the loop is a few vector instructions.
     let odd = (a[1..].iter().zip(&a[..31])).fold(0, |acc, (&n, &p)| acc | (n.wrapping_sub(p) ^ s));
-    (odd == 0).then_some(s >> shift)
+    super::coalesce::all_zero(odd).then_some(s >> shift)
 }
 
 /// Whether every lane of `access` is active and the last lane is where the step from lane 0 to
@@ -743,6 +756,44 @@ mod tests {
                 WarpAccess { mask, addrs, bytes }
             })
             .collect()
+    }
+
+    #[test]
+    fn whole_accesses_match_the_definition_phase_by_phase() {
+        // `wavefronts` (its runs, its closed form for a whole warp's column, the phase loop)
+        // against the definition, phase by phase.
+        let b16 = Banks {
+            banks: 16,
+            width: 4,
+        };
+        let b64 = Banks {
+            banks: 64,
+            width: 4,
+        };
+        let mut strided = 0;
+        for access in random_accesses(50_000) {
+            for banks in [B4, B8, b16, b64] {
+                let phase = lanes_per_phase(access.bytes, banks) as usize;
+                let mut want = Wavefronts::default();
+                for start in (0..WARP).step_by(phase) {
+                    let mask = access.phase_mask(start, phase);
+                    if mask != 0 {
+                        want.ideal += 1;
+                        want.wavefronts += reference(&access, mask, banks);
+                    }
+                }
+                assert_eq!(wavefronts(&access, banks), want, "{access:?} {banks:?}");
+                let shift = banks.width.trailing_zeros();
+                strided += usize::from(
+                    phase >= WARP
+                        && super::super::coalesce::contiguous(&access).is_none()
+                        && looks_strided(&access)
+                        && word_stride(&access, shift).is_some(),
+                );
+            }
+        }
+        // The closed form for columns was taken often enough to be tested.
+        assert!(strided > 1000, "{strided}");
     }
 
     #[test]
