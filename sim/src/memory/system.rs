@@ -326,7 +326,9 @@ impl L2Outcome {
     /// `r` (sectors of `sb` bytes, each its own DRAM fill); the farthest level they came from.
     #[inline(always)]
     fn add_line(&mut self, base: u64, mask: u32, n: u32, r: LineOutcome, sb: u64) -> Level {
-        let mut missed = self.count_line(mask, n, r, sb);
+        let mut c = LineCounts::default();
+        let mut missed = c.add(mask, n, r);
+        self.add_counts(c, sb);
         if missed == 0 {
             return Level::L2;
         }
@@ -337,21 +339,43 @@ impl L2Outcome {
         Level::Dram
     }
 
-    /// [`L2Outcome::add_line`]'s counts without the record of the blocks fetched: the sectors
-    /// of `mask` the lookup missed, each one DRAM fill of `sb` bytes.
+    /// Adds the counts of lines read ([`LineCounts`]), sectors of `sb` bytes, each missed one its
+    /// own DRAM fill.
     #[inline(always)]
-    fn count_line(&mut self, mask: u32, n: u32, r: LineOutcome, sb: u64) -> u32 {
-        let missed = mask & !r.hits;
-        self.sectors += n;
-        self.hits += r.hits.count_ones();
-        self.dram_write += u64::from(r.writeback_sectors) * sb;
-        self.dram_read += u64::from(missed.count_ones()) * sb;
-        missed
+    fn add_counts(&mut self, c: LineCounts, sb: u64) {
+        self.sectors += c.sectors;
+        self.hits += c.hits;
+        self.dram_read += u64::from(c.missed) * sb;
+        self.dram_write += u64::from(c.written) * sb;
     }
 
     fn note_fetched(&mut self, block: u64) {
         self.fetched_max = self.fetched_max.max(block);
         self.fetched.push(block);
+    }
+}
+
+/// The sector counts of lines read, in sectors: what [`L2Outcome::add_line`] adds for one line
+/// and [`L2Model::read_request`] sums over a request (in registers) before adding it once.
+#[derive(Debug, Clone, Copy, Default)]
+struct LineCounts {
+    sectors: u32,
+    hits: u32,
+    missed: u32,
+    written: u32,
+}
+
+impl LineCounts {
+    /// Counts the read of the `n` sectors `mask` of a line whose lookup found `r`; returns the
+    /// sectors of `mask` it missed.
+    #[inline(always)]
+    fn add(&mut self, mask: u32, n: u32, r: LineOutcome) -> u32 {
+        let missed = mask & !r.hits;
+        self.sectors += n;
+        self.hits += r.hits.count_ones();
+        self.missed += missed.count_ones();
+        self.written += r.writeback_sectors;
+        missed
     }
 }
 
@@ -451,22 +475,13 @@ impl L2Model {
             return self.read_all(addrs, t);
         };
         // The counts in locals, added to `t` once: kept in registers across the loop.
-        let (mut sectors, mut hits, mut missed, mut written) = (0u32, 0u32, 0u32, 0u32);
+        let mut c = LineCounts::default();
         for (line, mask, n) in line_runs(addrs, line_of) {
-            // Each sector once (they ascend), so the line's `n` sectors are `mask`'s; each one
-            // missed is its own DRAM fill.
-            let r = sets.access_line(line, mask, false, true, false);
-            sectors += n;
-            hits += r.hits.count_ones();
-            missed += (mask & !r.hits).count_ones();
-            written += r.writeback_sectors;
+            // Each sector once (they ascend), so the line's `n` sectors are `mask`'s.
+            c.add(mask, n, sets.access_line(line, mask, false, true, false));
         }
-        let sb = u64::from(sb);
-        t.sectors += sectors;
-        t.hits += hits;
-        t.dram_read += u64::from(missed) * sb;
-        t.dram_write += u64::from(written) * sb;
-        if missed == 0 {
+        t.add_counts(c, u64::from(sb));
+        if c.missed == 0 {
             Level::L2
         } else {
             Level::Dram
