@@ -50,7 +50,8 @@ pub enum Kernel {
     /// `(x * y + z) & m`: `mul.lo`, `mad.lo` (`z` is 0 for `mul`).
     MulLo(u64),
     /// [`Kernel::MulLo`] of a width up to 32 bits: the low 32 bits of the product only depend
-    /// on those of the factors, so one 32 x 32 -> 64-bit multiply per lane does.
+    /// on those of the factors, so one 32 x 32 -> 64-bit multiply per lane does. With `m` of
+    /// 64 bits it is also `mul.wide.u32`/`mad.wide.u32` ([`Kernel::WideU`] of 32-bit sources).
     MulLo32(u64),
     /// `mul.wide`/`mad.wide` of signed values of shift `sh`: `(sext(x) * sext(y) + z) & wm`.
     WideS {
@@ -374,6 +375,12 @@ impl Form {
                         let wm = mask(bits * 2);
                         if ty.is_signed() && bits == 32 {
                             Kernel::WideS32 { wm }
+                        } else if bits == 32 {
+                            // The common `mul.wide.u32`: `WideU`'s 32-bit factor masks and
+                            // 64-bit result mask are `MulLo32`'s with `m` of 64 bits, whose
+                            // constant factor masks let the compiler use a 32 x 32 -> 64-bit
+                            // vector multiply (a runtime mask made it a 64-bit one).
+                            Kernel::MulLo32(wm)
                         } else if ty.is_signed() {
                             Kernel::WideS { sh, wm }
                         } else {
