@@ -634,8 +634,9 @@ pub struct Pre {
     /// The end of the run of [`Pre::plain`] entries from this one: the first PC at or after
     /// this one whose entry is not plain (this PC itself when its entry is not).
     pub run_end: u32,
-    /// A plain entry whose value is the same whenever it runs in the launch: a kernel
-    /// parameter, a broadcast, or a form of immediates and such entries' registers, each the
+    /// A plain entry whose value is the same whenever it runs in the launch on one register
+    /// file: a kernel parameter, a broadcast, `%tid` where each register file runs one warp of
+    /// every block ([`forms`]), or a form of immediates and such entries' registers, each the
     /// only writer of its register in the program. Once it has filled its register's row for
     /// all lanes of a register file (and its sources theirs), running it again writes the same
     /// values over them, which the warp loop skips ([`invariants`]).
@@ -658,15 +659,17 @@ impl Pre {
             )
     }
 
-    /// The destination register of a parameter, broadcast or form, and the form's source
-    /// registers.
+    /// The destination register of a parameter, broadcast, `%tid` or form, and the form's
+    /// source registers.
     pub fn writes(&self) -> Option<(u16, [Option<u16>; 3])> {
         let reg = |o: Opd| match o {
             Opd::Reg(r) => Some(r),
             Opd::Imm(_) => None,
         };
         match self.op {
-            Fast::Bcast { d, .. } | Fast::Param { d, .. } => Some((d, [None; 3])),
+            Fast::Bcast { d, .. } | Fast::Param { d, .. } | Fast::Tid { d, .. } => {
+                Some((d, [None; 3]))
+            }
             Fast::Form(f) => Some((f.d, [reg(f.a), reg(f.b), reg(f.c)])),
             _ => None,
         }
@@ -752,7 +755,9 @@ fn param(inst: &DInst, m: MemOp, params: &[u8]) -> Option<Fast> {
 }
 
 /// The pre-decoded entry of each instruction of `launch`'s program, made once per launch.
-pub fn forms(launch: &super::Launch) -> Vec<Pre> {
+/// `tid_fixed`: each register file runs one warp of every block (a kernel with barriers, whose
+/// warps each have their own file: `exec::run_batch_on_sm`), so that `%tid` is invariant too.
+pub fn forms(launch: &super::Launch, tid_fixed: bool) -> Vec<Pre> {
     let mut pre: Vec<Pre> = launch
         .program
         .insts
@@ -766,13 +771,15 @@ pub fn forms(launch: &super::Launch) -> Vec<Pre> {
         })
         .collect();
     mark_runs(&mut pre);
-    invariants(&mut pre, &launch.program.insts);
+    invariants(&mut pre, &launch.program.insts, tid_fixed);
     pre
 }
 
 /// Marks the invariant entries ([`Pre::invariant`]) of the program `insts` (whose entries are
-/// `pre`): parameters and broadcasts first, then forms of their registers, until none is added.
-pub fn invariants(pre: &mut [Pre], insts: &[DInst]) {
+/// `pre`): parameters and broadcasts first (and `%tid` when `tid_fixed`: each register file runs
+/// the same warp of every block, with the same `%tid`), then forms of their registers, until
+/// none is added.
+pub fn invariants(pre: &mut [Pre], insts: &[DInst], tid_fixed: bool) {
     let regs = insts
         .iter()
         .flat_map(|i| i.dst)
@@ -797,7 +804,9 @@ pub fn invariants(pre: &mut [Pre], insts: &[DInst]) {
                 .iter()
                 .flatten()
                 .all(|&r| r != d && fixed.get(usize::from(r)) == Some(&true));
-            if sole && from_fixed && !matches!(p.op, Fast::Nop) {
+            let varies =
+                matches!(p.op, Fast::Nop) || (!tid_fixed && matches!(p.op, Fast::Tid { .. }));
+            if sole && from_fixed && !varies {
                 p.invariant = true;
                 fixed[usize::from(d)] = true;
                 added = true;
@@ -1219,7 +1228,7 @@ mod tests {
         let mut params = 0x1122_3344_5566_7788u64.to_le_bytes().to_vec();
         params.extend((-2i32).to_le_bytes());
         let launch = launch_of(&program, params);
-        let got: Vec<Fast> = forms(&launch).iter().map(|p| p.op).collect();
+        let got: Vec<Fast> = forms(&launch, false).iter().map(|p| p.op).collect();
         let want = [
             Fast::Param {
                 d: 0,
@@ -1370,8 +1379,19 @@ mod tests {
                 v: 1,
                 wide: true,
             },
+            Fast::Tid {
+                d: 8,
+                c: 0,
+                m: u64::MAX,
+            },
+            form(9, Opd::Reg(8), Opd::Reg(7)), // r9 = %tid.x + r7: invariant with %tid
+            Fast::Ctaid {
+                d: 10,
+                c: 0,
+                m: u64::MAX,
+            },
         ];
-        let dsts = [2, 1, 4, 3, 5, 5, 6, 7];
+        let dsts = [2, 1, 4, 3, 5, 5, 6, 7, 8, 9, 10];
         let insts: Vec<DInst> = dsts.iter().map(|&d| with_dst(d)).collect();
         let mut pre: Vec<Pre> = ops
             .iter()
@@ -1383,8 +1403,15 @@ mod tests {
                 invariant: false,
             })
             .collect();
-        invariants(&mut pre, &insts);
+        let fresh = pre.clone();
+        invariants(&mut pre, &insts, false);
         let got: Vec<bool> = pre.iter().map(|p| p.invariant).collect();
-        assert_eq!(got, [true, true, false, false, false, false, false, true]);
+        let (t, f) = (true, false);
+        assert_eq!(got, [t, t, f, f, f, f, f, t, f, f, f]);
+        // Register files that each run one warp of every block: `%tid` is invariant too.
+        let mut pre = fresh;
+        invariants(&mut pre, &insts, true);
+        let got: Vec<bool> = pre.iter().map(|p| p.invariant).collect();
+        assert_eq!(got, [t, t, f, f, f, f, f, t, t, t, f]);
     }
 }

@@ -281,7 +281,9 @@ pub fn run_with(
     // The log buffer whose timing pass is still to run (launches run in full).
     let mut pending: Option<usize> = None;
     let plans = Plans::new(&costs, launch.program);
-    let forms = fast::forms(launch);
+    // With barriers each warp of a block has its own register file (`run_batch_on_sm`), which
+    // runs that warp of every block: its `%tid` rows do not change over the launch.
+    let forms = fast::forms(launch, !barrier_free);
     // Built once and cloned by each SM (building it per SM grew its vectors push by push).
     let runs = step::Runs::new(&forms, &costs);
     let cx = crate::timing::replay::Ctx {
