@@ -383,6 +383,10 @@ pub struct SmWork {
     /// none; the default `(0, 0)` is safe too, as every insert widens the range to its sectors.
     #[serde(skip)]
     fill_range: (u64, u64),
+    /// No load of the wave hits L1 throughout ([`SmWork::expect_hits`]): no load waits for a fill
+    /// in flight, so misses need not record theirs in `fills`.
+    #[serde(skip)]
+    no_hits: bool,
     /// Sector -> cycle of the wave's last store to it.
     #[serde(skip)]
     stored: SectorMap<512>,
@@ -525,6 +529,14 @@ impl SmWork {
         self.blocks.push((wave, cycles));
     }
 
+    /// Says whether the wave about to be replayed has a load that hits L1 throughout
+    /// ([`crate::exec::trace::MemRec::hit`]): only such a load asks [`SmWork::global_sectors`]
+    /// for the fills in flight, so without one the misses' fills are not recorded (read_stride
+    /// and transpose_smem hit nothing). Set per wave; until then fills are recorded.
+    pub fn expect_hits(&mut self, any: bool) {
+        self.no_hits = !any;
+    }
+
     /// Sets the SM's share of the DRAM bandwidth the queue drains at ([`SmWork::queue_dram`]).
     pub fn set_dram_share(&mut self, costs: &Costs) {
         self.dram_share = costs.dram_bytes_per_cycle_per_sm;
@@ -616,8 +628,10 @@ impl SmWork {
             let wait = self.fills.latest(sectors).saturating_sub(now);
             lat.max(wait)
         } else {
-            self.fills.insert_all_new(sectors, now + lat);
-            self.fill_range = (lo.min(first), hi.max(last));
+            if !self.no_hits {
+                self.fills.insert_all_new(sectors, now + lat);
+                self.fill_range = (lo.min(first), hi.max(last));
+            }
             lat
         }
     }
@@ -1332,6 +1346,59 @@ mod tests {
         assert!(want.iter().all(|(&s, &c)| m.get(s) == Some(c)));
         assert_eq!(m.get(100_000 + 40_000), None);
         assert!(2 * m.len <= m.meta.len());
+    }
+
+    #[test]
+    fn a_wave_without_hits_skips_the_fills_and_changes_nothing() {
+        // Misses and stores (with and without merging) of waves that have no load hitting L1:
+        // an SM that records the fills and one told there are no hits answer and count alike.
+        let mut costs = h200_costs();
+        let mut seed = 99u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for merge in [None, Some(1), Some(50)] {
+            costs.store_merge = merge;
+            let (mut a, mut b) = (SmWork::default(), SmWork::default());
+            b.expect_hits(false);
+            for round in 0..3000u64 {
+                let wave = (round / 500) as usize;
+                let now = (round * 7 + next() % 20) as u32;
+                a.now = now;
+                b.now = now;
+                let base = next() % 5000;
+                let n = 1 + next() % 32;
+                let mut sectors: Vec<u64> = match round % 3 {
+                    0 => (base..base + n).collect(),
+                    1 => (0..n).map(|k| base + k * (1 + round % 5)).collect(),
+                    _ => (0..n).map(|_| base + next() % 300).collect(),
+                };
+                sectors.sort_unstable();
+                sectors.dedup();
+                let (store, lat, dwf) = (next() % 2 == 0, 100 + next() as u32 % 400, 1 + n as u32);
+                let want = a.global_sectors(&costs, wave, dwf, &sectors, store, false, lat);
+                let got = b.global_sectors(&costs, wave, dwf, &sectors, store, false, lat);
+                assert_eq!(got, want);
+            }
+            assert_eq!(b.fills.len, 0);
+            assert_eq!(
+                (
+                    a.data_wavefronts,
+                    a.store_sectors,
+                    a.store_sectors_sent,
+                    a.l2_write_lines
+                ),
+                (
+                    b.data_wavefronts,
+                    b.store_sectors,
+                    b.store_sectors_sent,
+                    b.l2_write_lines
+                )
+            );
+        }
     }
 
     #[test]

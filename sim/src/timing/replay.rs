@@ -361,6 +361,9 @@ impl Replay {
             self.ports = vec![Port::default(); schedulers];
         }
         work.set_dram_share(cx.costs);
+        // Fills in flight matter only to loads that hit L1 (a scan of a few bytes per access
+        // spares a wave without them the fills' map).
+        work.expect_hits((logs.iter().flat_map(|l| &l.mems)).any(|m| m.hit && !m.store));
         let starts = self.place(cx, logs);
         let origin = starts.first().map_or(0, |&(_, s)| s as u64);
         work.advance(origin.saturating_sub(self.origin));
@@ -562,8 +565,8 @@ impl Board {
             }
             return;
         }
+        // `work.now` is left alone: only memory accesses read it, and they set it in `step`.
         let issue = port.take(u64::from(want)) as u32;
-        work.now = issue;
         self.issued_max = self.issued_max.max(issue);
         work.issue_slots += 1;
         let t = issue + p.result;
