@@ -474,12 +474,13 @@ impl L2Model {
         let (Some(mut sets), true, true) = (sets, common && ascending, t.fetched.is_empty()) else {
             return self.read_all(addrs, t);
         };
-        // The counts in locals, added to `t` once: kept in registers across the loop.
-        let mut c = LineCounts::default();
-        for (line, mask, n) in line_runs(addrs, line_of) {
-            // Each sector once (they ascend), so the line's `n` sectors are `mask`'s.
-            c.add(mask, n, sets.access_line(line, mask, false, true, false));
-        }
+        // The counts in locals, added to `t` once: kept in registers across the loop. Each
+        // sector once (they ascend), so a line's `n` sectors are `mask`'s.
+        let add = |mut c: LineCounts, mask, n, r| {
+            c.add(mask, n, r);
+            c
+        };
+        let c = sets.fold_runs::<_, false>(addrs, line_of, LineCounts::default(), add);
         t.add_counts(c, u64::from(sb));
         if c.missed == 0 {
             Level::L2
