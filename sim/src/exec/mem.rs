@@ -270,9 +270,18 @@ impl Ctx<'_> {
             let mut v = [0u64; WARP];
             for k in 0..usize::from(m.vec) {
                 let off = (a0 - base) as usize + k * esize as usize;
+                let d = inst.dst[k];
+                if d != NO_REG && !signed {
+                    // Straight into the destination: no second pass over the warp's values.
+                    let out: &mut [u64; WARP] = (&mut w.regs[d as usize * 32..][..32])
+                        .try_into()
+                        .expect("32 lanes");
+                    let ok = g.read_run(i, off, esize as usize, stride, out);
+                    debug_assert!(ok, "bounds checked above");
+                    continue;
+                }
                 let ok = g.read_run(i, off, esize as usize, stride, &mut v);
                 debug_assert!(ok, "bounds checked above");
-                let d = inst.dst[k];
                 if d == NO_REG {
                     continue;
                 }
@@ -748,12 +757,89 @@ impl Ctx<'_> {
 
     /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
     /// `access`: the warp's addresses as generated (generic ones not yet resolved), `run` its
-    /// [`coalesce::run`] (`None` where not needed: constant loads).
+    /// [`coalesce::run`] (`None` where not needed: constant loads). Only the dispatch on the
+    /// space, inlined into the callers: each space's model is its own function with the frame
+    /// and set-up it needs (one function for all had the global path's 2 KiB frame and a set-up
+    /// of some 45 instructions that every shared access paid as well).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn model(
         &mut self,
         w: &mut Warp,
         inst: &DInst,
+        pc: u32,
+        m: MemOp,
+        space: StateSpace,
+        access: &WarpAccess,
+        run: Option<u64>,
+        store: bool,
+    ) -> u32 {
+        match space {
+            StateSpace::Param => self.param_model(m),
+            StateSpace::Const => self.model_const(inst, pc, m, access),
+            StateSpace::Global | StateSpace::Local => {
+                self.model_global(w, pc, m, space, access, run, store)
+            }
+            StateSpace::Shared => self.model_shared(pc, m, access, run, store),
+            StateSpace::Reg | StateSpace::Generic => 0,
+        }
+    }
+
+    /// [`Self::model`] for an indexed or fixed constant load.
+    #[inline(never)]
+    fn model_const(&mut self, inst: &DInst, pc: u32, m: MemOp, access: &WarpAccess) -> u32 {
+        let c = &mut *self.counters;
+        let ps = &mut self.per_pc[pc as usize];
+        let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)))
+            && self.costs.sass.is_const_operand(pc); // timing::sass: LDC when if-converted
+        if fixed {
+            // A constant at a fixed address is an operand of the instruction (IMC,
+            // DESIGN.md). ptxas sometimes loads such values with LDC instead: on an H200
+            // conv2d's filter taps count as IDC requests while stencil_1d's count as IMC.
+            c.imc_requests += 1;
+            c.const_imm_loads += 1;
+            return self.costs.imc;
+        }
+        let mut o = ConstLevelsOutcome::default();
+        (self.caches).constant_load_into(self.params, &resolved_access(m.space, access), &mut o);
+        c.ldc_inst += 1;
+        c.ldc_requests += u64::from(o.requests);
+        c.idc_requests += u64::from(o.requests);
+        c.idc_hits += u64::from(o.hits);
+        c.idc_misses += u64::from(o.misses);
+        c.gcc_requests += u64::from(o.level_misses[0]);
+        ps.requests += u64::from(o.requests);
+        ps.hits += u64::from(o.hits);
+        ps.misses += u64::from(o.misses);
+        if !o.to_l2.is_empty() {
+            // Priced by the L2 pass, which knows where the misses were served.
+            let served = o.served.iter().map(|&l| (l != Level::L2).then_some(l));
+            return self
+                .log
+                .request(L2Kind::Const(pc, served.collect()), &o.to_l2);
+        }
+        // Every request was served by a constant level.
+        let served = &o.served[..];
+        // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
+        // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
+        // Latency and work in one walk over the levels (`Costs::ldc_work` apart), or
+        // none when no request went past the second level (the usual case).
+        let (lat, work) = match o.level_misses[1] {
+            0 => (self.costs).constant_costs_near(o.requests, o.misses),
+            _ => self.costs.constant_costs(served),
+        };
+        if self.costs.sass.at(pc).ldc > 0 {
+            self.log.ldc[0].push(work);
+        }
+        lat
+    }
+
+    /// [`Self::model`] for a global or local access (`space`, resolved).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn model_global(
+        &mut self,
+        w: &mut Warp,
         pc: u32,
         m: MemOp,
         space: StateSpace,
@@ -767,208 +853,165 @@ impl Ctx<'_> {
         let ps = &mut self.per_pc[pc as usize];
         let work = &mut *self.work;
         let bytes = m.bytes_per_thread();
-        match space {
-            StateSpace::Param => self.param_model(m),
-            StateSpace::Const => {
-                let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)))
-                    && self.costs.sass.is_const_operand(pc); // timing::sass: LDC when if-converted
-                if fixed {
-                    // A constant at a fixed address is an operand of the instruction (IMC,
-                    // DESIGN.md). ptxas sometimes loads such values with LDC instead: on an H200
-                    // conv2d's filter taps count as IDC requests while stencil_1d's count as IMC.
-                    c.imc_requests += 1;
-                    c.const_imm_loads += 1;
-                    return self.costs.imc;
-                }
-                let mut o = ConstLevelsOutcome::default();
-                (self.caches).constant_load_into(
-                    self.params,
-                    &resolved_access(m.space, access),
-                    &mut o,
-                );
-                c.ldc_inst += 1;
-                c.ldc_requests += u64::from(o.requests);
-                c.idc_requests += u64::from(o.requests);
-                c.idc_hits += u64::from(o.hits);
-                c.idc_misses += u64::from(o.misses);
-                c.gcc_requests += u64::from(o.level_misses[0]);
-                ps.requests += u64::from(o.requests);
-                ps.hits += u64::from(o.hits);
-                ps.misses += u64::from(o.misses);
-                if !o.to_l2.is_empty() {
-                    // Priced by the L2 pass, which knows where the misses were served.
-                    let served = o.served.iter().map(|&l| (l != Level::L2).then_some(l));
-                    return self
-                        .log
-                        .request(L2Kind::Const(pc, served.collect()), &o.to_l2);
-                }
-                // Every request was served by a constant level.
-                let served = &o.served[..];
-                // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
-                // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
-                // Latency and work in one walk over the levels (`Costs::ldc_work` apart), or
-                // none when no request went past the second level (the usual case).
-                let (lat, work) = match o.level_misses[1] {
-                    0 => (self.costs).constant_costs_near(o.requests, o.misses),
-                    _ => self.costs.constant_costs(served),
-                };
-                if self.costs.sass.at(pc).ldc > 0 {
-                    self.log.ldc[0].push(work);
-                }
-                lat
-            }
-            StateSpace::Global | StateSpace::Local => {
-                let local = space == StateSpace::Local;
-                if !w.desc_loaded && self.params.memory_descriptor() {
-                    // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
-                    w.desc_loaded = true;
-                    c.idc_requests += 1;
-                    c.idc_hits += 1;
-                }
-                let mut remapped = None;
-                if local || m.space == StateSpace::Generic {
-                    let mut a = resolved_access(m.space, access).into_owned();
-                    if local {
-                        // Local memory is interleaved: word k of lane l sits at (k * 32 + l) * 4,
-                        // so a warp reading the same local variable touches consecutive words.
-                        let base = LOCAL_MODEL_BASE
-                            + (sm as u64 * 64 + u64::from(w.index)) * w.local_bytes as u64 * 32;
-                        for l in lanes(exec) {
-                            a.addrs[l] =
-                                base + (a.addrs[l] / 4) * 128 + l as u64 * 4 + a.addrs[l] % 4;
-                        }
-                    }
-                    remapped = Some(a);
-                }
-                // The addresses the models see, and their run.
-                let (access, run) = match &remapped {
-                    Some(a) => (a, coalesce::contiguous(a)),
-                    None => (access, run),
-                };
-                // The read-only path (`ld.global.nc`) is always cached; `.cs`/`.lu` are cached but
-                // evicted first; `.cg`/`.cv` bypass L1; no operator follows the launch's dlcm.
-                let path = match (m.nc, m.cache) {
-                    (true, _) | (_, CacheOp::Ca) => LoadPath::L1 { evict_first: false },
-                    (_, CacheOp::Cs | CacheOp::Lu) => LoadPath::L1 { evict_first: true },
-                    (_, CacheOp::Cg | CacheOp::Cv) => LoadPath::L2Only,
-                    _ if self.launch.cache_global_loads || local => {
-                        LoadPath::L1 { evict_first: false }
-                    }
-                    _ => LoadPath::L2Only,
-                };
-                let mut touched = coalesce::Sectors::new();
-                self.params.sectors_into(access, run, &mut touched);
-                // The timing pass needs the sector numbers (fills in flight, store merging).
-                let shift = self.costs.l1_sector.trailing_zeros();
-                let log = &mut *self.log;
-                let start = log.sectors.len() as u32;
-                log.sectors.extend(touched.iter().map(|s| s >> shift));
-                let end = log.sectors.len() as u32;
-                let mut o = L1Outcome::default();
-                if store {
-                    self.caches
-                        .store_sectors_into(self.params, &touched, &mut o);
-                } else {
-                    self.caches
-                        .load_sectors_into(self.params, &touched, path, &mut o);
-                }
-                match (local, store) {
-                    (false, false) => {
-                        c.global_ld_inst += 1;
-                        c.global_ld_requests += 1;
-                        c.global_ld_bytes += u64::from(exec.count_ones() * bytes);
-                        c.global_ld_sectors += u64::from(o.sectors);
-                        c.l1_ld_hits += u64::from(o.l1_hits);
-                        c.l1_ld_misses += u64::from(o.l1_misses);
-                    }
-                    (false, true) => {
-                        c.global_st_inst += 1;
-                        c.global_st_requests += 1;
-                        c.global_st_sectors += u64::from(o.sectors);
-                    }
-                    (true, false) => {
-                        c.local_ld_requests += 1;
-                        c.local_ld_sectors += u64::from(o.sectors);
-                    }
-                    (true, true) => {
-                        c.local_st_requests += 1;
-                        c.local_st_sectors += u64::from(o.sectors);
-                    }
-                }
-                ps.requests += 1;
-                ps.sectors += u64::from(o.sectors);
-                ps.hits += u64::from(o.l1_hits);
-                ps.misses += u64::from(o.l1_misses);
-                work.mem_insts += 1;
-                work.l1_sectors += u64::from(o.sectors);
-                work.l1_tags += u64::from(o.lines);
-                let hit = !store && o.to_l2.is_empty();
-                let lat = match (store, o.to_l2.is_empty()) {
-                    // Every sector hit L1.
-                    (false, true) => self.costs.global(Level::Cache(0)),
-                    (false, false) => self.log.request(L2Kind::Load, &o.to_l2),
-                    // Stores are acknowledged by L2; the L2 pass still runs their writes.
-                    (true, false) => self.log.request(L2Kind::Store, &o.to_l2),
-                    (true, true) => self.costs.l2,
-                };
-                // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
-                let log = &mut *self.log;
-                log.mems.push(MemRec {
-                    lat,
-                    dwf: crate::timing::data_wavefronts_of(access, self.costs.banks, run)
-                        + o.l1_misses,
-                    start,
-                    end,
-                    store,
-                    hit,
-                });
-                MEM | (log.mems.len() - 1) as u32
-            }
-            StateSpace::Shared => {
-                let banks = Banks {
-                    banks: self.cfg.shared.banks,
-                    width: self.launch.bank_width,
-                };
-                let access = resolved_access(m.space, access);
-                let run = match m.space {
-                    StateSpace::Generic => coalesce::contiguous(&access),
-                    _ => run,
-                };
-                let wf = shared::wavefronts_of(&access, banks, run);
-                let (n, k) = (u64::from(wf.wavefronts), u64::from(wf.conflicts()));
-                if store {
-                    c.shared_st_inst += 1;
-                    c.shared_st_wavefronts += n;
-                    c.shared_st_conflicts += k;
-                } else {
-                    c.shared_ld_inst += 1;
-                    c.shared_ld_wavefronts += n;
-                    c.shared_ld_conflicts += k;
-                }
-                ps.requests += 1;
-                ps.wavefronts += n;
-                ps.conflicts += k;
-                if ps
-                    .worst
-                    .as_ref()
-                    .is_none_or(|s| s.wavefronts < wf.wavefronts)
-                {
-                    ps.worst = Some(SharedSample {
-                        mask: exec,
-                        addrs: access.addrs.to_vec(),
-                        bytes,
-                        banks: banks.banks,
-                        width: banks.width,
-                        wavefronts: wf.wavefronts,
-                    });
-                }
-                work.mem_insts += 1;
-                work.shared_wavefronts += n;
-                // Conflicting wavefronts are served one after another.
-                self.cfg.shared.latency_cycles + wf.wavefronts - 1
-            }
-            StateSpace::Reg | StateSpace::Generic => 0,
+        let local = space == StateSpace::Local;
+        if !w.desc_loaded && self.params.memory_descriptor() {
+            // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
+            w.desc_loaded = true;
+            c.idc_requests += 1;
+            c.idc_hits += 1;
         }
+        let mut remapped = None;
+        if local || m.space == StateSpace::Generic {
+            let mut a = resolved_access(m.space, access).into_owned();
+            if local {
+                // Local memory is interleaved: word k of lane l sits at (k * 32 + l) * 4,
+                // so a warp reading the same local variable touches consecutive words.
+                let base = LOCAL_MODEL_BASE
+                    + (sm as u64 * 64 + u64::from(w.index)) * w.local_bytes as u64 * 32;
+                for l in lanes(exec) {
+                    a.addrs[l] = base + (a.addrs[l] / 4) * 128 + l as u64 * 4 + a.addrs[l] % 4;
+                }
+            }
+            remapped = Some(a);
+        }
+        // The addresses the models see, and their run.
+        let (access, run) = match &remapped {
+            Some(a) => (a, coalesce::contiguous(a)),
+            None => (access, run),
+        };
+        // The read-only path (`ld.global.nc`) is always cached; `.cs`/`.lu` are cached but
+        // evicted first; `.cg`/`.cv` bypass L1; no operator follows the launch's dlcm.
+        let path = match (m.nc, m.cache) {
+            (true, _) | (_, CacheOp::Ca) => LoadPath::L1 { evict_first: false },
+            (_, CacheOp::Cs | CacheOp::Lu) => LoadPath::L1 { evict_first: true },
+            (_, CacheOp::Cg | CacheOp::Cv) => LoadPath::L2Only,
+            _ if self.launch.cache_global_loads || local => LoadPath::L1 { evict_first: false },
+            _ => LoadPath::L2Only,
+        };
+        let mut touched = coalesce::Sectors::new();
+        self.params.sectors_into(access, run, &mut touched);
+        // The timing pass needs the sector numbers (fills in flight, store merging).
+        let shift = self.costs.l1_sector.trailing_zeros();
+        let log = &mut *self.log;
+        let start = log.sectors.len() as u32;
+        log.sectors.extend(touched.iter().map(|s| s >> shift));
+        let end = log.sectors.len() as u32;
+        let mut o = L1Outcome::default();
+        if store {
+            self.caches
+                .store_sectors_into(self.params, &touched, &mut o);
+        } else {
+            self.caches
+                .load_sectors_into(self.params, &touched, path, &mut o);
+        }
+        match (local, store) {
+            (false, false) => {
+                c.global_ld_inst += 1;
+                c.global_ld_requests += 1;
+                c.global_ld_bytes += u64::from(exec.count_ones() * bytes);
+                c.global_ld_sectors += u64::from(o.sectors);
+                c.l1_ld_hits += u64::from(o.l1_hits);
+                c.l1_ld_misses += u64::from(o.l1_misses);
+            }
+            (false, true) => {
+                c.global_st_inst += 1;
+                c.global_st_requests += 1;
+                c.global_st_sectors += u64::from(o.sectors);
+            }
+            (true, false) => {
+                c.local_ld_requests += 1;
+                c.local_ld_sectors += u64::from(o.sectors);
+            }
+            (true, true) => {
+                c.local_st_requests += 1;
+                c.local_st_sectors += u64::from(o.sectors);
+            }
+        }
+        ps.requests += 1;
+        ps.sectors += u64::from(o.sectors);
+        ps.hits += u64::from(o.l1_hits);
+        ps.misses += u64::from(o.l1_misses);
+        work.mem_insts += 1;
+        work.l1_sectors += u64::from(o.sectors);
+        work.l1_tags += u64::from(o.lines);
+        let hit = !store && o.to_l2.is_empty();
+        let lat = match (store, o.to_l2.is_empty()) {
+            // Every sector hit L1.
+            (false, true) => self.costs.global(Level::Cache(0)),
+            (false, false) => self.log.request(L2Kind::Load, &o.to_l2),
+            // Stores are acknowledged by L2; the L2 pass still runs their writes.
+            (true, false) => self.log.request(L2Kind::Store, &o.to_l2),
+            (true, true) => self.costs.l2,
+        };
+        // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
+        let log = &mut *self.log;
+        log.mems.push(MemRec {
+            lat,
+            dwf: crate::timing::data_wavefronts_of(access, self.costs.banks, run) + o.l1_misses,
+            start,
+            end,
+            store,
+            hit,
+        });
+        MEM | (log.mems.len() - 1) as u32
+    }
+
+    /// [`Self::model`] for a shared access.
+    #[inline(never)]
+    fn model_shared(
+        &mut self,
+        pc: u32,
+        m: MemOp,
+        access: &WarpAccess,
+        run: Option<u64>,
+        store: bool,
+    ) -> u32 {
+        let exec = access.mask;
+        let c = &mut *self.counters;
+        let ps = &mut self.per_pc[pc as usize];
+        let work = &mut *self.work;
+        let bytes = m.bytes_per_thread();
+        let banks = Banks {
+            banks: self.cfg.shared.banks,
+            width: self.launch.bank_width,
+        };
+        let access = resolved_access(m.space, access);
+        let run = match m.space {
+            StateSpace::Generic => coalesce::contiguous(&access),
+            _ => run,
+        };
+        let wf = shared::wavefronts_of(&access, banks, run);
+        let (n, k) = (u64::from(wf.wavefronts), u64::from(wf.conflicts()));
+        if store {
+            c.shared_st_inst += 1;
+            c.shared_st_wavefronts += n;
+            c.shared_st_conflicts += k;
+        } else {
+            c.shared_ld_inst += 1;
+            c.shared_ld_wavefronts += n;
+            c.shared_ld_conflicts += k;
+        }
+        ps.requests += 1;
+        ps.wavefronts += n;
+        ps.conflicts += k;
+        if ps
+            .worst
+            .as_ref()
+            .is_none_or(|s| s.wavefronts < wf.wavefronts)
+        {
+            ps.worst = Some(SharedSample {
+                mask: exec,
+                addrs: access.addrs.to_vec(),
+                bytes,
+                banks: banks.banks,
+                width: banks.width,
+                wavefronts: wf.wavefronts,
+            });
+        }
+        work.mem_insts += 1;
+        work.shared_wavefronts += n;
+        // Conflicting wavefronts are served one after another.
+        self.cfg.shared.latency_cycles + wf.wavefronts - 1
     }
 }
 

@@ -183,7 +183,7 @@ impl GlobalView<'_> {
         let b = self.allocs[i].data.get(off..off.checked_add(n)?)?;
         let p = b.as_ptr();
         // Naturally aligned accesses (all PTX allows) are one relaxed load.
-        Some(if (p as usize).is_multiple_of(n) {
+        Some(if word_at(p, n) {
             // SAFETY: `p` points at `n` live, aligned bytes of the view (checked above); the
             // atomic types have the layout of the integers.
             unsafe {
@@ -211,7 +211,7 @@ impl GlobalView<'_> {
             return false;
         };
         let p = b.as_ptr();
-        if (p as usize).is_multiple_of(n) && matches!(n, 1 | 2 | 4 | 8) {
+        if word_at(p, n) {
             // SAFETY: as in `read`.
             unsafe {
                 match n {
@@ -493,7 +493,16 @@ unsafe fn store_strided(p: *const AtomicU8, n: usize, step: usize, v: &[u64; 32]
 /// word (1, 2, 4 or 8 bytes): the first lane's are, and the stride keeps the alignment.
 #[inline]
 fn word_aligned(p: *const AtomicU8, n: usize, stride: usize) -> bool {
-    (p as usize).is_multiple_of(n) && stride.is_multiple_of(n) && matches!(n, 1 | 2 | 4 | 8)
+    // A mask, not `is_multiple_of(n)`: with `n` unknown at compile time that was two 64-bit
+    // divisions per warp access (slow on the host, whatever their instruction count).
+    matches!(n, 1 | 2 | 4 | 8) && ((p as usize) | stride) & (n - 1) == 0
+}
+
+/// Whether `p` is aligned to `n` bytes, `n` one of 1, 2, 4 or 8 (a word a single load moves):
+/// a mask, not `is_multiple_of(n)`, a division when `n` is not known at compile time.
+#[inline(always)]
+fn word_at(p: *const AtomicU8, n: usize) -> bool {
+    matches!(n, 1 | 2 | 4 | 8) && (p as usize) & (n - 1) == 0
 }
 
 fn bytes_le(b: &[AtomicU8]) -> u64 {
