@@ -668,13 +668,10 @@ fn read_indexed(
             k += 1;
         }
         let hit = sectors.len() as u32 - missing.count_ones();
-        while missing != 0 {
-            missed.push(sectors[missing.trailing_zeros() as usize]);
-            missing &= missing - 1;
-        }
+        push_missed(sectors, missing, missed);
         return (sectors.len() as u32, hit);
     }
-    let read = |line, mask| {
+    let mut read = |line, mask| {
         let found = index.probe(tags, line);
         let flags = (false, true, evict_first);
         let base = base_of(line);
@@ -691,7 +688,79 @@ fn read_indexed(
         )
         .hits
     };
-    read_runs(sectors, line_of, read, missed)
+    if sectors.len() > 64 {
+        // Rare (more sectors than lanes): the lookups out of line, so that `read` has one
+        // caller, the loop below, and is inlined there.
+        let read = |line, mask| {
+            let at = (base_of(line), index.probe(tags, line));
+            read_line_cold(tags, slots, stamps, index, at, line, mask, evict_first)
+        };
+        return read_runs(sectors, line_of, read, missed);
+    }
+    // As `read_runs`, the missed sectors kept as bits (bit `k`: sector `k`) and pushed at the
+    // end: a wholly missed line sets its bits without a test per sector.
+    let (mut lines, mut missing) = (0u32, 0u64);
+    let mut i = 0;
+    while i < sectors.len() {
+        let (line, mut mask) = line_of(sectors[i]);
+        let mut j = i + 1;
+        while let Some(&s) = sectors.get(j) {
+            let (l, bit) = line_of(s);
+            if l != line {
+                break;
+            }
+            mask |= bit;
+            j += 1;
+        }
+        lines += 1;
+        let hits = read(line, mask);
+        if hits == 0 {
+            missing |= (u64::MAX >> (64 - (j - i))) << i;
+        } else if hits != mask {
+            for (k, &s) in sectors.iter().enumerate().take(j).skip(i) {
+                missing |= u64::from(hits & line_of(s).1 == 0) << k;
+            }
+        }
+        i = j;
+    }
+    push_missed(sectors, missing, missed);
+    (lines, sectors.len() as u32 - missing.count_ones())
+}
+
+/// The lookup of `read_indexed` for more sectors than lanes: [`stamped_access`] of `line`'s
+/// sectors `mask` (`(base, found)`: its set's first slot and its probe), returning the hits.
+#[allow(clippy::too_many_arguments)] // the split borrows of one cache
+#[inline(never)]
+fn read_line_cold(
+    tags: &mut [u64],
+    slots: &mut [Slot],
+    stamps: &mut Stamps,
+    index: &mut LineIndex,
+    (base, found): (usize, Result<u32, usize>),
+    line: u64,
+    mask: u32,
+    evict_first: bool,
+) -> u32 {
+    let flags = (false, true, evict_first);
+    let index = &mut Some(index);
+    stamped_access(tags, slots, stamps, index, base, found, line, mask, flags).hits
+}
+
+/// Pushes onto `missed` the sectors of `sectors` (at most 64) whose bits are set in `missing`,
+/// in order: all of them at once when every one missed (a streaming load's common case).
+#[inline(always)]
+fn push_missed(sectors: &[u64], mut missing: u64, missed: &mut super::coalesce::Sectors) {
+    debug_assert!(sectors.len() <= 64);
+    if missing != 0 && missing == u64::MAX >> (64 - sectors.len()) {
+        // `extend` of an exact-size iterator: one reservation, then plain stores (no call of
+        // `memcpy`, which cost more than it saved on the few sectors of most loads).
+        missed.extend(sectors.iter().copied());
+        return;
+    }
+    while missing != 0 {
+        missed.push(sectors[missing.trailing_zeros() as usize]);
+        missing &= missing - 1;
+    }
 }
 
 /// A read of [`read_indexed`] whose line `line` is absent (`(base, empty)`: its set's first slot,
@@ -1333,9 +1402,19 @@ mod tests {
                 x = x
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                let mut sectors: Vec<u64> = (0..1 + (x >> 60))
-                    .map(|k| (x >> (k * 3) & 0xffff) % (u64::from(ways) * 24) * 32)
-                    .collect();
+                let mut sectors: Vec<u64> = if x & 0x70 == 0x70 {
+                    // A run of up to 100 consecutive sectors, some of them skipped: whole lines
+                    // missed or hit, and more sectors than the 64 of a missed-sector mask.
+                    let start = (x >> 20) % (u64::from(ways) * 24);
+                    (0..1 + (x >> 40) % 100)
+                        .filter(|k| x >> (k % 61) & 7 != 0)
+                        .map(|k| (start + k) * 32)
+                        .collect()
+                } else {
+                    (0..1 + (x >> 60))
+                        .map(|k| (x >> (k * 3) & 0xffff) % (u64::from(ways) * 24) * 32)
+                        .collect()
+                };
                 sectors.sort_unstable();
                 sectors.dedup();
                 let evict_first = x & 3 == 3;
