@@ -567,6 +567,27 @@ fn line_run(
     (line, mask, (j - i) as u32)
 }
 
+/// The sectors of `sectors` (ascending) from index `i` that lie in `i`'s line: the end of their
+/// run, the line and the sectors' bits in it (`line_of` as [`SectorCache::line_map`]).
+#[inline(always)]
+fn line_group(
+    sectors: &[u64],
+    i: usize,
+    line_of: &impl Fn(u64) -> (u64, u32),
+) -> (usize, u64, u32) {
+    let (line, mut mask) = line_of(sectors[i]);
+    let mut j = i + 1;
+    while let Some(&s) = sectors.get(j) {
+        let (l, bit) = line_of(s);
+        if l != line {
+            break;
+        }
+        mask |= bit;
+        j += 1;
+    }
+    (j, line, mask)
+}
+
 /// [`SectorCache::read_sectors`] with `read(line, mask)` the lookup of a line's sectors
 /// (returning those present), `line_of` as [`SectorCache::line_map`].
 #[inline(always)]
@@ -579,16 +600,7 @@ fn read_runs(
     let (mut lines, mut hit) = (0u32, 0u32);
     let mut i = 0;
     while i < sectors.len() {
-        let (line, mut mask) = line_of(sectors[i]);
-        let mut j = i + 1;
-        while let Some(&s) = sectors.get(j) {
-            let (l, bit) = line_of(s);
-            if l != line {
-                break;
-            }
-            mask |= bit;
-            j += 1;
-        }
+        let (j, line, mask) = line_group(sectors, i, &line_of);
         lines += 1;
         let hits = read(line, mask);
         if hits == mask {
@@ -733,16 +745,7 @@ fn read_grouped(
     let (mut lines, mut missing) = (0u32, 0u64);
     let mut i = 0;
     while i < sectors.len() {
-        let (line, mut mask) = line_of(sectors[i]);
-        let mut j = i + 1;
-        while let Some(&s) = sectors.get(j) {
-            let (l, bit) = line_of(s);
-            if l != line {
-                break;
-            }
-            mask |= bit;
-            j += 1;
-        }
+        let (j, line, mask) = line_group(sectors, i, &line_of);
         lines += 1;
         let hits = read(line, mask);
         if hits == 0 {
