@@ -969,7 +969,6 @@ impl Ctx<'_> {
         run: Option<u64>,
         store: bool,
     ) -> u32 {
-        let exec = access.mask;
         let c = &mut *self.counters;
         let ps = &mut self.per_pc[pc as usize];
         let work = &mut *self.work;
@@ -997,24 +996,34 @@ impl Ctx<'_> {
         ps.requests += 1;
         ps.wavefronts += n;
         ps.conflicts += k;
-        if ps
-            .worst
-            .as_ref()
-            .is_none_or(|s| s.wavefronts < wf.wavefronts)
-        {
-            ps.worst = Some(SharedSample {
-                mask: exec,
-                addrs: access.addrs.to_vec(),
-                bytes,
-                banks: banks.banks,
-                width: banks.width,
-                wavefronts: wf.wavefronts,
-            });
-        }
+        note_worst(&mut ps.worst, &access, bytes, banks, wf.wavefronts);
         work.mem_insts += 1;
         work.shared_wavefronts += n;
         // Conflicting wavefronts are served one after another.
         self.cfg.shared.latency_cycles + wf.wavefronts - 1
+    }
+}
+
+/// Keeps the shared access `access` (`bytes` per lane, on `banks`, taking `wavefronts`) as an
+/// instruction's `worst` (the bank picture of `--per-instruction`) when it took more wavefronts
+/// than the one kept.
+#[inline(always)]
+fn note_worst(
+    worst: &mut Option<SharedSample>,
+    access: &WarpAccess,
+    bytes: u32,
+    banks: Banks,
+    wavefronts: u32,
+) {
+    if worst.as_ref().is_none_or(|s| s.wavefronts < wavefronts) {
+        *worst = Some(SharedSample {
+            mask: access.mask,
+            addrs: access.addrs.to_vec(),
+            bytes,
+            banks: banks.banks,
+            width: banks.width,
+            wavefronts,
+        });
     }
 }
 

@@ -1,7 +1,7 @@
 //! `atom` and `red`: the functional read-modify-write, lane by lane, and the warp-level access
 //! handed to the memory models (global atomics to L2, shared atomics to the banks).
 
-use super::{resolve, resolved};
+use super::{note_worst, resolve, resolved};
 use crate::error::Result;
 use crate::exec::alu;
 use crate::exec::decode::{DInst, NO_REG};
@@ -10,7 +10,6 @@ use crate::exec::trace::L2Kind;
 use crate::exec::warp::Warp;
 use crate::memory::shared::{self, Banks};
 use crate::memory::{WarpAccess, WARP};
-use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::{AtomOp, Op};
 
@@ -94,20 +93,7 @@ impl Ctx<'_> {
             let ps = &mut self.per_pc[pc as usize];
             ps.requests += 1;
             ps.wavefronts += n;
-            if ps
-                .worst
-                .as_ref()
-                .is_none_or(|s| s.wavefronts < wf.wavefronts)
-            {
-                ps.worst = Some(SharedSample {
-                    mask: exec,
-                    addrs: access.addrs.to_vec(),
-                    bytes: access.bytes,
-                    banks: banks.banks,
-                    width: banks.width,
-                    wavefronts: wf.wavefronts,
-                });
-            }
+            note_worst(&mut ps.worst, &access, access.bytes, banks, wf.wavefronts);
             let work = &mut *self.work;
             work.mem_insts += 1;
             work.shared_wavefronts += n;
