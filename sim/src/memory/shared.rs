@@ -525,6 +525,14 @@ mod tests {
         banks: 32,
         width: 8,
     };
+    const B16: Banks = Banks {
+        banks: 16,
+        width: 4,
+    };
+    const B64: Banks = Banks {
+        banks: 64,
+        width: 4,
+    };
 
     #[test]
     fn row_access_is_conflict_free() {
@@ -678,11 +686,7 @@ mod tests {
         assert!(!one_phase_run(0x1000, 8, B4));
         assert!(!one_phase_run(0x1002, 4, B4));
         assert!(one_phase_run(0x1004, 4, B8));
-        let b16 = Banks {
-            banks: 16,
-            width: 4,
-        };
-        assert!(!one_phase_run(0x1000, 4, b16));
+        assert!(!one_phase_run(0x1000, 4, B16));
     }
 
     /// The most distinct words any bank holds among the lanes of `mask`: the definition.
@@ -762,17 +766,9 @@ mod tests {
     fn whole_accesses_match_the_definition_phase_by_phase() {
         // `wavefronts` (its runs, its closed form for a whole warp's column, the phase loop)
         // against the definition, phase by phase.
-        let b16 = Banks {
-            banks: 16,
-            width: 4,
-        };
-        let b64 = Banks {
-            banks: 64,
-            width: 4,
-        };
         let mut strided = 0;
         for access in random_accesses(50_000) {
-            for banks in [B4, B8, b16, b64] {
+            for banks in [B4, B8, B16, B64] {
                 let phase = lanes_per_phase(access.bytes, banks) as usize;
                 let mut want = Wavefronts::default();
                 for start in (0..WARP).step_by(phase) {
@@ -798,17 +794,9 @@ mod tests {
 
     #[test]
     fn fast_paths_match_the_definition() {
-        let b16 = Banks {
-            banks: 16,
-            width: 4,
-        };
-        let b64 = Banks {
-            banks: 64,
-            width: 4,
-        };
         let (mut runs, mut columns) = (0, 0);
         for access in random_accesses(200_000) {
-            for banks in [B4, B8, b16, b64] {
+            for banks in [B4, B8, B16, B64] {
                 let phase = lanes_per_phase(access.bytes, banks) as usize;
                 for start in (0..WARP).step_by(phase) {
                     let mask = access.phase_mask(start, phase);
