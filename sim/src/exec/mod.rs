@@ -152,7 +152,11 @@ pub struct LaunchStats {
 /// of the blocks it ran in the current wave.
 #[derive(Default)]
 struct SmRun {
+    /// Register files: one per warp of a block, or one for a kernel without barriers.
     warps: Vec<Warp>,
+    /// `warps` and `shared` are made for this launch (the first batch makes them, from the
+    /// ones an earlier launch left where there are).
+    ready: bool,
     shared: Vec<u8>,
     counters: Counters,
     per_pc: Vec<PcStats>,
@@ -186,6 +190,8 @@ struct SmScratch {
     replay: Replay,
     logs: [Vec<BlockLog>; 2],
     maps: SectorMaps,
+    warps: Vec<Warp>,
+    shared: Vec<u8>,
 }
 
 /// Runs `launch` to completion over `image`, through the hierarchy `mem`.
@@ -284,6 +290,9 @@ pub fn run_with(
     // With barriers each warp of a block has its own register file (`run_batch_on_sm`), which
     // runs that warp of every block: its `%tid` rows do not change over the launch.
     let forms = fast::forms(launch, !barrier_free);
+    // The registers whose rows a kernel may read before writing them: cleared when an SM's
+    // register files are made over for this launch, the others left as they are.
+    let clear = regs::read_before_written(launch.program);
     // Built once and cloned by each SM (building it per SM grew its vectors push by push).
     let runs = step::Runs::new(&forms, &costs);
     let cx = crate::timing::replay::Ctx {
@@ -341,6 +350,7 @@ pub fn run_with(
                 budget,
                 nwarps,
                 barrier_free,
+                clear.as_deref(),
             )
         };
         // Blocks of one SM run in order on one thread; SMs in parallel, unless the kernel has
@@ -512,7 +522,12 @@ impl SmRun {
             mut replay,
             logs,
             maps,
+            warps,
+            shared,
         } = kept;
+        // Made over for this launch by its first batch ([`Warp::relaunch`]).
+        self.warps = warps;
+        self.shared = shared;
         replay.relaunch();
         self.replay = replay;
         // Logs are emptied as blocks take them ([`BlockLog::reset`]).
@@ -526,6 +541,8 @@ impl SmRun {
             replay: std::mem::take(&mut self.replay),
             logs: std::mem::take(&mut self.logs),
             maps: self.work.take_maps(),
+            warps: std::mem::take(&mut self.warps),
+            shared: std::mem::take(&mut self.shared),
         }
     }
 
@@ -582,6 +599,7 @@ fn run_batch_on_sm(
     budget: u64,
     nwarps: usize,
     barrier_free: bool,
+    clear: Option<&[u16]>,
 ) {
     let sm_count = u64::from(cfg.sm.count);
     let dims = launch.dims;
@@ -591,17 +609,20 @@ fn run_batch_on_sm(
     // Without barriers one register file serves every warp in turn ([`run_warps_in_turn`]):
     // the others would only be allocated and zeroed per SM and launch.
     let files = if barrier_free { 1 } else { nwarps };
-    if st.warps.len() != files {
-        // Every register file starts with all the launch's invariant entries to run.
+    if !st.ready {
+        st.ready = true;
+        // The register files an earlier launch left, made over, and new ones past them. Every
+        // register file starts with all the launch's invariant entries to run.
+        let (num_regs, local) = (launch.program.num_regs, launch.local_bytes);
+        st.warps.truncate(files);
+        st.warps
+            .iter_mut()
+            .for_each(|w| w.relaunch(num_regs, local, clear));
+        st.warps.resize_with(files, || Warp::new(num_regs, local));
         let invariants = forms.iter().filter(|p| p.invariant).count() as u32;
-        st.warps = (0..files)
-            .map(|_| {
-                let mut w = Warp::new(launch.program.num_regs, launch.local_bytes);
-                w.unsettled = invariants;
-                w
-            })
-            .collect();
-        st.shared = vec![0u8; launch.shared_bytes as usize];
+        st.warps.iter_mut().for_each(|w| w.unsettled = invariants);
+        // Cleared below for each block.
+        st.shared.resize(launch.shared_bytes as usize, 0);
     }
     if st.runs.is_empty() {
         st.runs = runs.clone();

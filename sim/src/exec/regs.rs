@@ -73,6 +73,22 @@ pub fn peak_pressure_in_window(p: &Program, window: usize) -> u32 {
     u32::try_from(peak.max(0)).unwrap_or(u32::MAX)
 }
 
+/// The registers some lane of `p` may read before it has written them: those live where the
+/// kernel starts (a guarded write may not happen, so it does not count as one). Every other
+/// register's row is written by a lane before that lane reads it, so what it held before the
+/// launch cannot show. `None` when `p` reads registers of other lanes (`shfl`, whose source lane
+/// may not have written them): then any register's old value may show.
+pub fn read_before_written(p: &Program) -> Option<Vec<u16>> {
+    if p.insts.iter().any(|i| matches!(i.op, Op::Shfl(_))) {
+        return None;
+    }
+    if p.insts.is_empty() {
+        return Some(vec![]);
+    }
+    let (live_in, _) = liveness(p);
+    Some(live_in[0].iter().map(|r| r as u16).collect())
+}
+
 /// 32-bit slots each register needs: its width's ([`Program::reg_slots`]), except that values
 /// loaded from `.param` space need none.
 fn value_slots(p: &Program) -> Vec<u8> {
@@ -321,6 +337,42 @@ mod tests {
              ld.global.u32 %r3, [%rd1+8];\nst.global.u32 [%rd1+12], %r3;\nret;",
         );
         assert_eq!(peak_pressure(&p), 1);
+    }
+
+    #[test]
+    fn registers_read_before_written_are_those_live_at_entry() {
+        // %r1 is written before every read; %r2 only under a guard, so the add may read the
+        // old value; %r3 is read first.
+        let p = program(
+            ".reg .pred %p<2>; .reg .b32 %r<5>; .reg .b64 %rd<2>;",
+            "ld.param.u64 %rd1, [k_p];\nmov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 0;\n\
+             @%p1 mov.u32 %r2, 1;\nadd.s32 %r4, %r2, %r3;\nst.global.u32 [%rd1], %r4;\nret;",
+        );
+        let Src::Reg(r2) = p.insts[4].src[0] else {
+            panic!("add reads %r2")
+        };
+        let Src::Reg(r3) = p.insts[4].src[1] else {
+            panic!("add reads %r3")
+        };
+        let mut got = read_before_written(&p).unwrap();
+        got.sort();
+        let mut want = vec![r2, r3];
+        want.sort();
+        assert_eq!(got, want);
+        // A chain reads nothing before writing it.
+        let p = program(
+            ".reg .b32 %r<3>; .reg .b64 %rd<2>;",
+            "ld.param.u64 %rd1, [k_p];\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 1;\n\
+             st.global.u32 [%rd1], %r2;\nret;",
+        );
+        assert_eq!(read_before_written(&p), Some(vec![]));
+        // `shfl` reads other lanes' registers: any may show.
+        let p = program(
+            ".reg .b32 %r<3>; .reg .b64 %rd<2>;",
+            "ld.param.u64 %rd1, [k_p];\nmov.u32 %r1, %tid.x;\n\
+             shfl.sync.down.b32 %r2, %r1, 1, 31, -1;\nst.global.u32 [%rd1], %r2;\nret;",
+        );
+        assert_eq!(read_before_written(&p), None);
     }
 
     #[test]

@@ -65,6 +65,37 @@ impl Warp {
         }
     }
 
+    /// Makes this register file, kept from an earlier launch, one for a launch of `num_regs`
+    /// registers and `local_bytes` of local memory per thread, as [`Warp::new`] would make it
+    /// as far as the launch can tell: the rows of the registers in `clear` (those the kernel
+    /// may read before writing them: `exec::regs::read_before_written`), or of all when `None`,
+    /// are zeroed; the others keep the earlier launch's values, which the kernel writes before
+    /// it reads them (zeroing every register file per SM and launch showed in profiles).
+    /// Nothing is fixed ([`Warp::fixed`]); `tid` stays valid for its warp and block shape.
+    pub fn relaunch(&mut self, num_regs: usize, local_bytes: u64, clear: Option<&[u16]>) {
+        match clear {
+            Some(rows) => {
+                self.regs.resize(num_regs * 32, 0);
+                for &r in rows {
+                    let at = usize::from(r) * 32;
+                    if let Some(row) = self.regs.get_mut(at..at + 32) {
+                        row.fill(0);
+                    }
+                }
+            }
+            None => {
+                self.regs.clear();
+                self.regs.resize(num_regs * 32, 0);
+            }
+        }
+        self.local.clear();
+        self.local.resize(local_bytes as usize * 32, 0);
+        self.local_bytes = local_bytes as usize;
+        self.fixed.clear();
+        self.fixed.resize(num_regs, false);
+        self.unsettled = 0;
+    }
+
     /// Prepares warp `index` of a block of shape `block` to start.
     pub fn reset(&mut self, index: u32, block: [u32; 3]) {
         let threads = block[0] * block[1] * block[2];
