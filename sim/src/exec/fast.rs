@@ -620,6 +620,9 @@ pub enum Fast {
     Exit,
     /// `bar.warp.sync`: nothing to do for a simulator whose warps run in lock step.
     Nop,
+    /// `ld` or `st` (guarded or not): the straight-line path hands it to the memory path
+    /// itself rather than leaving for the general path (`exec::step`'s `mem_step`).
+    Mem,
 }
 
 /// The pre-decoded entry of one instruction: what it is and its guard.
@@ -689,6 +692,13 @@ impl Fast {
                 }
             }
             Op::WarpSync => return Fast::Nop,
+            #[cfg(test)]
+            Op::Ld(_) | Op::St(_) if tests::MEM_GENERAL.get() => return Fast::General,
+            // Not an `ld.param` at a fixed offset ([`Fast::Param`], below).
+            Op::Ld(m) if param(inst, m, &launch.params).is_none() || inst.guard != NO_REG => {
+                return Fast::Mem
+            }
+            Op::St(_) => return Fast::Mem,
             _ => {}
         }
         let d = inst.dst[0];
@@ -721,7 +731,7 @@ impl Fast {
                     _ => Fast::General,
                 }
             }
-            Op::Ld(m) => param(inst, m, &launch.params).unwrap_or(Fast::General),
+            Op::Ld(m) => param(inst, m, &launch.params).unwrap_or(Fast::Mem),
             _ => Fast::General,
         }
     }
@@ -830,8 +840,14 @@ fn mark_runs(pre: &mut [Pre]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    thread_local! {
+        /// Loads and stores take the general path rather than [`Fast::Mem`] (in launches
+        /// whose entries are made on this thread), to compare the two.
+        pub(crate) static MEM_GENERAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
     use crate::exec::alu;
     use crate::ptx::ast::{StateSpace, Type};
 
@@ -1245,8 +1261,8 @@ mod tests {
                 v: 0xffff_fffe,
                 wide: false,
             },
-            // Past the end of the buffer: the general path reports it.
-            Fast::General,
+            // Past the end of the buffer: the memory path reports it.
+            Fast::Mem,
             Fast::Bcast {
                 d: 0,
                 v: 0x2345,

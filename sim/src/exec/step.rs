@@ -104,7 +104,10 @@ impl Ctx<'_> {
         // A converged warp at an instruction of the general path goes there directly.
         let general = |p: &Pre| matches!(p.op, Fast::General);
         if w.converged && !self.forms.get(w.common_pc as usize).is_some_and(general) {
-            self.run_straight(w);
+            // Loads and stores between the runs go to the memory path from here.
+            while let Some(exec) = self.run_straight(w) {
+                self.mem_step(w, exec)?;
+            }
             if w.live == 0 {
                 return Ok(());
             }
@@ -124,8 +127,11 @@ impl Ctx<'_> {
     /// entry ([`Pre::invariant`]) has filled its register in this register file, the run leaves
     /// them out ([`Runs::steady`]). The other entries run one at a time. `%clock` is counted at
     /// the end.
+    ///
+    /// Stops at a load or store ([`Fast::Mem`]) within the budget with its lanes, `Some(exec)`,
+    /// for [`Ctx::mem_step`], which needs the whole context.
     #[inline(always)]
-    fn run_straight(&mut self, w: &mut Warp) {
+    fn run_straight(&mut self, w: &mut Warp) -> Option<u32> {
         let Ctx {
             forms,
             counters,
@@ -150,6 +156,7 @@ impl Ctx<'_> {
         let threads = u64::from(live.count_ones());
         let mut left = **budget;
         let mut pc = w.common_pc;
+        let mut mem = None;
         while left != 0 {
             let Some(pre) = forms.get(pc as usize) else {
                 break;
@@ -199,6 +206,10 @@ impl Ctx<'_> {
                 }
                 Fast::Exit => w.live = 0,
                 Fast::General => break,
+                Fast::Mem => {
+                    mem = Some(exec);
+                    break;
+                }
                 op => {
                     // A guarded form or `bar.warp.sync`.
                     plain(op, w, ctaid, exec);
@@ -222,6 +233,40 @@ impl Ctx<'_> {
         w.clock += (**budget - left) as u32;
         **budget = left;
         w.common_pc = pc;
+        mem
+    }
+
+    /// Executes the load or store at converged warp `w`'s PC for the lanes of `exec` (its live
+    /// lanes whose guard lets it run) exactly as [`Ctx::step_one`] and [`Ctx::step_general`]
+    /// would, with what they decide for any instruction already known: the budget is not
+    /// spent ([`Ctx::run_straight`] stopped within it), the lanes at the PC are the live ones,
+    /// and the warp goes on to the next PC.
+    #[inline(always)]
+    fn mem_step(&mut self, w: &mut Warp, exec: u32) -> Result<()> {
+        let pc = w.common_pc;
+        let inst = &self.launch.program.insts[pc as usize];
+        *self.budget -= 1;
+        let ps = &mut self.per_pc[pc as usize];
+        ps.executed += 1;
+        ps.threads += u64::from(exec.count_ones());
+        w.clock += 1;
+        w.common_pc = pc + 1;
+        let lat = self.load_or_store(w, inst, pc, exec)?;
+        self.log.warps[w.index as usize].push(Entry { pc, lat });
+        Ok(())
+    }
+
+    /// Executes load or store `inst` at `pc` of `w` for the lanes of `exec`; returns its
+    /// latency for the stream. Out of line, and the one caller of [`Ctx::load`] and
+    /// [`Ctx::store`] (for the straight-line path and the general one), so that they are
+    /// inlined here rather than called.
+    #[inline(never)]
+    fn load_or_store(&mut self, w: &mut Warp, inst: &DInst, pc: u32, exec: u32) -> Result<u32> {
+        match inst.op {
+            Op::Ld(m) => self.load(w, inst, pc, m, exec),
+            Op::St(m) => self.store(w, inst, pc, m, exec),
+            _ => unreachable!("memory entries are loads and stores"),
+        }
     }
 
     /// Executes one warp instruction of `w`.
@@ -298,8 +343,7 @@ impl Ctx<'_> {
                 w.at_barrier = true;
                 0
             }
-            Op::Ld(m) => self.load(w, inst, pc, m, exec)?,
-            Op::St(m) => self.store(w, inst, pc, m, exec)?,
+            Op::Ld(_) | Op::St(_) => self.load_or_store(w, inst, pc, exec)?,
             Op::Atom(a) | Op::Red(a) => self.atomic(w, inst, pc, a, exec)?,
             Op::BarRed(op) => {
                 self.bar_red_arrive(w, inst, op, exec);
@@ -738,7 +782,7 @@ fn plain(op: &Fast, w: &mut Warp, ctaid: &[u32; 3], exec: u32) {
                 out[l] = u64::from(tid[l]) & m;
             });
         }
-        Fast::Nop | Fast::Bra { .. } | Fast::Exit | Fast::General => {}
+        Fast::Nop | Fast::Bra { .. } | Fast::Exit | Fast::General | Fast::Mem => {}
     }
 }
 
@@ -904,6 +948,37 @@ fn count_run(diff: &mut [[u64; 2]], a: usize, b: usize, threads: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Loads and stores of converged warps through [`Ctx::mem_step`] give what the general
+    /// path gives: the same outputs, counters, per-PC statistics and timing, on workloads with
+    /// global and shared loads and stores, guards, divergence and barriers.
+    #[test]
+    fn memory_entries_match_the_general_path() {
+        use crate::run::{run_workload, Options};
+        let path = format!("{}/../configs/rtx3090.toml", env!("CARGO_MANIFEST_DIR"));
+        let cfg = crate::config::GpuConfig::load(std::path::Path::new(&path)).unwrap();
+        let cases: [(&str, &[(&str, i64)]); 4] = [
+            ("transpose_smem", &[("n", 64)]),
+            ("read_stride", &[("n", 3000)]),
+            ("reduce", &[]),
+            ("stencil_1d", &[]),
+        ];
+        for (name, sets) in cases {
+            let w = crate::workload::Workload::resolve(name).unwrap();
+            let opts = Options {
+                sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+                keep_outputs: true,
+                ..Default::default()
+            };
+            let run = |general: bool| {
+                super::super::fast::tests::MEM_GENERAL.set(general);
+                let r = run_workload(&cfg, &w, &opts).unwrap();
+                super::super::fast::tests::MEM_GENERAL.set(false);
+                format!("{:?}", r.launches)
+            };
+            assert_eq!(run(false), run(true), "{name}");
+        }
+    }
 
     /// Two overlapping runs and one at the end: each PC counts the runs over it.
     #[test]
