@@ -988,8 +988,12 @@ impl Stamps {
     #[inline(always)]
     fn victim(&self, base: usize) -> usize {
         let set = &self.keys[base..base + self.ways];
-        // `fold` rather than `min`: no Option, one vector reduction.
-        let least = set.iter().fold(u32::MAX, |m, &k| m.min(k));
+        // `fold` rather than `min`: no Option, one vector reduction. A set of 256 ways (the
+        // shipped configs' L1) as a fixed-size array: no loop remainders to set up.
+        let least = match <&[u32; 256]>::try_from(set) {
+            Ok(set) => set.iter().fold(u32::MAX, |m, &k| m.min(k)),
+            Err(_) => set.iter().fold(u32::MAX, |m, &k| m.min(k)),
+        };
         base + (least & ((1 << self.way_bits) - 1)) as usize
     }
 
@@ -1427,10 +1431,16 @@ mod tests {
 
     #[test]
     fn ordered_and_stamped_caches_are_plain_lru() {
-        // 3 sets (a division, not a mask) of 8 ways (ordered) and of 64 ways (indexed, stamped);
-        // the stamped one also with its stamps nearly run out, so that it renumbers its ways
-        // many times on the way.
-        for (ways, squeeze) in [(8, false), (64, false), (64, true)] {
+        // 3 sets (a division, not a mask) of 8 ways (ordered) and of 64 and 256 ways (indexed,
+        // stamped; 256 the fixed-size victim search); the stamped ones also with their stamps
+        // nearly run out, so that they renumber their ways many times on the way.
+        for (ways, squeeze) in [
+            (8, false),
+            (64, false),
+            (64, true),
+            (256, false),
+            (256, true),
+        ] {
             let geom = Geometry {
                 size_bytes: 3 * ways * 128,
                 line_bytes: 128,
