@@ -355,6 +355,16 @@ impl SectorCache {
         {
             let (sets, ways) = (*sets, *ways);
             let run = (sectors, evict_first);
+            if let (Some(&first), Some(&last)) = (sectors.first(), sectors.last()) {
+                let line = line_of(first).0;
+                if line_of(last).0 == line {
+                    // One line (a coalesced load of a warp's 128 bytes): one lookup, none of
+                    // the grouping below.
+                    let base = set_index(*set_mask, sets, line) * ways;
+                    let parts = (&mut **tags, &mut **slots, &mut *stamps, &mut *index);
+                    return read_one_line(parts, base, line, line_of, run, missed);
+                }
+            }
             return match *set_mask {
                 Some(m) => {
                     let base_of = |l| (l & m) as usize * ways;
@@ -695,6 +705,37 @@ fn read_indexed(
     )
 }
 
+/// [`read_indexed`] of sectors (ascending, at least one) all in line `line`, of the set whose
+/// first slot is `base`. Not inlined: the one call of a request.
+#[inline(never)]
+fn read_one_line(
+    (tags, slots, stamps, index): (&mut [u64], &mut [Slot], &mut Stamps, &mut LineIndex),
+    base: usize,
+    line: u64,
+    line_of: impl Fn(u64) -> (u64, u32),
+    (sectors, evict_first): (&[u64], bool),
+    missed: &mut super::coalesce::Sectors,
+) -> (u32, u32) {
+    let mask = sectors.iter().fold(0, |m, &s| m | line_of(s).1);
+    let found = index.probe(tags, line);
+    let flags = (false, true, evict_first);
+    let index = &mut Some(index);
+    let hits = stamped_access(tags, slots, stamps, index, base, found, line, mask, flags).hits;
+    if hits == 0 {
+        missed.extend(sectors.iter().copied());
+        return (1, 0);
+    }
+    let mut hit = 0;
+    for &s in sectors {
+        if hits & line_of(s).1 != 0 {
+            hit += 1;
+        } else {
+            missed.push(s);
+        }
+    }
+    (1, hit)
+}
+
 /// [`read_indexed`] of sectors that share lines (or too many to keep as bits), grouped by line.
 /// Out of line: inlined, it took registers from the scattered path above, which the main job's
 /// global launch takes on nearly every load (that launch at n=3.2M: 1,638M host instructions
@@ -947,8 +988,12 @@ impl Stamps {
     #[inline(always)]
     fn victim(&self, base: usize) -> usize {
         let set = &self.keys[base..base + self.ways];
-        // `fold` rather than `min`: no Option, one vector reduction.
-        let least = set.iter().fold(u32::MAX, |m, &k| m.min(k));
+        // `fold` rather than `min`: no Option, one vector reduction. A set of 256 ways (the
+        // shipped configs' L1) as a fixed-size array: no loop remainders to set up.
+        let least = match <&[u32; 256]>::try_from(set) {
+            Ok(set) => set.iter().fold(u32::MAX, |m, &k| m.min(k)),
+            Err(_) => set.iter().fold(u32::MAX, |m, &k| m.min(k)),
+        };
         base + (least & ((1 << self.way_bits) - 1)) as usize
     }
 
@@ -1386,10 +1431,16 @@ mod tests {
 
     #[test]
     fn ordered_and_stamped_caches_are_plain_lru() {
-        // 3 sets (a division, not a mask) of 8 ways (ordered) and of 64 ways (indexed, stamped);
-        // the stamped one also with its stamps nearly run out, so that it renumbers its ways
-        // many times on the way.
-        for (ways, squeeze) in [(8, false), (64, false), (64, true)] {
+        // 3 sets (a division, not a mask) of 8 ways (ordered) and of 64 and 256 ways (indexed,
+        // stamped; 256 the fixed-size victim search); the stamped ones also with their stamps
+        // nearly run out, so that they renumber their ways many times on the way.
+        for (ways, squeeze) in [
+            (8, false),
+            (64, false),
+            (64, true),
+            (256, false),
+            (256, true),
+        ] {
             let geom = Geometry {
                 size_bytes: 3 * ways * 128,
                 line_bytes: 128,
@@ -1440,7 +1491,15 @@ mod tests {
                 x = x
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                let mut sectors: Vec<u64> = if x & 0x70 == 0x70 {
+                let mut sectors: Vec<u64> = if x & 0x70 == 0x30 {
+                    // Some sectors of one line (a coalesced load: the one-line path).
+                    let line = (x >> 20) % (u64::from(ways) * 6);
+                    let mask = (x >> 8 & 15).max(1);
+                    (0..4)
+                        .filter(|k| mask >> k & 1 == 1)
+                        .map(|k| line * 128 + k * 32)
+                        .collect()
+                } else if x & 0x70 == 0x70 {
                     // A run of up to 100 consecutive sectors, some of them skipped: whole lines
                     // missed or hit, and more sectors than the 64 of a missed-sector mask.
                     let start = (x >> 20) % (u64::from(ways) * 24);
