@@ -47,9 +47,17 @@ impl Ctx<'_> {
     }
 
     /// The active lanes' addresses into `out` (inactive lanes 0), in place: a warp access is
-    /// built around them without a copy.
+    /// built around them without a copy. Returns their [`coalesce::Shape`], found in the same
+    /// pass (the alignment check, the run, the stride and the models' closed forms need no
+    /// other pass over the lanes).
     #[inline]
-    fn addresses_into(&self, w: &Warp, inst: &DInst, exec: u32, out: &mut [u64; WARP]) {
+    fn addresses_into(
+        &self,
+        w: &Warp,
+        inst: &DInst,
+        exec: u32,
+        out: &mut [u64; WARP],
+    ) -> coalesce::Shape {
         let a = inst.addr.expect("decoded ld/st carry an address");
         let off = a.offset as u64;
         if let Src::Reg(r) = a.base {
@@ -59,29 +67,31 @@ impl Ctx<'_> {
                 .try_into()
                 .expect("32 lanes");
             if exec == u32::MAX {
-                *out = std::array::from_fn(|l| base[l].wrapping_add(off));
-            } else {
-                *out = std::array::from_fn(|l| {
-                    if exec >> l & 1 == 0 {
-                        0
-                    } else {
-                        base[l].wrapping_add(off)
-                    }
-                });
+                return coalesce::offset_shape(base, off, out);
             }
-            return;
+            *out = std::array::from_fn(|l| {
+                if exec >> l & 1 == 0 {
+                    0
+                } else {
+                    base[l].wrapping_add(off)
+                }
+            });
+            return coalesce::Shape { step: None };
         }
         if let Src::Imm(v) = a.base {
             // A fixed address (a symbol: conv2d's filter taps `[F+4]`): one value for every
             // active lane, without a read per lane.
             let at = v.wrapping_add(off);
             *out = std::array::from_fn(|l| if exec >> l & 1 == 0 { 0 } else { at });
-            return;
+            return coalesce::Shape {
+                step: (exec == u32::MAX).then_some((at, 0)),
+            };
         }
         *out = [0; WARP];
         for l in lanes(exec) {
             out[l] = self.read(w, a.base, l).wrapping_add(off);
         }
+        coalesce::Shape::of(exec, out)
     }
 
     #[allow(clippy::too_many_arguments)] // one report needs every one of them
@@ -192,7 +202,9 @@ impl Ctx<'_> {
         }
     }
 
-    /// Executes a load; returns its load-to-use latency in cycles.
+    /// Executes a load; returns its load-to-use latency in cycles. Inlined into the warp loop
+    /// (as `store` is): out of line, its call and frame cost about 40 instructions a load.
+    #[inline(always)]
     pub fn load(
         &mut self,
         w: &mut Warp,
@@ -212,9 +224,9 @@ impl Ctx<'_> {
             addrs: [0; WARP],
             bytes: m.bytes_per_thread(),
         };
-        self.addresses_into(w, inst, exec, &mut access.addrs);
+        let shape = self.addresses_into(w, inst, exec, &mut access.addrs);
         let addrs = &access.addrs;
-        if let Some(l) = misaligned_lane(exec, addrs, access.bytes) {
+        if let Some(l) = misaligned_lane(exec, addrs, shape.alignment(addrs), access.bytes) {
             let (sp, a) = resolve(m.space, addrs[l]);
             return Err(self.fault(w, pc, l, "misaligned read", sp, a, access.bytes));
         }
@@ -228,21 +240,22 @@ impl Ctx<'_> {
         // models; not needed by constant loads.
         let run = match space {
             StateSpace::Const | StateSpace::Param => None,
-            _ => coalesce::run(exec, addrs, access.bytes),
+            _ => shape.run(access.bytes),
         };
-        if !self.load_from_one_allocation(w, inst, pc, m, exec, addrs, space, run)
-            && !self.load_from_shared_or_constant(w, inst, m, exec, addrs)
+        if !self.load_from_one_allocation(w, inst, pc, m, exec, addrs, space, run, shape)
+            && !self.load_from_shared_or_constant(w, inst, m, exec, addrs, shape.step)
         {
             self.load_per_lane(w, inst, pc, m, exec, addrs)?;
         }
         if exec == 0 {
             return Ok(0);
         }
-        Ok(self.model(w, inst, pc, m, space, &access, run, false))
+        Ok(self.model(w, inst, pc, m, space, &access, run, shape.step, false))
     }
 
     /// The common case of a global load: every lane inside one allocation. Reads straight from
-    /// it; returns `false` (having done nothing) when the case does not apply.
+    /// it; returns `false` (having done nothing) when the case does not apply. `shape`: the
+    /// addresses' (`run` its [`coalesce::Shape::run`]).
     #[allow(clippy::too_many_arguments)]
     fn load_from_one_allocation(
         &mut self,
@@ -254,6 +267,7 @@ impl Ctx<'_> {
         addrs: &[u64; WARP],
         space: StateSpace,
         run: Option<u64>,
+        shape: coalesce::Shape,
     ) -> bool {
         if space != StateSpace::Global {
             return false;
@@ -298,7 +312,7 @@ impl Ctx<'_> {
         }
         // Strided or scattered elements: each vector element of every lane in one pass, a
         // strided warp's with one bounds check.
-        let stride = coalesce::stride(exec, addrs);
+        let stride = shape.stride();
         if stride.is_none() && exec == u32::MAX && esize == 4 {
             // A whole warp's scattered 32-bit words (the main job's pseudo-random load): read
             // straight into the destination with its sign, no per-lane dispatch or second pass.
@@ -352,7 +366,7 @@ impl Ctx<'_> {
 
     /// The common case of a shared or constant load (named space, every lane in range): reads
     /// straight from the block's shared memory or the constant bank; `false` (having done
-    /// nothing) when the case does not apply.
+    /// nothing) when the case does not apply. `step`: the addresses' [`coalesce::Shape::step`].
     fn load_from_shared_or_constant(
         &mut self,
         w: &mut Warp,
@@ -360,6 +374,7 @@ impl Ctx<'_> {
         m: MemOp,
         exec: u32,
         addrs: &[u64; WARP],
+        step: Option<(u64, u64)>,
     ) -> bool {
         let buf: &[u8] = match m.space {
             StateSpace::Shared => self.shared,
@@ -368,7 +383,7 @@ impl Ctx<'_> {
         };
         let esize = m.ty.bytes() as usize;
         let span = (esize * usize::from(m.vec)) as u64;
-        if exec == 0 || !fits(addrs, span, buf.len()) {
+        if exec == 0 || !fits_step(addrs, step, span, buf.len()) {
             return false;
         }
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
@@ -518,9 +533,9 @@ impl Ctx<'_> {
             addrs: [0; WARP],
             bytes: m.bytes_per_thread(),
         };
-        self.addresses_into(w, inst, exec, &mut access.addrs);
+        let shape = self.addresses_into(w, inst, exec, &mut access.addrs);
         let addrs = &access.addrs;
-        if let Some(l) = misaligned_lane(exec, addrs, access.bytes) {
+        if let Some(l) = misaligned_lane(exec, addrs, shape.alignment(addrs), access.bytes) {
             let (sp, a) = resolve(m.space, addrs[l]);
             return Err(self.fault(w, pc, l, "misaligned write", sp, a, access.bytes));
         }
@@ -528,13 +543,13 @@ impl Ctx<'_> {
         let first = exec.trailing_zeros() as usize;
         let run = match m.space {
             StateSpace::Const | StateSpace::Param => None,
-            _ => coalesce::run(exec, addrs, access.bytes),
+            _ => shape.run(access.bytes),
         };
         // Only a global or generic store can lie in a global allocation: a shared one skips
         // the (out-of-line) search that would find none.
         let global = matches!(m.space, StateSpace::Global | StateSpace::Generic);
         let done = (global && self.store_to_one_allocation(w, inst, pc, m, exec, addrs, run))
-            || self.store_to_shared(w, inst, m, exec, addrs, run);
+            || self.store_to_shared(w, inst, m, exec, addrs, run, shape.step);
         for l in lanes(if done { 0 } else { exec }) {
             let (sp, a) = resolve(m.space, addrs[l]);
             if matches!(sp, StateSpace::Const | StateSpace::Param) {
@@ -559,7 +574,7 @@ impl Ctx<'_> {
             return Ok(0);
         }
         let space = resolve(m.space, addrs[first]).0;
-        Ok(self.model(w, inst, pc, m, space, &access, run, true))
+        Ok(self.model(w, inst, pc, m, space, &access, run, shape.step, true))
     }
 
     /// The allocation (index, base address) that holds every byte the active lanes of a global
@@ -689,7 +704,8 @@ impl Ctx<'_> {
     /// bytes): writes straight into the block's shared memory, lane by lane and each lane's
     /// elements in order as the general path does (a later lane's bytes win where lanes
     /// overlap); `false` (having done nothing) when the case does not apply. `run`: the access's
-    /// [`coalesce::run`].
+    /// [`coalesce::run`], `step` its [`coalesce::Shape::step`].
+    #[allow(clippy::too_many_arguments)]
     fn store_to_shared(
         &mut self,
         w: &Warp,
@@ -698,13 +714,14 @@ impl Ctx<'_> {
         exec: u32,
         addrs: &[u64; WARP],
         run: Option<u64>,
+        step: Option<(u64, u64)>,
     ) -> bool {
         let esize = m.ty.bytes() as usize;
         if m.space != StateSpace::Shared || exec == 0 || !(1..=8).contains(&esize) {
             return false;
         }
         let span = (esize * usize::from(m.vec)) as u64;
-        if !fits_run(addrs, run, span, self.shared.len()) {
+        if !fits_step(addrs, step, span, self.shared.len()) {
             return false;
         }
         // A warp of 32-bit scalars (most shared stores): one value row, no dispatch per lane.
@@ -760,7 +777,8 @@ impl Ctx<'_> {
 
     /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
     /// `access`: the warp's addresses as generated (generic ones not yet resolved), `run` its
-    /// [`coalesce::run`] (`None` where not needed: constant loads). Only the dispatch on the
+    /// [`coalesce::run`] (`None` where not needed: constant loads), `step` its
+    /// [`coalesce::Shape::step`]. Only the dispatch on the
     /// space, inlined into the callers: each space's model is its own function with the frame
     /// and set-up it needs (one function for all had the global path's 2 KiB frame and a set-up
     /// of some 45 instructions that every shared access paid as well).
@@ -775,15 +793,16 @@ impl Ctx<'_> {
         space: StateSpace,
         access: &WarpAccess,
         run: Option<u64>,
+        step: Option<(u64, u64)>,
         store: bool,
     ) -> u32 {
         match space {
             StateSpace::Param => self.param_model(m),
             StateSpace::Const => self.model_const(inst, pc, m, access),
             StateSpace::Global | StateSpace::Local => {
-                self.model_global(w, pc, m, space, access, run, store)
+                self.model_global(w, pc, m, space, access, run, step, store)
             }
-            StateSpace::Shared => self.model_shared(pc, m, access, run, store),
+            StateSpace::Shared => self.model_shared(pc, m, access, run, step, store),
             StateSpace::Reg | StateSpace::Generic => 0,
         }
     }
@@ -848,6 +867,7 @@ impl Ctx<'_> {
         space: StateSpace,
         access: &WarpAccess,
         run: Option<u64>,
+        step: Option<(u64, u64)>,
         store: bool,
     ) -> u32 {
         let exec = access.mask;
@@ -877,10 +897,13 @@ impl Ctx<'_> {
             }
             remapped = Some(a);
         }
-        // The addresses the models see, and their run.
-        let (access, run) = match &remapped {
-            Some(a) => (a, coalesce::contiguous(a)),
-            None => (access, run),
+        // The addresses the models see, their run and their step.
+        let (access, run, step) = match &remapped {
+            Some(a) => {
+                let shape = coalesce::Shape::of(a.mask, &a.addrs);
+                (a, shape.run(a.bytes), shape.step)
+            }
+            None => (access, run, step),
         };
         // The read-only path (`ld.global.nc`) is always cached; `.cs`/`.lu` are cached but
         // evicted first; `.cg`/`.cv` bypass L1; no operator follows the launch's dlcm.
@@ -891,21 +914,31 @@ impl Ctx<'_> {
             _ if self.launch.cache_global_loads || local => LoadPath::L1 { evict_first: false },
             _ => LoadPath::L2Only,
         };
-        let mut touched = coalesce::Sectors::new();
-        self.params.sectors_into(access, run, &mut touched);
-        // The timing pass needs the sector numbers (fills in flight, store merging).
+        // The distinct sectors: equally spaced lanes' (runs, broadcasts, strides) in closed form
+        // into a small array, others by the coalescer. `l1_sector` is the L1's sector size, as
+        // the coalescer's.
         let shift = self.costs.l1_sector.trailing_zeros();
+        let mut few = [0u64; WARP];
+        let mut many = coalesce::Sectors::new();
+        let touched: &[u64] =
+            match step.and_then(|st| coalesce::stepped_sectors(access, st, shift, &mut few)) {
+                Some(n) => &few[..n],
+                None => {
+                    self.params.sectors_into(access, run, &mut many);
+                    &many
+                }
+            };
+        // The timing pass needs the sector numbers (fills in flight, store merging).
         let log = &mut *self.log;
         let start = log.sectors.len() as u32;
         log.sectors.extend(touched.iter().map(|s| s >> shift));
         let end = log.sectors.len() as u32;
         let mut o = L1Outcome::default();
         if store {
-            self.caches
-                .store_sectors_into(self.params, &touched, &mut o);
+            self.caches.store_sectors_into(self.params, touched, &mut o);
         } else {
             self.caches
-                .load_sectors_into(self.params, &touched, path, &mut o);
+                .load_sectors_into(self.params, touched, path, &mut o);
         }
         match (local, store) {
             (false, false) => {
@@ -950,7 +983,8 @@ impl Ctx<'_> {
         let log = &mut *self.log;
         log.mems.push(MemRec {
             lat,
-            dwf: crate::timing::data_wavefronts_of(access, self.costs.banks, run) + o.l1_misses,
+            dwf: crate::timing::data_wavefronts_of(access, self.costs.banks, run, step)
+                + o.l1_misses,
             start,
             end,
             store,
@@ -967,6 +1001,7 @@ impl Ctx<'_> {
         m: MemOp,
         access: &WarpAccess,
         run: Option<u64>,
+        step: Option<(u64, u64)>,
         store: bool,
     ) -> u32 {
         let c = &mut *self.counters;
@@ -978,11 +1013,14 @@ impl Ctx<'_> {
             width: self.launch.bank_width,
         };
         let access = resolved_access(m.space, access);
-        let run = match m.space {
-            StateSpace::Generic => coalesce::contiguous(&access),
-            _ => run,
+        let (run, step) = match m.space {
+            StateSpace::Generic => {
+                let shape = coalesce::Shape::of(access.mask, &access.addrs);
+                (shape.run(access.bytes), shape.step)
+            }
+            _ => (run, step),
         };
-        let wf = shared::wavefronts_of(&access, banks, run);
+        let wf = shared::wavefronts_of_step(&access, banks, run, step);
         let (n, k) = (u64::from(wf.wavefronts), u64::from(wf.conflicts()));
         if store {
             c.shared_st_inst += 1;
@@ -1032,15 +1070,16 @@ fn note_worst(
 /// requires naturally aligned addresses (PTX ISA, "Addresses as Operands": a vector access is
 /// aligned to its whole size), and a GPU stops the kernel with `CUDA_ERROR_MISALIGNED_ADDRESS`
 /// when one is not; a memory checker reports it per thread.
+/// `align`: the lanes' common alignment ([`coalesce::Shape::alignment`]).
 #[inline(always)]
-fn misaligned_lane(exec: u32, addrs: &[u64; WARP], bytes: u32) -> Option<usize> {
+fn misaligned_lane(exec: u32, addrs: &[u64; WARP], align: u64, bytes: u32) -> Option<usize> {
     let low = if bytes.is_power_of_two() {
         u64::from(bytes) - 1
     } else {
         0
     };
-    // One OR over all 32 lanes answers the usual, aligned case without walking the mask.
-    if addrs.iter().fold(0, |a, &x| a | x) & low == 0 {
+    // The lanes' alignment answers the usual, aligned case without walking the mask.
+    if align & low == 0 {
         return None;
     }
     lanes(exec).find(|&l| addrs[l] & low != 0)
@@ -1061,14 +1100,16 @@ fn fits(addrs: &[u64; WARP], span: u64, len: usize) -> bool {
         == 0
 }
 
-/// [`fits`] for an access whose [`coalesce::run`] of `span`-byte elements is `run`: for a run,
-/// its last lane's bytes are its highest, one compare instead of a pass over the lanes.
+/// [`fits`] for an access whose [`coalesce::Shape::step`] is `step`: equally spaced lanes (a
+/// run, a tile's column) ascend without wrapping, so the last lane's bytes are the highest, one
+/// compare instead of a pass over the lanes.
 #[inline]
-fn fits_run(addrs: &[u64; WARP], run: Option<u64>, span: u64, len: usize) -> bool {
-    match run {
-        Some(a0) => a0
-            .checked_add(32 * span)
-            .is_some_and(|end| end <= len as u64),
+fn fits_step(addrs: &[u64; WARP], step: Option<(u64, u64)>, span: u64, len: usize) -> bool {
+    match step {
+        // `a0 + 31 * d` does not wrap (the step's).
+        Some((a0, d)) => (len as u64)
+            .checked_sub(span)
+            .is_some_and(|limit| a0 + 31 * d <= limit),
         None => fits(addrs, span, len),
     }
 }
@@ -1101,6 +1142,12 @@ mod tests {
         ty.bytes() * u32::from(vec)
     }
 
+    /// [`super::misaligned_lane`] with the OR of the active lanes found here.
+    fn misaligned_lane(exec: u32, addrs: &[u64; WARP], bytes: u32) -> Option<usize> {
+        let align = coalesce::Shape::of(exec, addrs).alignment(addrs);
+        super::misaligned_lane(exec, addrs, align, bytes)
+    }
+
     #[test]
     fn misaligned_lanes_are_found_by_the_whole_access_size() {
         use crate::ptx::ast::Type;
@@ -1127,9 +1174,10 @@ mod tests {
     }
 
     #[test]
-    fn fits_of_a_run_is_the_pass_over_the_lanes() {
-        // Runs near the buffer's end and near the top of the address space, and accesses that
-        // are not runs, of every element size: the one compare agrees with the pass.
+    fn fits_of_equal_steps_is_the_pass_over_the_lanes() {
+        // Runs and strided lanes near the buffer's end and near the top of the address space,
+        // and accesses that are neither, of every element size: the one compare agrees with the
+        // pass.
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             x ^= x << 13;
@@ -1145,18 +1193,20 @@ mod tests {
                     starts.push(next() % (2 * len as u64 + 1));
                 }
                 for a0 in starts {
-                    let addrs: [u64; WARP] =
-                        std::array::from_fn(|l| a0.wrapping_add(l as u64 * span));
-                    let mut bent = addrs;
-                    bent[(next() % 32) as usize] ^= 1 << (next() % 14);
-                    for a in [addrs, bent] {
-                        let run = coalesce::run(u32::MAX, &a, span as u32);
-                        assert_eq!(
-                            fits_run(&a, run, span, len),
-                            fits(&a, span, len),
-                            "a0 {:#x} span {span} len {len} run {run:?}",
-                            a[0]
-                        );
+                    for d in [span, 0, 2 * span, 128, 132, u64::MAX - span + 1] {
+                        let addrs: [u64; WARP] =
+                            std::array::from_fn(|l| a0.wrapping_add((l as u64).wrapping_mul(d)));
+                        let mut bent = addrs;
+                        bent[(next() % 32) as usize] ^= 1 << (next() % 14);
+                        for a in [addrs, bent] {
+                            let step = coalesce::Shape::of(u32::MAX, &a).step;
+                            assert_eq!(
+                                fits_step(&a, step, span, len),
+                                fits(&a, span, len),
+                                "a0 {:#x} span {span} len {len} step {step:?}",
+                                a[0]
+                            );
+                        }
                     }
                 }
             }

@@ -69,6 +69,56 @@ pub fn wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wav
     phased_wavefronts(access, banks, run)
 }
 
+/// As [`wavefronts_of`], for an access whose whole-warp step `step` ([`Shape::step`]) the caller
+/// also has: a tile's column or a strided load (every lane one word, a fixed number of words
+/// apart, one phase) is then answered in closed form without a pass over the lanes, what
+/// [`phased_wavefronts`] finds after its pass.
+///
+/// [`Shape::step`]: super::coalesce::Shape::step
+#[inline(never)]
+pub fn wavefronts_of_step(
+    access: &WarpAccess,
+    banks: Banks,
+    run: Option<u64>,
+    step: Option<(u64, u64)>,
+) -> Wavefronts {
+    match (run, step) {
+        (Some(a0), _) if one_phase_run(a0, access.bytes, banks) => Wavefronts {
+            wavefronts: 1,
+            ideal: 1,
+        },
+        (None, Some((a0, s))) if lanes_per_phase(access.bytes, banks) as usize >= WARP => {
+            let shift = banks.width.max(1).trailing_zeros();
+            match stepped_word_stride(a0, s, access.bytes, shift) {
+                Some(k) => Wavefronts {
+                    wavefronts: strided_wavefronts(
+                        k,
+                        WARP as u32,
+                        u64::from(banks.banks.clamp(1, 64)),
+                    ),
+                    ideal: 1,
+                },
+                None => phased_wavefronts(access, banks, run),
+            }
+        }
+        _ => phased_wavefronts(access, banks, run),
+    }
+}
+
+/// [`word_stride`] of a whole warp whose lane `l` is at `a0 + l * s` (no wrap: `s` a
+/// [`Shape::step`]'s), from the step alone.
+///
+/// [`Shape::step`]: super::coalesce::Shape::step
+#[inline(always)]
+fn stepped_word_stride(a0: u64, s: u64, bytes: u32, shift: u32) -> Option<u64> {
+    let width_mask = (1u64 << shift) - 1;
+    let last_byte = u64::from(bytes.max(1)) - 1;
+    // `a0 + 31 * s` does not wrap (the step's).
+    let fits = (a0 + 31 * s).checked_add(last_byte).is_some();
+    (s & width_mask == 0 && (a0 & width_mask) + last_byte <= width_mask && fits)
+        .then_some(s >> shift)
+}
+
 /// [`wavefronts_of`] phase by phase.
 #[inline(never)]
 fn phased_wavefronts(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wavefronts {
@@ -677,6 +727,52 @@ mod tests {
             increasing_wavefronts(&s6.addrs, u32::MAX, 3, 32, 7),
             Some(2)
         );
+    }
+
+    #[test]
+    fn stepped_accesses_match_the_general_path() {
+        // Equally spaced lanes (columns, padded columns, runs, broadcasts, steps of part of a
+        // word, straddling lanes, near the top), bent ones and partial masks, on every bank
+        // geometry: the step's closed form gives what `wavefronts_of` finds.
+        let mut x = 41u64;
+        let mut rand = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 16
+        };
+        let mut closed = 0;
+        for banks in [B4, B8, B16, B64] {
+            for bytes in [1u32, 2, 4, 8, 16] {
+                for base in [0u64, 0x1000, 0x1002, 0x2004, u64::MAX - 4000, u64::MAX - 20] {
+                    for d in [0u64, 1, 2, 4, 8, 12, 16, 32, 48, 128, 132, 136, 256, 4096] {
+                        for bend in 0..3 {
+                            let mut a = WarpAccess::from_fn(bytes, |l| {
+                                base.wrapping_add(d.wrapping_mul(l))
+                            });
+                            match bend {
+                                1 => a.addrs[(rand() % 32) as usize] ^= 4 << (rand() % 6),
+                                2 => a.mask = rand() as u32,
+                                _ => {}
+                            }
+                            let shape = crate::memory::coalesce::Shape::of(a.mask, &a.addrs);
+                            let run = shape.run(bytes);
+                            assert_eq!(
+                                wavefronts_of_step(&a, banks, run, shape.step),
+                                wavefronts_of(&a, banks, run),
+                                "{a:x?} {banks:?}"
+                            );
+                            if let (None, Some((a0, s))) = (run, shape.step) {
+                                let shift = banks.width.trailing_zeros();
+                                closed +=
+                                    u32::from(stepped_word_stride(a0, s, bytes, shift).is_some());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(closed > 500, "{closed}");
     }
 
     #[test]

@@ -1027,14 +1027,21 @@ fn probe(slots: &[(u64, u32, u32)], generation: u32, sector: u64) -> (usize, boo
 /// copy_row, and with shared wavefronts added within 3% for transpose_smem
 /// (validate/measurements/h200/ubench/bd.txt).
 pub fn data_wavefronts(access: &WarpAccess, banks: Banks) -> u32 {
-    data_wavefronts_of(access, banks, crate::memory::coalesce::contiguous(access))
+    let shape = crate::memory::coalesce::Shape::of(access.mask, &access.addrs);
+    data_wavefronts_of(access, banks, shape.run(access.bytes), shape.step)
 }
 
 /// As [`data_wavefronts`], for an access whose contiguous run
-/// ([`crate::memory::coalesce::contiguous`]) the caller already has.
+/// ([`crate::memory::coalesce::contiguous`]) and step ([`crate::memory::coalesce::Shape::step`])
+/// the caller already has: a strided load's in closed form.
 #[inline]
-pub fn data_wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> u32 {
-    crate::memory::shared::wavefronts_of(access, banks, run).wavefronts
+pub fn data_wavefronts_of(
+    access: &WarpAccess,
+    banks: Banks,
+    run: Option<u64>,
+    step: Option<(u64, u64)>,
+) -> u32 {
+    crate::memory::shared::wavefronts_of_step(access, banks, run, step).wavefronts
 }
 
 /// GPU-wide traffic of a launch, for the L2 and DRAM bounds.
