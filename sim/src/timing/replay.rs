@@ -28,54 +28,12 @@
 //! returns each block's cycles from its start ([`SmWork::latency`] places them in the slots again
 //! for the launch's latency bound, sampled waves included).
 
-use super::sched::{Port, Queue};
+use super::sched::{Heap, Keys, Port, Ring, RING};
 use super::{Costs, SmWork, Unit};
 use crate::exec::trace::{BlockLog, Entry, MEM, TICKET};
 use crate::exec::{DInst, Program, Src, NO_REG};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
-
-/// One warp's scoreboard during the replay.
-#[derive(Debug, Clone, Default)]
-struct Board {
-    /// Issue floor: the warp's next instruction issues after it (cycles since the wave started).
-    clock: u32,
-    /// Cycle each register's value is ready.
-    ready: Vec<u32>,
-    /// Cycle by which every store has been acknowledged.
-    drain: u32,
-    /// Next entry of the warp's stream.
-    next: u32,
-    /// Waiting at `bar.sync`.
-    at_barrier: bool,
-    /// Its block's index in the wave.
-    block: u32,
-    /// Its block's warp index (the stream in the block's log).
-    index: u32,
-    /// Its scheduler (the SM's warp number modulo the schedulers).
-    port: u32,
-    /// The latest cycle it issued an instruction (a branch's successors issue after it).
-    issued_max: u32,
-}
-
-impl Board {
-    /// The first cycle an instruction with `deps` can issue: after the floor, once its sources
-    /// are ready.
-    #[inline]
-    fn issue_time(&self, deps: &Deps) -> u32 {
-        // `take` rather than a slice: no bounds check on the count.
-        (deps.src.iter().take(usize::from(deps.n_src)))
-            .fold(self.clock + 1, |t, &r| t.max(self.ready[usize::from(r)]))
-    }
-
-    fn results_ready(&self) -> u32 {
-        self.ready.iter().copied().max().unwrap_or(0)
-    }
-
-    fn finish(&self) -> u32 {
-        self.clock.max(self.drain).max(self.results_ready())
-    }
-}
 
 /// The registers one instruction waits for and writes, read once from its [`DInst`] so the
 /// replay's inner loop touches a few bytes instead of the decoded instruction.
@@ -148,17 +106,16 @@ struct Plan {
     result: u32,
     /// Constant-pipe cycles an issue adds (a pointer parameter's LDC.64), or 0.
     const_cycles: f64,
-    /// A `bar.sync`: its arrival occupies the barrier unit.
-    barrier: bool,
     /// The unit whose first use it may be.
     unit: Option<Unit>,
     /// A branch ptxas if-converts (no branch in SASS).
     if_converted: bool,
-    /// It has constant-pipe cycles, is a `bar.sync` or may be a unit's first use: the issue
-    /// tests the three only when set.
-    rare: bool,
+    /// The rare work its issue does: [`CONST`] (constant-pipe cycles), [`BARRIER`] (a
+    /// `bar.sync`'s arrival occupies the barrier unit), [`UNIT`] (it may be a unit's first use);
+    /// one test for the three.
+    rare: u8,
     /// An ALU instruction of one SASS slot or none (folded into another), not rare: most of a
-    /// stream, issued by [`Board::alu`].
+    /// stream, issued by [`Warp::alu`].
     simple: bool,
 }
 
@@ -186,20 +143,29 @@ impl Plan {
                 Op::Ld(m) if m.space == StateSpace::Param => f64::from(s.ldc) * costs.const_serial,
                 _ => 0.0,
             },
-            barrier: inst.op == Op::BarSync,
             unit: Unit::of(costs, pc, inst),
             if_converted: costs.sass.skipped(pc).is_some(),
-            rare: false,
+            rare: 0,
             simple: false,
         };
-        let rare = plan.const_cycles != 0.0 || plan.barrier || plan.unit.is_some();
+        let flag = |set: bool, f: u8| if set { f } else { 0 };
+        let rare = flag(plan.const_cycles != 0.0, CONST)
+            | flag(inst.op == Op::BarSync, BARRIER)
+            | flag(plan.unit.is_some(), UNIT);
         Plan {
             rare,
-            simple: kind == Kind::Alu && plan.slots <= 1 && !rare,
+            simple: kind == Kind::Alu && plan.slots <= 1 && rare == 0,
             ..plan
         }
     }
 }
+
+/// [`Plan::rare`]: constant-pipe cycles.
+const CONST: u8 = 1;
+/// [`Plan::rare`]: a `bar.sync`.
+const BARRIER: u8 = 2;
+/// [`Plan::rare`]: a unit's first use, maybe.
+const UNIT: u8 = 4;
 
 /// The [`Plan`] of each instruction of a launch's program, made once per launch and shared by
 /// every SM's replay.
@@ -214,11 +180,6 @@ impl Plans {
                 .map(|(pc, i)| Plan::of(costs, pc as u32, i))
                 .collect(),
         )
-    }
-
-    #[inline]
-    fn at(&self, pc: u32) -> &Plan {
-        &self.0[pc as usize]
     }
 }
 
@@ -250,15 +211,26 @@ pub struct Ctx<'a> {
     pub plans: &'a Plans,
 }
 
-/// Reusable state of an SM's replay: scoreboards, schedulers, the queue of ready warps.
+/// Reusable state of an SM's replay: registers, schedulers, block slots, the queue of ready
+/// warps.
 #[derive(Debug, Default)]
 pub struct Replay {
-    boards: Vec<Board>,
+    /// Warps waiting to issue, for waves of at most [`RING`] warps (every configured GPU's).
+    ring: Ring,
+    /// Warps waiting to issue, for larger waves.
+    heap: Heap,
+    /// The rest.
+    sm: Sm,
+}
+
+/// An SM's replay state but for its queue of ready warps.
+#[derive(Debug, Default)]
+struct Sm {
+    /// Per warp of the wave, the cycle each register's value is ready (the program's registers
+    /// of warp 0, then of warp 1, and so on).
+    regs: Vec<u32>,
     blocks: Vec<Block>,
     ports: Vec<Port>,
-    /// Warps waiting to issue: (cycle their next instruction is ready, warp), earliest first,
-    /// packed in one `u64` ([`pack`]).
-    queue: Queue,
     /// Per block slot of the SM, the cycle (of the launch) it is free.
     slots: Vec<f64>,
     /// Cycle (of the launch) the last block started.
@@ -267,8 +239,60 @@ pub struct Replay {
     origin: u64,
 }
 
-/// A warp's stream and its block's log.
-type Feed<'a> = (&'a [Entry], &'a BlockLog);
+/// One warp of the wave during the replay: its stream, scoreboard and scheduler. A warp's turn
+/// reads it through one pointer.
+#[derive(Debug)]
+struct Warp<'a> {
+    /// The instructions it executed, in order.
+    stream: &'a [Entry],
+    /// Cycle each register's value is ready (its part of [`Sm::regs`]).
+    ready: &'a mut [u32],
+    /// Its block's log.
+    log: &'a BlockLog,
+    /// Next entry of the stream.
+    next: u32,
+    /// Issue floor: the warp's next instruction issues after it (cycles since the wave started).
+    clock: u32,
+    /// The latest cycle it issued an instruction (a branch's successors issue after it).
+    issued_max: u32,
+    /// Its scheduler (the SM's warp number modulo the schedulers).
+    port: u32,
+    /// Cycle by which every store has been acknowledged.
+    drain: u32,
+    /// Its block's index in the wave.
+    block: u32,
+    /// Waiting at `bar.sync`.
+    at_barrier: bool,
+}
+
+impl Warp<'_> {
+    /// The first cycle an instruction with `deps` can issue: after the floor, once its sources
+    /// are ready.
+    #[inline(always)]
+    fn issue_time(&self, deps: &Deps) -> u32 {
+        // `take` rather than a slice: no bounds check on the count.
+        (deps.src.iter().take(usize::from(deps.n_src)))
+            .fold(self.clock + 1, |t, &r| t.max(self.ready[usize::from(r)]))
+    }
+
+    fn results_ready(&self) -> u32 {
+        self.ready.iter().copied().max().unwrap_or(0)
+    }
+
+    fn finish(&self) -> u32 {
+        self.clock.max(self.drain).max(self.results_ready())
+    }
+}
+
+/// What an issue reads besides the warp, its plan and scheduler.
+#[derive(Clone, Copy)]
+struct Env<'a> {
+    costs: &'a Costs,
+    shared_latency: u32,
+    /// The [`Plan::rare`] flags whose work this wave does ([`UNIT`] only in an SM's first wave,
+    /// whose blocks start the launch).
+    rare: u8,
+}
 
 /// A warp's place in the ready queue: earlier cycle first, then lower warp number.
 #[inline]
@@ -281,63 +305,97 @@ const TRIM_SPAN: u64 = 1 << 14;
 
 impl Replay {
     /// Readies a replay another launch used for a new launch: the state a new one starts with,
-    /// keeping the allocations (scoreboards, calendars) so that the launch does not grow them
+    /// keeping the allocations (registers, calendars) so that the launch does not grow them
     /// anew.
     pub fn relaunch(&mut self) {
-        self.blocks.clear();
-        self.ports.iter_mut().for_each(Port::reset);
-        self.queue.clear();
-        self.slots.clear();
-        self.last_start = 0.0;
-        self.origin = 0;
+        let sm = &mut self.sm;
+        sm.blocks.clear();
+        sm.ports.iter_mut().for_each(Port::reset);
+        sm.slots.clear();
+        sm.last_start = 0.0;
+        sm.origin = 0;
+        self.ring.clear();
+        self.heap.clear();
     }
 
     /// Replays the wave whose blocks left `logs` (latencies resolved, in dispatch order) on one
     /// SM, accounting its work on `work`; returns each block's cycles from its start to its last
     /// warp's retirement, in order.
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
+        let total: usize = logs.iter().map(|l| l.warps.len()).sum();
+        if total <= RING {
+            self.sm.wave(&mut self.ring, cx, logs, work)
+        } else {
+            self.sm.wave(&mut self.heap, cx, logs, work)
+        }
+    }
+}
+
+impl Sm {
+    /// [`Replay::wave`] with the ready warps in `q`.
+    fn wave<Q: Keys>(
+        &mut self,
+        q: &mut Q,
+        cx: Ctx,
+        logs: &[BlockLog],
+        work: &mut SmWork,
+    ) -> Vec<u64> {
         let slots = self.start(cx, logs, work);
-        // Each warp's stream and its block's log, by its number in the wave: one look-up when the
-        // warp's turn comes.
-        let feeds: Vec<Feed> = (logs.iter())
-            .flat_map(|l| l.warps.iter().map(move |s| (s.as_slice(), l)))
-            .collect();
-        // The plans as a local slice: the loop reads them without going through `cx`.
-        let plans = &cx.plans.0[..];
-        while let Some((mut key, mut top)) = self.queue.first_two() {
-            // Warps follow one another here as long as none parks or retires (the key of the
-            // next one in registers, not an `Option` kept across the loop).
-            loop {
-                let w = key as u32;
-                // The key's cycle is the warp's issue time: nothing but the warp itself changes
-                // its scoreboard while it waits in the queue.
-                let t = (key >> 32) as u32;
-                // `top`, the next key: nothing enters the queue while the warp runs (only a
-                // barrier's release or the end of a block queues warps, and the warp stops
-                // there).
-                let (next, long) = self.run_warp(cx, plans, &feeds, work, w as usize, t, top);
-                let Some(next) = next else {
-                    self.queue.pop();
-                    self.park_or_retire(cx, logs, w as usize);
-                    if long {
-                        self.trim();
-                    }
-                    break;
-                };
-                // The warp's next key is after `top`, which comes first now.
-                (key, top) = self.queue.advance(pack(next, w), top);
-                // Only this warp's scheduler took cycles (trimming earlier or later changes no
-                // result: no warp asks for a cycle before its floor).
-                if long {
-                    self.trim();
-                }
+        let n = cx.program.num_regs;
+        let total: usize = logs.iter().map(|l| l.warps.len()).sum();
+        self.regs.clear();
+        self.regs.resize(total * n, 0);
+        let schedulers = self.ports.len();
+        let mut regs = &mut self.regs[..];
+        let mut warps = Vec::with_capacity(total);
+        for (k, log) in logs.iter().enumerate() {
+            let start = self.blocks[k].start;
+            for (i, stream) in log.warps.iter().enumerate() {
+                let (ready, rest) = std::mem::take(&mut regs).split_at_mut(n);
+                regs = rest;
+                warps.push(Warp {
+                    stream,
+                    ready,
+                    log,
+                    next: 0,
+                    clock: start + cx.costs.warp_start(i as u32),
+                    issued_max: 0,
+                    port: (warps.len() % schedulers) as u32,
+                    drain: 0,
+                    block: k as u32,
+                    at_barrier: false,
+                });
             }
         }
+        let env = Env {
+            costs: cx.costs,
+            shared_latency: cx.shared_latency,
+            rare: CONST
+                | BARRIER
+                | if logs.first().is_some_and(|l| l.wave == 0) {
+                    UNIT
+                } else {
+                    0
+                },
+        };
+        let mut ev = Events {
+            q,
+            warps: &mut warps,
+            blocks: &mut self.blocks,
+            ports: &mut self.ports,
+            plans: &cx.plans.0,
+            costs: cx.costs,
+        };
+        ev.q.clear();
+        for w in 0..total {
+            ev.queue_or_retire(w);
+        }
+        ev.run(env, work);
         let mut out = Vec::with_capacity(self.blocks.len());
         for (b, (slot, start)) in self.blocks.iter().zip(slots) {
-            let end = self.boards[b.first..b.first + b.warps]
+            let end = warps[b.first..b.first + b.warps]
                 .iter()
-                .map(Board::finish)
+                .map(Warp::finish)
                 .max()
                 .unwrap_or(b.start);
             let dur = end.saturating_sub(b.start);
@@ -347,15 +405,10 @@ impl Replay {
         out
     }
 
-    /// Places the wave's blocks in the SM's block slots, sets up the scoreboards of their warps
-    /// and queues their first instructions.
+    /// Places the wave's blocks in the SM's block slots and sets up their records and the
+    /// schedulers.
     fn start(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<(usize, f64)> {
-        let total: usize = logs.iter().map(|l| l.warps.len()).sum();
-        if self.boards.len() < total {
-            self.boards.resize_with(total, Board::default);
-        }
         self.blocks.clear();
-        self.queue.clear();
         let schedulers = cx.costs.schedulers.max(1) as usize;
         if self.ports.len() != schedulers {
             self.ports = vec![Port::default(); schedulers];
@@ -372,30 +425,14 @@ impl Replay {
         let mut first = 0;
         for (k, log) in logs.iter().enumerate() {
             let warps = log.warps.len();
-            let start = (starts[k].1 - origin as f64).round() as u32;
             self.blocks.push(Block {
-                start,
+                start: (starts[k].1 - origin as f64).round() as u32,
                 first,
                 warps,
                 live: warps,
                 arrived: 0,
             });
-            for (i, b) in self.boards[first..first + warps].iter_mut().enumerate() {
-                b.clock = start + cx.costs.warp_start(i as u32);
-                b.drain = 0;
-                b.next = 0;
-                b.at_barrier = false;
-                b.block = k as u32;
-                b.index = i as u32;
-                b.port = ((first + i) % schedulers) as u32;
-                b.issued_max = 0;
-                b.ready.clear();
-                b.ready.resize(cx.program.num_regs, 0);
-            }
             first += warps;
-        }
-        for w in 0..total {
-            self.queue_or_retire(cx, logs, w);
         }
         starts
     }
@@ -429,126 +466,166 @@ impl Replay {
         }
         out
     }
+}
 
-    /// Queues warp `w` for its next instruction, or retires it when its stream is done.
-    fn queue_or_retire(&mut self, cx: Ctx, logs: &[BlockLog], w: usize) {
-        let b = &self.boards[w];
-        match logs[b.block as usize].warps[b.index as usize].get(b.next as usize) {
-            Some(e) => {
-                let t = b.issue_time(&cx.plans.at(e.pc).deps);
-                self.queue.push(pack(t, w as u32));
-            }
-            None => {
-                let k = b.block as usize;
-                self.blocks[k].live -= 1;
-                self.release(cx, logs, k);
+/// The wave's event loop: its warps, their blocks, the schedulers and the queue of ready warps.
+struct Events<'e, 'a, Q> {
+    q: &'e mut Q,
+    warps: &'e mut [Warp<'a>],
+    blocks: &'e mut [Block],
+    ports: &'e mut [Port],
+    plans: &'a [Plan],
+    costs: &'a Costs,
+}
+
+impl<Q: Keys> Events<'_, '_, Q> {
+    /// Issues the queued warps' instructions in the order of their keys (cycle, then warp).
+    ///
+    /// The warp of the smallest key runs (out of the queue) for as long as it stays the
+    /// earliest ready warp: while its next instruction's key is below `top`, the smallest key
+    /// in the queue, as nothing enters the queue while it runs (only a barrier's release or the
+    /// end of a block queues warps, and the warp stops there). Then [`Keys::switch`] queues it
+    /// and hands over to `top`'s warp, or it parks at a barrier or retires.
+    fn run(&mut self, env: Env, work: &mut SmWork) {
+        let plans = self.plans;
+        while let Some((mut key, mut top)) = self.q.pop_first() {
+            loop {
+                let w = key as u32;
+                let h = &mut self.warps[w as usize];
+                let port = &mut self.ports[h.port as usize];
+                // The warp goes on while its key, `want << 32 | w`, is below `top` (no other
+                // key equals its own).
+                let lim = (top >> 32) + u64::from(w < top as u32);
+                // The key's cycle is the warp's issue time: nothing but the warp itself changes
+                // its scoreboard while it waits in the queue.
+                let next = h.run(env, plans, work, port, (key >> 32) as u32, lim);
+                // Only this warp's scheduler took cycles (trimming earlier or later changes no
+                // result: no warp asks for a cycle before its floor).
+                let long = port.span() > TRIM_SPAN;
+                let Some(next) = next else {
+                    self.park_or_retire(w as usize);
+                    if long {
+                        self.trim();
+                    }
+                    break;
+                };
+                (key, top) = (top, self.q.switch(pack(next, w), top));
+                if long {
+                    self.trim();
+                }
             }
         }
     }
 
-    /// Issues warp `w`'s instructions, the first ready at cycle `want`, for as long as it stays
-    /// the earliest ready warp (a warp that would leave the queue next anyway goes on without
-    /// entering it): until its next instruction's key is after `top`, the next key in the queue
-    /// (`u64::MAX`: none), when it returns that instruction's cycle, or until it parks at a
-    /// barrier or retires (`None`; [`Replay::park_or_retire`] then counts it). Also says whether
-    /// the warp's scheduler's calendar has grown longer than [`TRIM_SPAN`].
-    #[allow(clippy::too_many_arguments)]
-    fn run_warp(
-        &mut self,
-        cx: Ctx,
-        plans: &[Plan],
-        feeds: &[Feed],
-        work: &mut SmWork,
-        w: usize,
-        mut want: u32,
-        top: u64,
-    ) -> (Option<u32>, bool) {
-        let b = &mut self.boards[w];
-        let port = &mut self.ports[b.port as usize];
-        let (stream, log) = feeds[w];
-        let mut next = b.next as usize;
-        let Some(&(mut e)) = stream.get(next) else {
-            return (None, false);
-        };
-        let mut p = &plans[e.pc as usize];
-        let out = loop {
-            next += 1;
-            if p.simple {
-                b.alu(p, work, port, want);
-            } else if b.step(cx, p, log, work, port, want, e) {
-                break None;
+    /// Queues warp `w` for its next instruction, or retires it when its stream is done.
+    fn queue_or_retire(&mut self, w: usize) {
+        let h = &self.warps[w];
+        match h.stream.get(h.next as usize) {
+            Some(e) => {
+                let t = h.issue_time(&self.plans[e.pc as usize].deps);
+                self.q.push(pack(t, w as u32));
             }
-            let Some(&n) = stream.get(next) else {
-                break None;
-            };
-            e = n;
-            p = &plans[e.pc as usize];
-            want = b.issue_time(&p.deps);
-            // The warp goes on while its key is below `top` (no other key equals its own).
-            if pack(want, w as u32) > top {
-                break Some(want);
+            None => {
+                let k = h.block as usize;
+                self.blocks[k].live -= 1;
+                self.release(k);
             }
-        };
-        b.next = next as u32;
-        (out, port.span() > TRIM_SPAN)
+        }
     }
 
     /// Warp `w`, out of the queue, has parked at a barrier or retired: counts it in its block and
     /// releases the block's barrier if it was the last one there.
-    fn park_or_retire(&mut self, cx: Ctx, logs: &[BlockLog], w: usize) {
-        let b = &self.boards[w];
-        let k = b.block as usize;
-        if b.at_barrier {
+    fn park_or_retire(&mut self, w: usize) {
+        let h = &self.warps[w];
+        let k = h.block as usize;
+        if h.at_barrier {
             self.blocks[k].arrived += 1;
         } else {
             self.blocks[k].live -= 1;
         }
-        self.release(cx, logs, k);
+        self.release(k);
     }
 
     /// Releases block `k`'s barrier once every warp still running has arrived: after the latest
     /// arrival and the barrier unit's time.
-    fn release(&mut self, cx: Ctx, logs: &[BlockLog], k: usize) {
+    fn release(&mut self, k: usize) {
         let blk = self.blocks[k];
         if blk.arrived == 0 || blk.arrived < blk.live {
             return;
         }
         let range = blk.first..blk.first + blk.warps;
-        let Some(t) = self.boards[range.clone()]
+        let Some(t) = self.warps[range.clone()]
             .iter()
-            .filter(|b| b.at_barrier)
-            .map(|b| b.clock)
+            .filter(|h| h.at_barrier)
+            .map(|h| h.clock)
             .max()
         else {
             return;
         };
         // The arrivals pass the barrier unit one after another.
-        let t = t + cx.costs.barrier(blk.arrived);
+        let t = t + self.costs.barrier(blk.arrived);
         self.blocks[k].arrived = 0;
         for w in range {
-            if self.boards[w].at_barrier {
-                self.boards[w].at_barrier = false;
-                self.boards[w].clock = t;
-                self.queue_or_retire(cx, logs, w);
+            if self.warps[w].at_barrier {
+                self.warps[w].at_barrier = false;
+                self.warps[w].clock = t;
+                self.queue_or_retire(w);
             }
         }
     }
 
     /// Forgets the scheduler cycles no warp can ask for any more (before every floor).
+    #[cold]
     fn trim(&mut self) {
-        let safe = self
-            .blocks
-            .iter()
-            .flat_map(|b| &self.boards[b.first..b.first + b.warps])
-            .map(|b| u64::from(b.clock) + 1)
+        let safe = (self.warps.iter())
+            .map(|h| u64::from(h.clock) + 1)
             .min()
             .unwrap_or(0);
         self.ports.iter_mut().for_each(|p| p.forget_before(safe));
     }
 }
 
-impl Board {
-    /// [`Board::step`] for a [`Plan::simple`] instruction: one slot or none, its result after
+impl Warp<'_> {
+    /// Issues the warp's instructions, the first ready at cycle `want`, until the key of the
+    /// next one is not below `lim << 32` (nor its cycle below `lim` when the warp's number is
+    /// smaller than the next key's): returns that instruction's cycle; or until it parks at a
+    /// barrier or retires (`None`).
+    #[inline(always)]
+    fn run(
+        &mut self,
+        env: Env,
+        plans: &[Plan],
+        work: &mut SmWork,
+        port: &mut Port,
+        mut want: u32,
+        lim: u64,
+    ) -> Option<u32> {
+        let mut next = self.next as usize;
+        // A queued warp has an instruction to issue.
+        let &(mut e) = self.stream.get(next)?;
+        let mut p = &plans[e.pc as usize];
+        let out = loop {
+            next += 1;
+            if p.simple {
+                self.alu(p, work, port, want);
+            } else if self.step(env, p, work, port, want, e) {
+                break None;
+            }
+            let Some(&n) = self.stream.get(next) else {
+                break None;
+            };
+            e = n;
+            p = &plans[e.pc as usize];
+            want = self.issue_time(&p.deps);
+            if u64::from(want) >= lim {
+                break Some(want);
+            }
+        };
+        self.next = next as u32;
+        out
+    }
+
+    /// [`Warp::step`] for a [`Plan::simple`] instruction: one slot or none, its result after
     /// its latency.
     #[inline(always)]
     fn alu(&mut self, p: &Plan, work: &mut SmWork, port: &mut Port, want: u32) {
@@ -586,19 +663,19 @@ impl Board {
     /// scheduler `port`, accounting it on the SM's `work`; returns whether the warp parked at a
     /// barrier.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn step(
         &mut self,
-        cx: Ctx,
+        env: Env,
         p: &Plan,
-        log: &BlockLog,
         work: &mut SmWork,
         port: &mut Port,
         want: u32,
         e: Entry,
     ) -> bool {
         debug_assert_eq!(want, self.issue_time(&p.deps));
-        let costs = cx.costs;
+        let costs = env.costs;
+        let log = self.log;
         let front = want == self.clock + 1;
         let slots = p.slots;
         let (issue, last) = take_slots(port, want, slots);
@@ -606,17 +683,16 @@ impl Board {
         work.now = issue;
         self.issued_max = self.issued_max.max(issue);
         work.issue_slots += u64::from(slots);
-        if p.rare {
-            if p.const_cycles != 0.0 {
+        let rare = p.rare & env.rare;
+        if rare != 0 {
+            if rare & CONST != 0 {
                 work.const_cycles += p.const_cycles;
             }
-            if p.barrier {
+            if rare & BARRIER != 0 {
                 work.barrier_cycles += costs.barrier_per_warp;
             }
-            if log.wave == 0 {
-                if let Some(u) = p.unit {
-                    work.starts.note(u, issue);
-                }
+            if let (true, Some(u)) = (rare & UNIT != 0, p.unit) {
+                work.starts.note(u, issue);
             }
         }
         let ready = match p.kind {
@@ -647,7 +723,7 @@ impl Board {
                 self.drain = self.drain.max(issue + latency(e.lat, costs, log, work));
                 None
             }
-            Kind::Shfl => Some(issue + cx.shared_latency),
+            Kind::Shfl => Some(issue + env.shared_latency),
             Kind::Nothing => None,
             // Results of a multi-instruction expansion are late by what its last slot waited.
             Kind::Alu => Some((last + 1).saturating_sub(slots.max(1)).max(issue) + p.result),
@@ -844,6 +920,81 @@ mod tests {
             block(&[&[(2, 0), (2, 0), (2, 0)]]),
         ];
         assert_eq!(replay(&p, &c, &logs), vec![105, 8]);
+    }
+
+    /// A small random-number generator (xorshift) for the tests.
+    fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed | 1;
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        }
+    }
+
+    #[test]
+    fn the_ring_and_the_heap_replay_alike() {
+        // Random programs of ALU instructions, loads and barriers, random streams of them, two
+        // waves on one SM: the ring's event loop and the heap's agree on every block's cycles and
+        // on the SM's work.
+        for seed in 1..80 {
+            let mut r = rng(seed);
+            let reg = |r: &mut dyn FnMut(u64) -> u64| r(8) as u16;
+            let insts = (0..12)
+                .map(|_| match r(8) {
+                    0 | 1 => load(reg(&mut r)),
+                    2 => DInst {
+                        op: Op::BarSync,
+                        dst: [NO_REG; 4],
+                        ..mov(0, None)
+                    },
+                    _ => {
+                        let src = if r(4) > 0 { Some(reg(&mut r)) } else { None };
+                        mov(reg(&mut r), src)
+                    }
+                })
+                .collect();
+            let (p, c) = setup(insts, 1 + r(4) as u32);
+            let plans = Plans::new(&c, &p);
+            let cx = Ctx {
+                program: &p,
+                costs: &c,
+                shared_latency: 23,
+                plans: &plans,
+            };
+            let (mut a, mut b) = (Sm::default(), Sm::default());
+            let (mut wa, mut wb) = (SmWork::default(), SmWork::default());
+            for wave in 0..2 {
+                let blocks = 1 + r(4) as usize;
+                let warps = 1 + r(16) as usize;
+                let logs: Vec<BlockLog> = (0..blocks)
+                    .map(|_| {
+                        let streams: Vec<Vec<(u32, u32)>> = (0..warps)
+                            .map(|_| {
+                                (0..r(30))
+                                    .map(|_| {
+                                        let lat = if r(5) == 0 { 1 + r(600) } else { r(30) };
+                                        (r(12) as u32, lat as u32)
+                                    })
+                                    .collect()
+                            })
+                            .collect();
+                        let streams: Vec<&[(u32, u32)]> =
+                            streams.iter().map(Vec::as_slice).collect();
+                        BlockLog {
+                            wave,
+                            ..block(&streams)
+                        }
+                    })
+                    .collect();
+                let ra = a.wave(&mut Ring::default(), cx, &logs, &mut wa);
+                let rb = b.wave(&mut Heap::default(), cx, &logs, &mut wb);
+                assert_eq!(ra, rb, "seed {seed} wave {wave}");
+            }
+            let json = |w: &SmWork| serde_json::to_string(w).unwrap();
+            assert_eq!(json(&wa), json(&wb), "seed {seed}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! operands are ready. Requests come roughly, not strictly, in cycle order (a warp issues in
 //! dataflow order within a basic block, and a later wave's warps find the earlier wave's cycles
 //! taken), so the port keeps a calendar of taken cycles rather than one next-free cycle.
-//! [`Queue`]: the warps waiting to issue.
+//! [`Keys`]: the warps waiting to issue ([`Ring`] for waves of up to 64 warps, [`Heap`] beyond).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -101,17 +101,31 @@ impl Port {
     }
 }
 
-/// The warps waiting to issue, as keys `cycle << 32 | warp`, smallest first.
+/// The warps waiting to issue, as keys `cycle << 32 | warp`, smallest first: what the replay's
+/// event loop asks of them. The warp that runs is not in the queue; when it stops behind the
+/// next key, [`Keys::switch`] queues it again and hands over to that key's warp.
+pub trait Keys {
+    /// Empties the queue.
+    fn clear(&mut self);
+    /// Adds `key`.
+    fn push(&mut self, key: u64);
+    /// Removes the smallest key and returns it with the smallest of those left (`u64::MAX`:
+    /// none).
+    fn pop_first(&mut self) -> Option<(u64, u64)>;
+    /// Adds `key`, which comes after `top`, the smallest key, removes `top` and returns the
+    /// smallest of those left (`u64::MAX`: none).
+    fn switch(&mut self, key: u64, top: u64) -> u64;
+}
+
+/// [`Keys`] of the warps `0..RING` (every wave of the configured GPUs).
 ///
-/// Keys of the next [`RING`] cycles from the earliest one sit in a ring of warp bitmaps, one
-/// per cycle, with a bitmap of the cycles that have warps: finding the first key, the second
-/// and moving the first to a later cycle are a few bit operations instead of a heap's walk (the
-/// warps of an SM take turns, so the first key moves on at nearly every instruction). Keys
-/// further ahead (warps waiting for memory) wait in a heap and move into the ring as it comes to
-/// their cycle. Warp numbers past 63 do not fit a bitmap: a queue that gets one keeps every key
-/// in the heap.
+/// Keys of the next [`RING`] cycles from `now` sit in a ring of warp bitmaps, one per cycle,
+/// with a bitmap of the cycles that have warps: the warps of an SM take turns, so nearly every
+/// instruction hands over to another warp, and a hand-over is a few bit operations instead of a
+/// heap's walk. Keys further ahead (warps waiting for memory) wait in a heap and move into the
+/// ring as it comes to their cycle.
 #[derive(Debug, Clone)]
-pub struct Queue {
+pub struct Ring {
     /// The ring's first cycle: every key in the ring is of a cycle in `now..now + RING`, and
     /// every key in `far` of a later one.
     now: u64,
@@ -119,160 +133,30 @@ pub struct Queue {
     ring: [u64; RING],
     /// Bit `c % RING` is set when cycle `c`'s word has a warp.
     busy: u64,
-    /// The later keys (all of them once `wide`).
+    /// The later keys.
     far: BinaryHeap<Reverse<u64>>,
-    /// A warp number past 63 came: the ring is not used.
-    wide: bool,
 }
 
-/// Cycles the ring holds (the bits of a word).
-const RING: usize = 64;
+/// Cycles the ring holds (the bits of a word), and the warps it takes.
+pub const RING: usize = 64;
 
-impl Default for Queue {
+impl Default for Ring {
     fn default() -> Self {
-        Queue {
+        Ring {
             now: 0,
             ring: [0; RING],
             busy: 0,
             far: BinaryHeap::new(),
-            wide: false,
         }
     }
 }
 
-impl Queue {
-    /// Empties the queue.
-    pub fn clear(&mut self) {
-        self.now = 0;
-        // A queue emptied by its pops has an empty ring already (no memset per wave).
-        if self.busy != 0 {
-            self.ring = [0; RING];
-            self.busy = 0;
-        }
-        self.far.clear();
-        self.wide = false;
-    }
-
-    /// The smallest key and the second smallest (`u64::MAX` when there is none). Moves the ring
-    /// on to the first key's cycle.
-    #[inline]
-    pub fn first_two(&mut self) -> Option<(u64, u64)> {
-        if self.wide {
-            let first = self.far.peek()?.0;
-            let second = match *self.far.as_slice() {
-                [_, Reverse(a), Reverse(b), ..] => a.min(b),
-                [_, Reverse(a)] => a,
-                _ => u64::MAX,
-            };
-            return Some((first, second));
-        }
-        if self.busy == 0 {
-            // Only far keys, if any: the ring starts at the first one's cycle.
-            self.now = self.far.peek()?.0 >> 32;
-            self.pull();
-        } else {
-            let ahead = self.busy.rotate_right(slot(self.now)).trailing_zeros();
-            if ahead > 0 {
-                self.now += u64::from(ahead);
-                self.pull();
-            }
-        }
-        let word = self.ring[slot(self.now) as usize];
-        let first = self.now << 32 | u64::from(word.trailing_zeros());
-        Some((first, self.second(word)))
-    }
-
-    /// The second smallest key (`u64::MAX`: none), the ring at the smallest key's cycle and
-    /// `word` that cycle's warps.
-    #[inline(always)]
-    fn second(&self, word: u64) -> u64 {
-        let rest = word & word.wrapping_sub(1);
-        if rest != 0 {
-            return self.now << 32 | u64::from(rest.trailing_zeros());
-        }
-        let s = slot(self.now);
-        let busy = self.busy & !(1 << s);
-        if busy != 0 {
-            let c = self.now + u64::from(busy.rotate_right(s).trailing_zeros());
-            c << 32 | u64::from(self.ring[slot(c) as usize].trailing_zeros())
-        } else {
-            self.far.peek().map_or(u64::MAX, |k| k.0)
-        }
-    }
-
-    /// Replaces the smallest key by `key`, of the same warp and after `second`, the second
-    /// smallest, and returns [`Queue::first_two`]: `second` comes first, so only the key after
-    /// it is looked for.
-    #[inline]
-    pub fn advance(&mut self, key: u64, second: u64) -> (u64, u64) {
-        debug_assert!(key > second);
-        if self.wide {
-            self.replace_first(key);
-            return self.first_two().unwrap_or((u64::MAX, u64::MAX));
-        }
-        self.pop_ring();
-        self.put(key);
-        // Every key is from `second` on: the ring moves on to its cycle.
-        let c = second >> 32;
-        if c != self.now {
-            self.now = c;
-            self.pull();
-        }
-        let word = self.ring[slot(c) as usize];
-        (second, self.second(word))
-    }
-
-    /// Removes the smallest key (after [`Queue::first_two`]).
-    #[inline]
-    pub fn pop(&mut self) {
-        if self.wide {
-            self.far.pop();
-        } else {
-            self.pop_ring();
-        }
-    }
-
-    /// Adds `key`.
-    pub fn push(&mut self, key: u64) {
-        if !self.wide && (key as u32 as usize >= RING || key >> 32 < self.now) {
-            self.widen();
-        }
-        if self.wide {
-            self.far.push(Reverse(key));
-        } else {
-            self.put(key);
-        }
-    }
-
-    /// Replaces the smallest key by `key`, of the same warp and a cycle no earlier (after
-    /// [`Queue::first_two`]).
-    #[inline]
-    pub fn replace_first(&mut self, key: u64) {
-        if self.wide {
-            if let Some(mut first) = self.far.peek_mut() {
-                *first = Reverse(key);
-            }
-        } else {
-            self.pop_ring();
-            self.put(key);
-        }
-    }
-
-    /// Removes the ring's first key (the ring holds the smallest key).
-    #[inline(always)]
-    fn pop_ring(&mut self) {
-        let s = slot(self.now);
-        let word = &mut self.ring[s as usize];
-        *word &= word.wrapping_sub(1);
-        if *word == 0 {
-            self.busy &= !(1 << s);
-        }
-    }
-
-    /// Adds `key`, of a warp below [`RING`] and a cycle from `now` on, to the ring or the heap.
+impl Ring {
+    /// Adds `key`, of a cycle from `now` on, to the ring or the heap.
     #[inline(always)]
     fn put(&mut self, key: u64) {
         let c = key >> 32;
+        debug_assert!(c >= self.now && (key as u32 as usize) < RING);
         if c - self.now >= RING as u64 {
             self.far.push(Reverse(key));
             return;
@@ -282,11 +166,16 @@ impl Queue {
         self.busy |= 1 << s;
     }
 
-    /// Moves the far keys of the ring's cycles into it.
-    #[inline]
-    fn pull(&mut self) {
+    /// Moves the ring on to cycle `c` (no key is before it) and the far keys of its cycles
+    /// into it.
+    #[inline(always)]
+    fn move_to(&mut self, c: u64) {
+        if c == self.now {
+            return;
+        }
+        self.now = c;
         while let Some(&Reverse(k)) = self.far.peek() {
-            if k >> 32 >= self.now + RING as u64 {
+            if k >> 32 >= c + RING as u64 {
                 break;
             }
             self.far.pop();
@@ -296,22 +185,127 @@ impl Queue {
         }
     }
 
-    /// Puts every key in the heap and leaves the ring unused.
-    #[cold]
-    fn widen(&mut self) {
-        for (s, &word) in self.ring.iter().enumerate() {
-            let mut m = word;
-            while m != 0 {
-                let w = m.trailing_zeros();
-                m &= m - 1;
-                // The cycle of slot `s` in `now..now + RING`.
-                let c = self.now + (s as u64).wrapping_sub(self.now) % RING as u64;
-                self.far.push(Reverse(c << 32 | u64::from(w)));
-            }
+    /// Removes the smallest key, the first warp of cycle `now`, and returns the smallest key
+    /// left (`u64::MAX`: none).
+    #[inline(always)]
+    fn take_first(&mut self) -> u64 {
+        let s = slot(self.now);
+        let word = &mut self.ring[s as usize];
+        *word &= word.wrapping_sub(1);
+        if *word != 0 {
+            return self.now << 32 | u64::from(word.trailing_zeros());
         }
-        self.ring = [0; RING];
-        self.busy = 0;
-        self.wide = true;
+        self.busy &= !(1 << s);
+        self.after_now()
+    }
+
+    /// The smallest key when cycle `now` has none (`u64::MAX`: none).
+    #[inline]
+    fn after_now(&self) -> u64 {
+        if self.busy != 0 {
+            let c = self.now + u64::from(self.busy.rotate_right(slot(self.now)).trailing_zeros());
+            c << 32 | u64::from(self.ring[slot(c) as usize].trailing_zeros())
+        } else {
+            self.far.peek().map_or(u64::MAX, |k| k.0)
+        }
+    }
+
+    /// Moves the ring back to cycle `c`, before `now`: ring keys past its cycles go to the heap.
+    #[cold]
+    fn rebase(&mut self, c: u64) {
+        for s in 0..RING as u32 {
+            let mut m = self.ring[s as usize];
+            // The cycle of slot `s` in `now..now + RING`.
+            let k = self.now + u64::from(s.wrapping_sub(slot(self.now)) % RING as u32);
+            if m == 0 || k < c + RING as u64 {
+                continue;
+            }
+            while m != 0 {
+                self.far
+                    .push(Reverse(k << 32 | u64::from(m.trailing_zeros())));
+                m &= m - 1;
+            }
+            self.ring[s as usize] = 0;
+            self.busy &= !(1 << s);
+        }
+        self.now = c;
+    }
+}
+
+impl Keys for Ring {
+    fn clear(&mut self) {
+        self.now = 0;
+        // A queue emptied by its pops has an empty ring already (no memset per wave).
+        if self.busy != 0 {
+            self.ring = [0; RING];
+            self.busy = 0;
+        }
+        self.far.clear();
+    }
+
+    fn push(&mut self, key: u64) {
+        assert!(
+            (key as u32 as usize) < RING,
+            "warp {} in a ring",
+            key as u32
+        );
+        if key >> 32 < self.now {
+            self.rebase(key >> 32);
+        }
+        self.put(key);
+    }
+
+    #[inline]
+    fn pop_first(&mut self) -> Option<(u64, u64)> {
+        let first = if self.busy == 0 {
+            self.far.peek()?.0 >> 32
+        } else {
+            self.now + u64::from(self.busy.rotate_right(slot(self.now)).trailing_zeros())
+        };
+        self.move_to(first);
+        let first = self.now << 32 | u64::from(self.ring[slot(self.now) as usize].trailing_zeros());
+        Some((first, self.take_first()))
+    }
+
+    #[inline(always)]
+    fn switch(&mut self, key: u64, top: u64) -> u64 {
+        debug_assert!(key > top);
+        // `key` is from `now` on: `top` is.
+        self.put(key);
+        self.move_to(top >> 32);
+        debug_assert_eq!(
+            self.ring[slot(self.now) as usize].trailing_zeros(),
+            top as u32
+        );
+        self.take_first()
+    }
+}
+
+/// [`Keys`] of any warps, in a heap (waves of more than [`RING`] warps).
+#[derive(Debug, Clone, Default)]
+pub struct Heap(BinaryHeap<Reverse<u64>>);
+
+impl Keys for Heap {
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    fn push(&mut self, key: u64) {
+        self.0.push(Reverse(key));
+    }
+
+    fn pop_first(&mut self) -> Option<(u64, u64)> {
+        let first = self.0.pop()?.0;
+        Some((first, self.0.peek().map_or(u64::MAX, |k| k.0)))
+    }
+
+    fn switch(&mut self, key: u64, top: u64) -> u64 {
+        // `top` is the root: `key` replaces it.
+        if let Some(mut first) = self.0.peek_mut() {
+            debug_assert_eq!(first.0, top);
+            *first = Reverse(key);
+        }
+        self.0.peek().map_or(u64::MAX, |k| k.0)
     }
 }
 
@@ -325,68 +319,66 @@ fn slot(c: u64) -> u32 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_queue_keeps_its_keys_in_order() {
-        let key = |c: u64, w: u64| c << 32 | w;
-        // In the ring and past it, and all in the heap once a warp number past 63 came.
-        for wide in [false, true] {
-            let mut q = Queue::default();
-            assert_eq!(q.first_two(), None);
-            let mut keys = vec![key(0, 5), key(0, 3), key(2, 9), key(0, 1), key(70, 7)];
-            keys.extend([key(500, 4), key(65, 2)]);
-            if wide {
-                keys.push(key(1, 64));
-            }
-            keys.iter().for_each(|&k| q.push(k));
-            assert_eq!(q.first_two(), Some((key(0, 1), key(0, 3))));
-            q.replace_first(key(3, 1));
-            assert_eq!(q.first_two(), Some((key(0, 3), key(0, 5))));
-            q.pop();
-            let after = if wide { key(1, 64) } else { key(2, 9) };
-            assert_eq!(q.first_two(), Some((key(0, 5), after)));
-            q.replace_first(key(66, 5));
-            let mut out = vec![];
-            while let Some((k, second)) = q.first_two() {
-                out.push(k);
-                q.pop();
-                if k == key(2, 9) {
-                    q.push(key(64, 8));
-                }
-                assert_eq!(q.first_two().map_or(u64::MAX, |f| f.0), second);
-            }
-            let mut want = vec![key(2, 9), key(3, 1), key(64, 8), key(65, 2), key(66, 5)];
-            want.extend([key(70, 7), key(500, 4)]);
-            if wide {
-                want.insert(0, key(1, 64));
-            }
-            assert_eq!(out, want);
+    /// A small random-number generator (xorshift) for the tests.
+    fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed | 1;
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
         }
     }
 
     #[test]
-    fn advance_is_replace_first_then_first_two() {
+    fn a_ring_gives_the_keys_a_heap_gives() {
         let key = |c: u64, w: u64| c << 32 | w;
-        for wide in [false, true] {
-            let (mut a, mut b) = (Queue::default(), Queue::default());
-            let mut keys = vec![key(0, 5), key(0, 3), key(1, 9), key(2, 1), key(90, 7)];
-            if wide {
-                keys.push(key(300, 64));
-            }
-            for &k in &keys {
+        for seed in 1..200 {
+            let mut r = rng(seed);
+            let (mut a, mut b) = (Ring::default(), Heap::default());
+            // Warps queued at the start, a few far ahead.
+            let mut base = r(1000);
+            for w in 0..1 + r(RING as u64) {
+                let c = base + if r(5) == 0 { r(500) } else { r(8) };
+                let k = key(c, w);
                 a.push(k);
                 b.push(k);
             }
-            // Warps move on by a few cycles, now and then far ahead (into the heap).
-            for step in 0..40u64 {
-                let (first, second) = a.first_two().unwrap();
-                assert_eq!(b.first_two(), Some((first, second)));
-                if second == u64::MAX {
-                    break;
+            let mut first = a.pop_first();
+            assert_eq!(first, b.pop_first());
+            let mut parked = vec![];
+            let mut rounds = 0;
+            while let Some((k, mut top)) = first {
+                rounds += 1;
+                // The warp of `k` runs: it hands over a few times, then parks (or retires).
+                let mut cur = k;
+                for _ in 0..r(6) {
+                    if top == u64::MAX {
+                        break;
+                    }
+                    let c = (top >> 32).max(cur >> 32) + r(3) + if r(9) == 0 { r(300) } else { 0 };
+                    let mut next = key(c, cur & 0xffff_ffff);
+                    if next < top {
+                        next = key((top >> 32) + 1, cur & 0xffff_ffff);
+                    }
+                    let t = a.switch(next, top);
+                    assert_eq!(t, b.switch(next, top), "seed {seed}");
+                    cur = top;
+                    top = t;
                 }
-                let ahead = if step % 7 == 6 { 100 } else { 1 + step % 3 };
-                let next = ((second >> 32) + ahead) << 32 | (first & 0xffff_ffff);
-                a.replace_first(next);
-                assert_eq!(b.advance(next, second), a.first_two().unwrap());
+                parked.push(cur & 0xffff_ffff);
+                // Now and then (for a while) parked warps come back, at times before the
+                // ring's cycle.
+                if rounds < 300 && r(3) == 0 {
+                    base = (cur >> 32).saturating_sub(r(100)) + r(200);
+                    for w in parked.drain(..) {
+                        let k = key(base + r(4), w);
+                        a.push(k);
+                        b.push(k);
+                    }
+                }
+                first = a.pop_first();
+                assert_eq!(first, b.pop_first(), "seed {seed}");
             }
         }
     }
