@@ -872,16 +872,13 @@ impl Ctx<'_> {
     ) -> u32 {
         let exec = access.mask;
         let sm = self.sm;
-        let c = &mut *self.counters;
-        let ps = &mut self.per_pc[pc as usize];
-        let work = &mut *self.work;
         let bytes = m.bytes_per_thread();
         let local = space == StateSpace::Local;
         if !w.desc_loaded && self.params.memory_descriptor() {
             // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
             w.desc_loaded = true;
-            c.idc_requests += 1;
-            c.idc_hits += 1;
+            self.counters.idc_requests += 1;
+            self.counters.idc_hits += 1;
         }
         let mut remapped = None;
         if local || m.space == StateSpace::Generic {
@@ -914,10 +911,107 @@ impl Ctx<'_> {
             _ if self.launch.cache_global_loads || local => LoadPath::L1 { evict_first: false },
             _ => LoadPath::L2Only,
         };
-        // The distinct sectors: equally spaced lanes' (runs, broadcasts, strides) in closed form
-        // into a small array, others by the coalescer. `l1_sector` is the L1's sector size, as
-        // the coalescer's.
         let shift = self.costs.l1_sector.trailing_zeros();
+        // The L1 part: the sectors' numbers onto the log (the timing pass needs them: fills in
+        // flight, store merging), and the sectors that go on to L2 onto the log's request list
+        // from `req` on. A run of sectors (lanes at most a sector apart: a coalesced access)
+        // goes to L1 as the run, with no list of sectors in between; others through the
+        // general path, out of line (its buffers would make this frame large).
+        let log = &mut *self.log;
+        let start = log.sectors.len() as u32;
+        let req = log.addrs.len();
+        let runs = self.params.sector_transactions();
+        let (sectors, lines, l1_hits) = match step
+            .and_then(|st| coalesce::sector_run(access.bytes, st, shift).filter(|_| runs))
+        {
+            Some((first, n)) => {
+                log.sectors
+                    .extend((0..u64::from(n)).map(|k| (first >> shift) + k));
+                let (p, to_l2) = (self.params, &mut log.addrs);
+                if store {
+                    (n, self.caches.store_run_into(p, (first, n), to_l2), 0)
+                } else {
+                    let r = self.caches.load_run_into(p, (first, n), path, to_l2);
+                    (n, r.lines, r.hits)
+                }
+            }
+            None => self.global_sectors(access, run, step, shift, path, store),
+        };
+        let c = &mut *self.counters;
+        let ps = &mut self.per_pc[pc as usize];
+        let work = &mut *self.work;
+        let log = &mut *self.log;
+        let end = log.sectors.len() as u32;
+        // Stores count neither hits nor misses in L1.
+        let l1_misses = if store { 0 } else { sectors - l1_hits };
+        match (local, store) {
+            (false, false) => {
+                c.global_ld_inst += 1;
+                c.global_ld_requests += 1;
+                c.global_ld_bytes += u64::from(exec.count_ones() * bytes);
+                c.global_ld_sectors += u64::from(sectors);
+                c.l1_ld_hits += u64::from(l1_hits);
+                c.l1_ld_misses += u64::from(l1_misses);
+            }
+            (false, true) => {
+                c.global_st_inst += 1;
+                c.global_st_requests += 1;
+                c.global_st_sectors += u64::from(sectors);
+            }
+            (true, false) => {
+                c.local_ld_requests += 1;
+                c.local_ld_sectors += u64::from(sectors);
+            }
+            (true, true) => {
+                c.local_st_requests += 1;
+                c.local_st_sectors += u64::from(sectors);
+            }
+        }
+        ps.requests += 1;
+        ps.sectors += u64::from(sectors);
+        ps.hits += u64::from(l1_hits);
+        ps.misses += u64::from(l1_misses);
+        work.mem_insts += 1;
+        work.l1_sectors += u64::from(sectors);
+        work.l1_tags += u64::from(lines);
+        let sent = log.addrs.len() > req;
+        let hit = !store && !sent;
+        let lat = match (store, sent) {
+            // Every sector hit L1.
+            (false, false) => self.costs.global(Level::Cache(0)),
+            (false, true) => log.request_from(L2Kind::Load, req),
+            // Stores are acknowledged by L2; the L2 pass still runs their writes.
+            (true, true) => log.request_from(L2Kind::Store, req),
+            (true, false) => self.costs.l2,
+        };
+        // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
+        let log = &mut *self.log;
+        log.mems.push(MemRec {
+            lat,
+            dwf: crate::timing::data_wavefronts_of(access, self.costs.banks, run, step) + l1_misses,
+            start,
+            end,
+            store,
+            hit,
+        });
+        MEM | (log.mems.len() - 1) as u32
+    }
+
+    /// The L1 part of [`Self::model_global`] for an access whose sectors are not one run (or
+    /// a config whose L1 moves whole lines): the distinct sectors (equally spaced lanes' in
+    /// closed form into a small array, others by the coalescer), their numbers onto the log,
+    /// the L1 lookups, and the sectors that go on to L2 onto the log's request list. Returns
+    /// (sectors, lines, L1 hits). Out of line: its buffers stay out of the caller's frame.
+    #[inline(never)]
+    fn global_sectors(
+        &mut self,
+        access: &WarpAccess,
+        run: Option<u64>,
+        step: Option<(u64, u64)>,
+        shift: u32,
+        path: LoadPath,
+        store: bool,
+    ) -> (u32, u32, u32) {
         let mut few = [0u64; WARP];
         let mut many = coalesce::Sectors::new();
         let touched: &[u64] =
@@ -928,11 +1022,8 @@ impl Ctx<'_> {
                     &many
                 }
             };
-        // The timing pass needs the sector numbers (fills in flight, store merging).
         let log = &mut *self.log;
-        let start = log.sectors.len() as u32;
         log.sectors.extend(touched.iter().map(|s| s >> shift));
-        let end = log.sectors.len() as u32;
         let mut o = L1Outcome::default();
         if store {
             self.caches.store_sectors_into(self.params, touched, &mut o);
@@ -940,57 +1031,8 @@ impl Ctx<'_> {
             self.caches
                 .load_sectors_into(self.params, touched, path, &mut o);
         }
-        match (local, store) {
-            (false, false) => {
-                c.global_ld_inst += 1;
-                c.global_ld_requests += 1;
-                c.global_ld_bytes += u64::from(exec.count_ones() * bytes);
-                c.global_ld_sectors += u64::from(o.sectors);
-                c.l1_ld_hits += u64::from(o.l1_hits);
-                c.l1_ld_misses += u64::from(o.l1_misses);
-            }
-            (false, true) => {
-                c.global_st_inst += 1;
-                c.global_st_requests += 1;
-                c.global_st_sectors += u64::from(o.sectors);
-            }
-            (true, false) => {
-                c.local_ld_requests += 1;
-                c.local_ld_sectors += u64::from(o.sectors);
-            }
-            (true, true) => {
-                c.local_st_requests += 1;
-                c.local_st_sectors += u64::from(o.sectors);
-            }
-        }
-        ps.requests += 1;
-        ps.sectors += u64::from(o.sectors);
-        ps.hits += u64::from(o.l1_hits);
-        ps.misses += u64::from(o.l1_misses);
-        work.mem_insts += 1;
-        work.l1_sectors += u64::from(o.sectors);
-        work.l1_tags += u64::from(o.lines);
-        let hit = !store && o.to_l2.is_empty();
-        let lat = match (store, o.to_l2.is_empty()) {
-            // Every sector hit L1.
-            (false, true) => self.costs.global(Level::Cache(0)),
-            (false, false) => self.log.request(L2Kind::Load, &o.to_l2),
-            // Stores are acknowledged by L2; the L2 pass still runs their writes.
-            (true, false) => self.log.request(L2Kind::Store, &o.to_l2),
-            (true, true) => self.costs.l2,
-        };
-        // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
-        let log = &mut *self.log;
-        log.mems.push(MemRec {
-            lat,
-            dwf: crate::timing::data_wavefronts_of(access, self.costs.banks, run, step)
-                + o.l1_misses,
-            start,
-            end,
-            store,
-            hit,
-        });
-        MEM | (log.mems.len() - 1) as u32
+        log.addrs.extend_from_slice(&o.to_l2);
+        (o.sectors, o.lines, o.l1_hits)
     }
 
     /// [`Self::model`] for a shared access.

@@ -127,11 +127,18 @@ impl BlockLog {
     /// Adds a request; returns the ticket its latency will be found under.
     #[inline]
     pub fn request(&mut self, kind: L2Kind, addrs: &[u64]) -> u32 {
-        let start = self.addrs.len() as u32;
+        let start = self.addrs.len();
         self.addrs.extend_from_slice(addrs);
+        self.request_from(kind, start)
+    }
+
+    /// Adds a request whose addresses the caller pushed onto `addrs` from `start` on (a model
+    /// that writes its misses there directly); returns its ticket, as [`BlockLog::request`].
+    #[inline]
+    pub fn request_from(&mut self, kind: L2Kind, start: usize) -> u32 {
         self.reqs.push(L2Req {
             kind,
-            start,
+            start: start as u32,
             end: self.addrs.len() as u32,
         });
         TICKET | (self.reqs.len() - 1) as u32

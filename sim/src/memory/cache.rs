@@ -383,6 +383,47 @@ impl SectorCache {
         read_runs(sectors, line_of, read, missed)
     }
 
+    /// [`SectorCache::read_sectors`] of the `n` consecutive sectors from byte address `first`
+    /// (a coalesced access's run): the lines and their sector masks come in closed form, with no
+    /// list of sectors to build and group; the missed sectors (byte addresses) are pushed onto
+    /// `missed` in order (the block log's request list, without a buffer in between). Returns
+    /// (lines, sectors hit).
+    #[inline]
+    pub fn read_run(
+        &mut self,
+        first: u64,
+        n: u32,
+        evict_first: bool,
+        missed: &mut Vec<u64>,
+    ) -> (u32, u32) {
+        let (sector_shift, per_line) = (self.sector_shift, self.line_shift - self.sector_shift);
+        let mut s = first >> sector_shift;
+        let end = s + u64::from(n);
+        let (mut lines, mut hit) = (0, 0);
+        while s < end {
+            let line = s >> per_line;
+            let next = end.min((line + 1) << per_line);
+            // The run's sectors of this line: `next - s` (1 to 32) from bit `s % per line` on.
+            let mask = (u32::MAX >> (32 - (next - s) as u32)) << (s & ((1 << per_line) - 1));
+            let hits = (self.access_line_inlined(line, mask, false, true, evict_first)).hits;
+            lines += 1;
+            hit += hits.count_ones();
+            let top = line << per_line;
+            if hits == 0 {
+                // Wholly missed (a streaming load's common case): an exact-size extend.
+                missed.extend((s..next).map(|k| k << sector_shift));
+            } else {
+                let mut miss = mask & !hits;
+                while miss != 0 {
+                    missed.push((top + u64::from(miss.trailing_zeros())) << sector_shift);
+                    miss &= miss - 1;
+                }
+            }
+            s = next;
+        }
+        (lines, hit)
+    }
+
     /// Drops the line holding byte `addr`, if present (write-evict stores); returns whether it was.
     pub fn invalidate(&mut self, addr: u64) -> bool {
         let line = addr >> self.line_shift;

@@ -323,6 +323,22 @@ pub fn step_of(a0: u64, d: u64, odd: u64) -> Option<(u64, u64)> {
     (all_zero(odd) && top.is_some()).then_some((a0, d))
 }
 
+/// The distinct sectors (of `1 << shift` bytes) of an access of `bytes` a lane whose lanes are
+/// equally spaced (`step`, its [`Shape::step`]) at most a sector apart, as a run: the first
+/// sector's byte address and the count. A gap between two lanes' bytes is then shorter than a
+/// sector, so every sector from lane 0's first byte to lane 31's last is touched. `None` for
+/// lanes further apart, or a last byte past the top of the address space.
+#[inline]
+pub fn sector_run(bytes: u32, (a0, d): (u64, u64), shift: u32) -> Option<(u64, u32)> {
+    if d > 1 << shift {
+        return None;
+    }
+    // `a0 + 31 * d` does not wrap (`step`).
+    let end = (a0 + 31 * d).checked_add(u64::from(bytes.max(1)) - 1)?;
+    let (first, last) = (a0 >> shift, end >> shift);
+    Some((first << shift, u32::try_from(last - first + 1).ok()?))
+}
+
 /// The distinct sectors (of `1 << shift` bytes) of `access`, whose lanes are equally spaced
 /// (`step`, its [`Shape::step`]), ascending, into `out` in closed form; returns their number.
 /// `None` (`out` unspecified) where the closed form does not apply: more than 32 sectors, a step
@@ -814,7 +830,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             x >> 16
         };
-        let (mut closed, mut cases) = (0, 0);
+        let (mut closed, mut runs, mut cases) = (0, 0, 0);
         let steps = [
             0u64, 1, 2, 4, 8, 12, 16, 24, 31, 32, 33, 40, 64, 96, 128, 132, 4096,
         ];
@@ -875,12 +891,23 @@ mod tests {
                                 assert_eq!(out[..n].to_vec(), reference(&a, sb), "{a:x?} {sb}");
                                 closed += 1;
                             }
+                            // The run form, where it applies (lanes at most a sector apart).
+                            if let Some((first, n)) = sector_run(a.bytes, st, sb.trailing_zeros()) {
+                                let s = u64::from(sb);
+                                let run: Vec<u64> =
+                                    (0..u64::from(n)).map(|k| first + k * s).collect();
+                                assert_eq!(run, reference(&a, sb), "{a:x?} {sb}");
+                                runs += 1;
+                            } else {
+                                assert!(st.1 > u64::from(sb), "{a:x?} {sb}");
+                            }
                         }
                     }
                 }
             }
         }
         assert!(closed * 2 > cases, "{closed} of {cases}");
+        assert!(runs * 4 > cases, "{runs} runs of {cases}");
     }
 
     #[test]

@@ -89,6 +89,14 @@ impl Params {
         self.descriptor
     }
 
+    /// Whether an L1 transaction is one sector (Maxwell on), so that a load's or a store's L2
+    /// sectors are its own ([`SmCaches::load_run_into`], [`SmCaches::store_run_into`]) rather
+    /// than whole lines or covering segments (Fermi, Kepler).
+    #[inline]
+    pub fn sector_transactions(&self) -> bool {
+        self.l1_transaction_bytes <= self.l1_sector_bytes
+    }
+
     /// The distinct L1 sectors `access` touches, ascending (byte addresses).
     pub fn sectors(&self, access: &WarpAccess) -> coalesce::Sectors {
         coalesce::sectors(access, self.l1_sector_bytes)
@@ -124,6 +132,15 @@ pub struct L1Outcome {
     pub l1_misses: u32,
     /// L1-sector addresses sent to L2 (read misses, or the sectors a store writes), ascending.
     pub to_l2: coalesce::Sectors,
+}
+
+/// What [`SmCaches::load_run_into`] found: the counts of an [`L1Outcome`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// Distinct 128-byte lines the run touched (tag lookups).
+    pub lines: u32,
+    /// Sectors found in L1.
+    pub hits: u32,
 }
 
 /// What an indexed constant load did in the SM's constant caches.
@@ -189,6 +206,69 @@ impl SmCaches {
         // One tag lookup per line: the sectors come sorted, so a line's are consecutive.
         (o.lines, o.l1_hits) = self.l1.read_sectors(sectors, evict_first, &mut o.to_l2);
         o.l1_misses = o.sectors - o.l1_hits;
+    }
+
+    /// [`SmCaches::load_sectors_into`] of the `n` consecutive L1 sectors from byte address
+    /// `first` (a coalesced access's run), on a config with [`Params::sector_transactions`]:
+    /// the sectors that go on to L2 are pushed straight onto `to_l2` (the block log's request
+    /// list); `o.to_l2` is left alone. Returns the outcome's counts, as `load_sectors_into`'s.
+    #[inline]
+    pub fn load_run_into(
+        &mut self,
+        p: &Params,
+        (first, n): (u64, u32),
+        path: LoadPath,
+        to_l2: &mut Vec<u64>,
+    ) -> RunOutcome {
+        debug_assert!(p.sector_transactions());
+        let (lines, hits) = match path {
+            LoadPath::L1 { evict_first } => self.l1.read_run(first, n, evict_first, to_l2),
+            LoadPath::L2Only => {
+                let step = u64::from(p.l1_sector_bytes);
+                to_l2.extend((0..u64::from(n)).map(|k| first + k * step));
+                (run_lines(p, first, n), 0)
+            }
+        };
+        RunOutcome { lines, hits }
+    }
+
+    /// [`SmCaches::store_sectors_into`] of the `n` consecutive L1 sectors from byte address
+    /// `first`, on a config with [`Params::sector_transactions`]: every one is pushed onto
+    /// `to_l2` (the block log's request list). Returns the lines the run touches.
+    #[inline]
+    pub fn store_run_into(
+        &mut self,
+        p: &Params,
+        (first, n): (u64, u32),
+        to_l2: &mut Vec<u64>,
+    ) -> u32 {
+        debug_assert!(p.sector_transactions());
+        let step = u64::from(p.l1_sector_bytes);
+        to_l2.extend((0..u64::from(n)).map(|k| first + k * step));
+        // Once per line, as `store_sectors_into`.
+        let (sector_shift, line_shift) = (
+            p.l1_sector_bytes.trailing_zeros(),
+            p.l1_line_bytes.trailing_zeros(),
+        );
+        let per_line = line_shift - sector_shift;
+        let mut s = first >> sector_shift;
+        let end = s + u64::from(n);
+        while s < end {
+            let line = s >> per_line;
+            let next = end.min((line + 1) << per_line);
+            match p.store_policy {
+                StorePolicy::WriteThrough => {
+                    let mask =
+                        (u32::MAX >> (32 - (next - s) as u32)) << (s & ((1 << per_line) - 1));
+                    self.l1.access_line(line, mask, false, false, false);
+                }
+                StorePolicy::WriteEvict => {
+                    self.l1.invalidate(line << line_shift);
+                }
+            }
+            s = next;
+        }
+        run_lines(p, first, n)
     }
 
     /// L1 part of a global or local store: update what L1 holds, or evict the line, as the
@@ -707,6 +787,15 @@ fn covering_segments(sectors: &[u64], line_bytes: u32, sector_bytes: u32) -> Vec
     out
 }
 
+/// The L1 lines that the `n` (at least one) consecutive L1 sectors from byte address `first`
+/// touch.
+#[inline]
+fn run_lines(p: &Params, first: u64, n: u32) -> u32 {
+    let last = first + u64::from(n - 1) * u64::from(p.l1_sector_bytes);
+    let shift = p.l1_line_bytes.trailing_zeros();
+    ((last >> shift) - (first >> shift) + 1) as u32
+}
+
 /// The runs of consecutive `sectors` in one line (`line_of` as [`SectorCache::line_of`]): the
 /// line, the mask of its sectors, and how many of `sectors` the run holds.
 #[inline]
@@ -777,6 +866,76 @@ mod tests {
             covering_segments(&[seg(3), seg(4)], 128, 32),
             vec![seg(3), seg(4)]
         );
+    }
+
+    #[test]
+    fn runs_of_sectors_have_the_outcome_of_the_sector_lists() {
+        // The reference: `load_sectors_into` / `store_sectors_into` of the run's sectors as a
+        // list, on a copy of the same caches. Small and large L1s (sets kept in order, and
+        // stamps with a hash index), both store policies, both load paths; runs of 1 to 40
+        // sectors at random sector offsets over few lines, so that hits, partial hits and
+        // evictions all happen.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rtx3090.toml");
+        let base_cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
+        let mut x = 7u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for (ways, policy) in [
+            (4, StorePolicy::WriteThrough),
+            (256, StorePolicy::WriteThrough),
+            (4, StorePolicy::WriteEvict),
+            (256, StorePolicy::WriteEvict),
+        ] {
+            let mut cfg = base_cfg.clone();
+            cfg.l1.associativity = ways;
+            cfg.l1.size_bytes = u64::from(ways) * u64::from(cfg.l1.line_bytes) * 4;
+            cfg.l1.store_policy = policy;
+            let mem = MemorySystem::new(&cfg);
+            let p = mem.params;
+            assert!(p.sector_transactions());
+            let sb = u64::from(p.l1_sector_bytes);
+            let (mut fast, mut reference) = (mem.sms[0].clone(), mem.sms[0].clone());
+            for _ in 0..20_000 {
+                let lines = [8, 64, 4096][(next() % 3) as usize];
+                let first = (next() % (lines * 4)) * sb;
+                let n = (next() % 40 + 1) as u32;
+                let sectors: Vec<u64> = (0..u64::from(n)).map(|k| first + k * sb).collect();
+                let mut expect = L1Outcome::default();
+                let mut got = vec![1u64];
+                if next() % 3 == 0 {
+                    reference.store_sectors_into(&p, &sectors, &mut expect);
+                    let lines = fast.store_run_into(&p, (first, n), &mut got);
+                    assert_eq!(lines, expect.lines);
+                    assert_eq!(expect.sectors, n);
+                } else {
+                    let path = match next() % 4 {
+                        0 => LoadPath::L2Only,
+                        1 => LoadPath::L1 { evict_first: true },
+                        _ => LoadPath::L1 { evict_first: false },
+                    };
+                    reference.load_sectors_into(&p, &sectors, path, &mut expect);
+                    let r = fast.load_run_into(&p, (first, n), path, &mut got);
+                    assert_eq!((r.lines, r.hits), (expect.lines, expect.l1_hits));
+                    assert_eq!(expect.sectors, n);
+                }
+                // What was there before stays; the run's part is the list's.
+                assert_eq!(got[0], 1);
+                assert_eq!(got[1..], expect.to_l2[..], "{first:x} {n}");
+            }
+            // The same contents: every line of the range looked up on both, with allocation.
+            for s in 0..4096 * 4 {
+                let mut a = L1Outcome::default();
+                let mut b = L1Outcome::default();
+                let path = LoadPath::L1 { evict_first: false };
+                reference.load_sectors_into(&p, &[s * sb], path, &mut a);
+                fast.load_sectors_into(&p, &[s * sb], path, &mut b);
+                assert_eq!(a, b, "{s}");
+            }
+        }
     }
 
     #[test]
