@@ -663,6 +663,25 @@ impl Ctx<'_> {
         Some((i, base))
     }
 
+    /// The values of source `s` for the lanes of `exec`, as [`Ctx::gather`] gives them: a
+    /// register's row in place (no copy of its 32 values, nor a call), others built in `tmp`.
+    #[inline(always)]
+    fn src_row<'a>(
+        &self,
+        w: &'a Warp,
+        s: Src,
+        exec: u32,
+        tmp: &'a mut [u64; WARP],
+    ) -> &'a [u64; WARP] {
+        if let Src::Reg(r) = s {
+            return (w.regs[r as usize * WARP..][..WARP])
+                .try_into()
+                .expect("32 lanes");
+        }
+        *tmp = self.gather(w, s, exec);
+        tmp
+    }
+
     /// The common case of a global store: every lane inside one allocation. Writes straight into
     /// it; returns `false` (having done nothing) when the case does not apply.
     #[allow(clippy::too_many_arguments)]
@@ -680,14 +699,15 @@ impl Ctx<'_> {
             return false;
         };
         let esize = m.ty.bytes() as u64;
+        let mut tmp = [0u64; WARP];
         for k in 0..usize::from(m.vec) {
-            let v = self.gather(w, inst.src[k], exec);
+            let v = self.src_row(w, inst.src[k], exec, &mut tmp);
             let g = self.global;
             if let Some(a0) = run {
                 // Consecutive elements: the warp's values in one pass.
                 let stride = (esize * u64::from(m.vec)) as usize;
                 let off = (a0 - base) as usize + k * esize as usize;
-                let ok = g.write_run(i, off, esize as usize, stride, &v);
+                let ok = g.write_run(i, off, esize as usize, stride, v);
                 debug_assert!(ok, "bounds checked above");
                 continue;
             }
@@ -726,15 +746,15 @@ impl Ctx<'_> {
         }
         // A warp of 32-bit scalars (most shared stores): one value row, no dispatch per lane.
         if m.vec == 1 && esize == 4 {
-            let v = self.gather(w, inst.src[0], exec);
+            let mut tmp = [0u64; WARP];
+            let v = self.src_row(w, inst.src[0], exec, &mut tmp);
             let buf = &mut self.shared[..];
             if let Some(a0) = run {
-                // Consecutive words (a tile's row): the lanes do not overlap, so one pass over
-                // the 128 bytes, which the compiler turns into a few vector instructions.
-                let row = &mut buf[a0 as usize..][..WARP * 4];
-                for (b, &x) in row.chunks_exact_mut(4).zip(&v) {
-                    b.copy_from_slice(&(x as u32).to_le_bytes());
-                }
+                // Consecutive words (a tile's row): the lanes do not overlap, so the 32 words
+                // built as one array and copied as the 128 bytes, a few vector instructions (a
+                // copy per lane's 4 bytes was a scalar load and store a lane).
+                let words: [[u8; 4]; WARP] = std::array::from_fn(|l| (v[l] as u32).to_le_bytes());
+                buf[a0 as usize..][..WARP * 4].copy_from_slice(words.as_flattened());
                 return true;
             }
             for_lanes!(exec, |l| {
