@@ -281,7 +281,6 @@ impl Ctx<'_> {
         if let Some(a0) = run {
             // Consecutive elements: each vector element of every lane in one pass.
             let stride = (esize * u64::from(m.vec)) as usize;
-            let mut v = [0u64; WARP];
             for k in 0..usize::from(m.vec) {
                 let off = (a0 - base) as usize + k * esize as usize;
                 let d = inst.dst[k];
@@ -294,6 +293,8 @@ impl Ctx<'_> {
                     debug_assert!(ok, "bounds checked above");
                     continue;
                 }
+                // Zeroed only here: the common case above needs no buffer.
+                let mut v = [0u64; WARP];
                 let ok = g.read_run(i, off, esize as usize, stride, &mut v);
                 debug_assert!(ok, "bounds checked above");
                 if d == NO_REG {
@@ -663,23 +664,20 @@ impl Ctx<'_> {
         Some((i, base))
     }
 
-    /// The values of source `s` for the lanes of `exec`, as [`Ctx::gather`] gives them: a
-    /// register's row in place (no copy of its 32 values, nor a call), others built in `tmp`.
+    /// The row of source `s` when it is a register, read in place (no call, no copy of its 32
+    /// values); the caller gathers other sources ([`Ctx::gather`], which gives a register's row
+    /// as it is) into a variable initialised only then, so that a register source zeroes no
+    /// buffer either.
     #[inline(always)]
-    fn src_row<'a>(
-        &self,
-        w: &'a Warp,
-        s: Src,
-        exec: u32,
-        tmp: &'a mut [u64; WARP],
-    ) -> &'a [u64; WARP] {
-        if let Src::Reg(r) = s {
-            return (w.regs[r as usize * WARP..][..WARP])
-                .try_into()
-                .expect("32 lanes");
+    fn reg_row(w: &Warp, s: Src) -> Option<&[u64; WARP]> {
+        match s {
+            Src::Reg(r) => Some(
+                (w.regs[r as usize * WARP..][..WARP])
+                    .try_into()
+                    .expect("32 lanes"),
+            ),
+            _ => None,
         }
-        *tmp = self.gather(w, s, exec);
-        tmp
     }
 
     /// The common case of a global store: every lane inside one allocation. Writes straight into
@@ -699,9 +697,15 @@ impl Ctx<'_> {
             return false;
         };
         let esize = m.ty.bytes() as u64;
-        let mut tmp = [0u64; WARP];
         for k in 0..usize::from(m.vec) {
-            let v = self.src_row(w, inst.src[k], exec, &mut tmp);
+            let gathered;
+            let v = match Self::reg_row(w, inst.src[k]) {
+                Some(row) => row,
+                None => {
+                    gathered = self.gather(w, inst.src[k], exec);
+                    &gathered
+                }
+            };
             let g = self.global;
             if let Some(a0) = run {
                 // Consecutive elements: the warp's values in one pass.
@@ -746,8 +750,14 @@ impl Ctx<'_> {
         }
         // A warp of 32-bit scalars (most shared stores): one value row, no dispatch per lane.
         if m.vec == 1 && esize == 4 {
-            let mut tmp = [0u64; WARP];
-            let v = self.src_row(w, inst.src[0], exec, &mut tmp);
+            let gathered;
+            let v = match Self::reg_row(w, inst.src[0]) {
+                Some(row) => row,
+                None => {
+                    gathered = self.gather(w, inst.src[0], exec);
+                    &gathered
+                }
+            };
             let buf = &mut self.shared[..];
             if let Some(a0) = run {
                 // Consecutive words (a tile's row): the lanes do not overlap, so the 32 words
