@@ -281,7 +281,6 @@ impl Ctx<'_> {
         if let Some(a0) = run {
             // Consecutive elements: each vector element of every lane in one pass.
             let stride = (esize * u64::from(m.vec)) as usize;
-            let mut v = [0u64; WARP];
             for k in 0..usize::from(m.vec) {
                 let off = (a0 - base) as usize + k * esize as usize;
                 let d = inst.dst[k];
@@ -294,6 +293,8 @@ impl Ctx<'_> {
                     debug_assert!(ok, "bounds checked above");
                     continue;
                 }
+                // Zeroed only here: the common case above needs no buffer.
+                let mut v = [0u64; WARP];
                 let ok = g.read_run(i, off, esize as usize, stride, &mut v);
                 debug_assert!(ok, "bounds checked above");
                 if d == NO_REG {
@@ -663,6 +664,22 @@ impl Ctx<'_> {
         Some((i, base))
     }
 
+    /// The row of source `s` when it is a register, read in place (no call, no copy of its 32
+    /// values); the caller gathers other sources ([`Ctx::gather`], which gives a register's row
+    /// as it is) into a variable initialised only then, so that a register source zeroes no
+    /// buffer either.
+    #[inline(always)]
+    fn reg_row(w: &Warp, s: Src) -> Option<&[u64; WARP]> {
+        match s {
+            Src::Reg(r) => Some(
+                (w.regs[r as usize * WARP..][..WARP])
+                    .try_into()
+                    .expect("32 lanes"),
+            ),
+            _ => None,
+        }
+    }
+
     /// The common case of a global store: every lane inside one allocation. Writes straight into
     /// it; returns `false` (having done nothing) when the case does not apply.
     #[allow(clippy::too_many_arguments)]
@@ -681,13 +698,20 @@ impl Ctx<'_> {
         };
         let esize = m.ty.bytes() as u64;
         for k in 0..usize::from(m.vec) {
-            let v = self.gather(w, inst.src[k], exec);
+            let gathered;
+            let v = match Self::reg_row(w, inst.src[k]) {
+                Some(row) => row,
+                None => {
+                    gathered = self.gather(w, inst.src[k], exec);
+                    &gathered
+                }
+            };
             let g = self.global;
             if let Some(a0) = run {
                 // Consecutive elements: the warp's values in one pass.
                 let stride = (esize * u64::from(m.vec)) as usize;
                 let off = (a0 - base) as usize + k * esize as usize;
-                let ok = g.write_run(i, off, esize as usize, stride, &v);
+                let ok = g.write_run(i, off, esize as usize, stride, v);
                 debug_assert!(ok, "bounds checked above");
                 continue;
             }
@@ -726,15 +750,21 @@ impl Ctx<'_> {
         }
         // A warp of 32-bit scalars (most shared stores): one value row, no dispatch per lane.
         if m.vec == 1 && esize == 4 {
-            let v = self.gather(w, inst.src[0], exec);
+            let gathered;
+            let v = match Self::reg_row(w, inst.src[0]) {
+                Some(row) => row,
+                None => {
+                    gathered = self.gather(w, inst.src[0], exec);
+                    &gathered
+                }
+            };
             let buf = &mut self.shared[..];
             if let Some(a0) = run {
-                // Consecutive words (a tile's row): the lanes do not overlap, so one pass over
-                // the 128 bytes, which the compiler turns into a few vector instructions.
-                let row = &mut buf[a0 as usize..][..WARP * 4];
-                for (b, &x) in row.chunks_exact_mut(4).zip(&v) {
-                    b.copy_from_slice(&(x as u32).to_le_bytes());
-                }
+                // Consecutive words (a tile's row): the lanes do not overlap, so the 32 words
+                // built as one array and copied as the 128 bytes, a few vector instructions (a
+                // copy per lane's 4 bytes was a scalar load and store a lane).
+                let words: [[u8; 4]; WARP] = std::array::from_fn(|l| (v[l] as u32).to_le_bytes());
+                buf[a0 as usize..][..WARP * 4].copy_from_slice(words.as_flattened());
                 return true;
             }
             for_lanes!(exec, |l| {
