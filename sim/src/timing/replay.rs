@@ -114,8 +114,8 @@ struct Plan {
     /// `bar.sync`'s arrival occupies the barrier unit), [`UNIT`] (it may be a unit's first use);
     /// one test for the three.
     rare: u8,
-    /// An ALU instruction of one SASS slot or none (folded into another), not rare: most of a
-    /// stream, issued by [`Warp::alu`].
+    /// An ALU instruction of one SASS slot or none (folded into another) and one destination,
+    /// not rare: most of a stream, issued by [`Warp::alu`].
     simple: bool,
 }
 
@@ -154,7 +154,7 @@ impl Plan {
             | flag(plan.unit.is_some(), UNIT);
         Plan {
             rare,
-            simple: kind == Kind::Alu && plan.slots <= 1 && rare == 0,
+            simple: kind == Kind::Alu && plan.slots <= 1 && rare == 0 && plan.deps.n_dst == 1,
             ..plan
         }
     }
@@ -219,16 +219,19 @@ pub struct Replay {
     ring: Ring,
     /// Warps waiting to issue, for larger waves.
     heap: Heap,
+    /// Per warp of the wave, the cycle each register's value is ready (the program's registers
+    /// of warp 0, then of warp 1, and so on), but for waves [`Replay::small`] takes.
+    regs: Vec<u32>,
+    /// The same per warp as a [`Small`] board, for waves of at most [`RING`] warps of a
+    /// program of at most [`SMALL`] registers.
+    small: Vec<Small>,
     /// The rest.
     sm: Sm,
 }
 
-/// An SM's replay state but for its queue of ready warps.
+/// An SM's replay state but for its queue of ready warps and their scoreboards.
 #[derive(Debug, Default)]
 struct Sm {
-    /// Per warp of the wave, the cycle each register's value is ready (the program's registers
-    /// of warp 0, then of warp 1, and so on).
-    regs: Vec<u32>,
     blocks: Vec<Block>,
     ports: Vec<Port>,
     /// Per block slot of the SM, the cycle (of the launch) it is free.
@@ -242,11 +245,11 @@ struct Sm {
 /// One warp of the wave during the replay: its stream, scoreboard and scheduler. A warp's turn
 /// reads it through one pointer.
 #[derive(Debug)]
-struct Warp<'a> {
+struct Warp<'a, R: Board + ?Sized> {
     /// The instructions it executed, in order.
     stream: &'a [Entry],
-    /// Cycle each register's value is ready (its part of [`Sm::regs`]).
-    ready: &'a mut [u32],
+    /// Cycle each register's value is ready (its part of [`Replay::regs`] or [`Replay::small`]).
+    ready: &'a mut R,
     /// Its block's log.
     log: &'a BlockLog,
     /// Next entry of the stream.
@@ -265,22 +268,75 @@ struct Warp<'a> {
     at_barrier: bool,
 }
 
-impl Warp<'_> {
+impl<R: Board + ?Sized> Warp<'_, R> {
     /// The first cycle an instruction with `deps` can issue: after the floor, once its sources
     /// are ready.
     #[inline(always)]
     fn issue_time(&self, deps: &Deps) -> u32 {
         // `take` rather than a slice: no bounds check on the count.
         (deps.src.iter().take(usize::from(deps.n_src)))
-            .fold(self.clock + 1, |t, &r| t.max(self.ready[usize::from(r)]))
+            .fold(self.clock + 1, |t, &r| t.max(self.ready.at(r)))
     }
 
-    fn results_ready(&self) -> u32 {
-        self.ready.iter().copied().max().unwrap_or(0)
+    /// The cycle the last of its results is ready (the program has `n` registers).
+    fn results_ready(&self, n: usize) -> u32 {
+        self.ready.first(n).iter().copied().max().unwrap_or(0)
     }
 
-    fn finish(&self) -> u32 {
-        self.clock.max(self.drain).max(self.results_ready())
+    fn finish(&self, n: usize) -> u32 {
+        self.clock.max(self.drain).max(self.results_ready(n))
+    }
+}
+
+/// A warp's scoreboard: the cycle each of its registers' value is ready.
+trait Board {
+    /// Register `r`'s cycle.
+    fn at(&self, r: u16) -> u32;
+    /// Sets register `r`'s cycle.
+    fn set(&mut self, r: u16, t: u32);
+    /// The first `n` registers' cycles.
+    fn first(&self, n: usize) -> &[u32];
+}
+
+impl Board for [u32] {
+    #[inline(always)]
+    fn at(&self, r: u16) -> u32 {
+        self[usize::from(r)]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, r: u16, t: u32) {
+        self[usize::from(r)] = t;
+    }
+
+    fn first(&self, n: usize) -> &[u32] {
+        &self[..n]
+    }
+}
+
+/// Registers a [`Small`] board holds.
+const SMALL: usize = 256;
+
+/// The scoreboard of a program of at most [`SMALL`] registers: a register's index, below
+/// [`SMALL`], is its low byte, so that a look-up needs no bounds check (nor the board's length
+/// in a register of the replay's hot loop).
+type Small = [u32; SMALL];
+
+impl Board for Small {
+    #[inline(always)]
+    fn at(&self, r: u16) -> u32 {
+        debug_assert!(usize::from(r) < SMALL);
+        self[usize::from(r as u8)]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, r: u16, t: u32) {
+        debug_assert!(usize::from(r) < SMALL);
+        self[usize::from(r as u8)] = t;
+    }
+
+    fn first(&self, n: usize) -> &[u32] {
+        &self[..n]
     }
 }
 
@@ -292,6 +348,8 @@ struct Env<'a> {
     /// The [`Plan::rare`] flags whose work this wave does ([`UNIT`] only in an SM's first wave,
     /// whose blocks start the launch).
     rare: u8,
+    /// The program's registers.
+    regs: usize,
 }
 
 /// A warp's place in the ready queue: earlier cycle first, then lower warp number.
@@ -323,19 +381,43 @@ impl Replay {
     /// warp's retirement, in order.
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
         let total: usize = logs.iter().map(|l| l.warps.len()).sum();
-        if total <= RING {
-            self.sm.wave(&mut self.ring, cx, logs, work)
+        let n = cx.program.num_regs;
+        let sm = &mut self.sm;
+        if total <= RING && n <= SMALL {
+            // The program's registers are zero before the wave (as in `regs`); the board's
+            // other entries are never read.
+            if self.small.len() < total {
+                self.small.resize(total, [0; SMALL]);
+            }
+            let boards = &mut self.small[..total];
+            boards.iter_mut().for_each(|b| b[..n].fill(0));
+            let boards: Vec<&mut Small> = boards.iter_mut().collect();
+            sm.wave(&mut self.ring, boards, cx, logs, work)
         } else {
-            self.sm.wave(&mut self.heap, cx, logs, work)
+            self.regs.clear();
+            self.regs.resize(total * n, 0);
+            let mut regs = &mut self.regs[..];
+            let boards = (0..total).map(|_| {
+                let (ready, rest) = std::mem::take(&mut regs).split_at_mut(n);
+                regs = rest;
+                ready
+            });
+            let boards: Vec<&mut [u32]> = boards.collect();
+            if total <= RING {
+                sm.wave(&mut self.ring, boards, cx, logs, work)
+            } else {
+                sm.wave(&mut self.heap, boards, cx, logs, work)
+            }
         }
     }
 }
 
 impl Sm {
     /// [`Replay::wave`] with the ready warps in `q`.
-    fn wave<Q: Keys>(
+    fn wave<Q: Keys, R: Board + ?Sized>(
         &mut self,
         q: &mut Q,
+        boards: Vec<&mut R>,
         cx: Ctx,
         logs: &[BlockLog],
         work: &mut SmWork,
@@ -343,16 +425,14 @@ impl Sm {
         let slots = self.start(cx, logs, work);
         let n = cx.program.num_regs;
         let total: usize = logs.iter().map(|l| l.warps.len()).sum();
-        self.regs.clear();
-        self.regs.resize(total * n, 0);
+        debug_assert_eq!(boards.len(), total);
         let schedulers = self.ports.len();
-        let mut regs = &mut self.regs[..];
+        let mut boards = boards.into_iter();
         let mut warps = Vec::with_capacity(total);
         for (k, log) in logs.iter().enumerate() {
             let start = self.blocks[k].start;
             for (i, stream) in log.warps.iter().enumerate() {
-                let (ready, rest) = std::mem::take(&mut regs).split_at_mut(n);
-                regs = rest;
+                let ready = boards.next().expect("a board per warp");
                 warps.push(Warp {
                     stream,
                     ready,
@@ -377,6 +457,7 @@ impl Sm {
                 } else {
                     0
                 },
+            regs: n,
         };
         let mut ev = Events {
             q,
@@ -395,7 +476,7 @@ impl Sm {
         for (b, (slot, start)) in self.blocks.iter().zip(slots) {
             let end = warps[b.first..b.first + b.warps]
                 .iter()
-                .map(Warp::finish)
+                .map(|h| h.finish(n))
                 .max()
                 .unwrap_or(b.start);
             let dur = end.saturating_sub(b.start);
@@ -469,16 +550,16 @@ impl Sm {
 }
 
 /// The wave's event loop: its warps, their blocks, the schedulers and the queue of ready warps.
-struct Events<'e, 'a, Q> {
+struct Events<'e, 'a, Q, R: Board + ?Sized> {
     q: &'e mut Q,
-    warps: &'e mut [Warp<'a>],
+    warps: &'e mut [Warp<'a, R>],
     blocks: &'e mut [Block],
     ports: &'e mut [Port],
     plans: &'a [Plan],
     costs: &'a Costs,
 }
 
-impl<Q: Keys> Events<'_, '_, Q> {
+impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     /// Issues the queued warps' instructions in the order of their keys (cycle, then warp).
     ///
     /// The warp of the smallest key runs (out of the queue) for as long as it stays the
@@ -585,7 +666,7 @@ impl<Q: Keys> Events<'_, '_, Q> {
     }
 }
 
-impl Warp<'_> {
+impl<R: Board + ?Sized> Warp<'_, R> {
     /// Issues the warp's instructions, the first ready at cycle `want`, until the key of the
     /// next one is not below `lim << 32` (nor its cycle below `lim` when the warp's number is
     /// smaller than the next key's): returns that instruction's cycle; or until it parks at a
@@ -625,18 +706,16 @@ impl Warp<'_> {
         out
     }
 
-    /// [`Warp::step`] for a [`Plan::simple`] instruction: one slot or none, its result after
-    /// its latency.
+    /// [`Warp::step`] for a [`Plan::simple`] instruction: one slot or none, its one result
+    /// after its latency.
     #[inline(always)]
     fn alu(&mut self, p: &Plan, work: &mut SmWork, port: &mut Port, want: u32) {
-        debug_assert!(p.simple);
+        debug_assert!(p.simple && p.deps.n_dst == 1);
+        let dst = p.deps.dst[0];
         if p.slots == 0 {
             // Folded: it takes no cycle, and the floor moves to its cycle if it was the next.
             self.issued_max = self.issued_max.max(want);
-            let t = want + p.result;
-            for &d in p.deps.dst.iter().take(usize::from(p.deps.n_dst)) {
-                self.ready[usize::from(d)] = t;
-            }
+            self.ready.set(dst, want + p.result);
             if want == self.clock + 1 {
                 self.clock = want;
             }
@@ -646,10 +725,7 @@ impl Warp<'_> {
         let issue = port.take(u64::from(want)) as u32;
         self.issued_max = self.issued_max.max(issue);
         work.issue_slots += 1;
-        let t = issue + p.result;
-        for &d in p.deps.dst.iter().take(usize::from(p.deps.n_dst)) {
-            self.ready[usize::from(d)] = t;
-        }
+        self.ready.set(dst, issue + p.result);
         // One slot: the floor moves to the issue cycle when the instruction waited only for
         // the scheduler, else by one.
         self.clock = if want == self.clock + 1 {
@@ -698,7 +774,7 @@ impl Warp<'_> {
         let ready = match p.kind {
             Kind::Barrier => {
                 // The barrier waits for the warp's outstanding results, then for the others.
-                self.clock = issue.max(self.results_ready());
+                self.clock = issue.max(self.results_ready(env.regs));
                 self.at_barrier = true;
                 return true;
             }
@@ -730,7 +806,7 @@ impl Warp<'_> {
         };
         if let Some(t) = ready {
             for &d in p.deps.dst.iter().take(usize::from(p.deps.n_dst)) {
-                self.ready[usize::from(d)] = t;
+                self.ready.set(d, t);
             }
         }
         // An instruction that waited only for the scheduler holds back the warp's later ones.
@@ -936,7 +1012,8 @@ mod tests {
     #[test]
     fn the_ring_and_the_heap_replay_alike() {
         // Random programs of ALU instructions, loads and barriers, random streams of them, two
-        // waves on one SM: the ring's event loop and the heap's agree on every block's cycles and
+        // waves on one SM: the ring's event loop and the heap's (and the two kinds of [`Board`])
+        // agree on every block's cycles and
         // on the SM's work.
         for seed in 1..80 {
             let mut r = rng(seed);
@@ -988,8 +1065,21 @@ mod tests {
                         }
                     })
                     .collect();
-                let ra = a.wave(&mut Ring::default(), cx, &logs, &mut wa);
-                let rb = b.wave(&mut Heap::default(), cx, &logs, &mut wb);
+                // The ring's replay on small boards (dirty past the program's registers), the
+                // heap's on the registers' slices.
+                let total = blocks * warps;
+                let mut small = vec![[0; SMALL]; total];
+                small.iter_mut().for_each(|b| b[8..].fill(u32::MAX));
+                let mut flat = vec![0; total * 8];
+                let boards = flat.chunks_mut(8).collect();
+                let ra = a.wave(
+                    &mut Ring::default(),
+                    small.iter_mut().collect(),
+                    cx,
+                    &logs,
+                    &mut wa,
+                );
+                let rb = b.wave(&mut Heap::default(), boards, cx, &logs, &mut wb);
                 assert_eq!(ra, rb, "seed {seed} wave {wave}");
             }
             let json = |w: &SmWork| serde_json::to_string(w).unwrap();
