@@ -874,6 +874,7 @@ fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::sched::tests::rng;
     use super::*;
     use crate::config::GpuConfig;
     use crate::ptx::ast::StateSpace;
@@ -996,17 +997,6 @@ mod tests {
             block(&[&[(2, 0), (2, 0), (2, 0)]]),
         ];
         assert_eq!(replay(&p, &c, &logs), vec![105, 8]);
-    }
-
-    /// A small random-number generator (xorshift) for the tests.
-    fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
-        let mut x = seed | 1;
-        move |n| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        }
     }
 
     #[test]

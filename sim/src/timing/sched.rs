@@ -316,11 +316,11 @@ fn slot(c: u64) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    /// A small random-number generator (xorshift) for the tests.
-    fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
+    /// A small random-number generator (xorshift) for the tests (the replay's too).
+    pub(crate) fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
         let mut x = seed | 1;
         move |n| {
             x ^= x << 13;
