@@ -657,13 +657,7 @@ fn read_runs(
         if hits == mask {
             hit += (j - i) as u32;
         } else {
-            for &s in &sectors[i..j] {
-                if hits & line_of(s).1 != 0 {
-                    hit += 1;
-                } else {
-                    missed.push(s);
-                }
-            }
+            hit += split_hits(&sectors[i..j], hits, &line_of, missed);
         }
         i = j;
     }
@@ -766,6 +760,18 @@ fn read_one_line(
         missed.extend(sectors.iter().copied());
         return (1, 0);
     }
+    (1, split_hits(sectors, hits, &line_of, missed))
+}
+
+/// Of `sectors` (all in one line, whose sectors `hits` hit), pushes the missed ones onto `missed`
+/// in order and returns how many hit.
+#[inline(always)]
+fn split_hits(
+    sectors: &[u64],
+    hits: u32,
+    line_of: impl Fn(u64) -> (u64, u32),
+    missed: &mut super::coalesce::Sectors,
+) -> u32 {
     let mut hit = 0;
     for &s in sectors {
         if hits & line_of(s).1 != 0 {
@@ -774,7 +780,7 @@ fn read_one_line(
             missed.push(s);
         }
     }
-    (1, hit)
+    hit
 }
 
 /// [`read_indexed`] of sectors that share lines (or too many to keep as bits), grouped by line.
