@@ -67,7 +67,16 @@ impl Ctx<'_> {
                 .try_into()
                 .expect("32 lanes");
             if exec == u32::MAX {
-                return coalesce::offset_shape(base, off, out);
+                let d = base[1].wrapping_sub(base[0]);
+                *out = std::array::from_fn(|l| base[l].wrapping_add(off));
+                // The steps read the row again through a reference the compiler cannot see
+                // through: from the values the adds had loaded, it built each lane's step with
+                // three shuffles instead of a second, unaligned load. (The offset cancels in
+                // the steps: they are the addresses'.)
+                let odd = coalesce::steps_off(std::hint::black_box(base), d);
+                return coalesce::Shape {
+                    step: coalesce::step_of(base[0].wrapping_add(off), d, odd),
+                };
             }
             *out = std::array::from_fn(|l| {
                 if exec >> l & 1 == 0 {
