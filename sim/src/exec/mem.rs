@@ -895,10 +895,170 @@ impl Ctx<'_> {
         lat
     }
 
-    /// [`Self::model`] for a global or local access (`space`, resolved).
+    /// [`Self::model`] for a global or local access (`space`, resolved). A global access whose
+    /// sectors are one run in one L1 line (a coalesced warp of up to 128 bytes: the common
+    /// case) takes [`Self::model_global_line`], inlined here; every other access the general
+    /// path, out of line, so that its frame and set-up stay out of the common case's.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     fn model_global(
+        &mut self,
+        w: &mut Warp,
+        pc: u32,
+        m: MemOp,
+        space: StateSpace,
+        access: &WarpAccess,
+        run: Option<u64>,
+        step: Option<(u64, u64)>,
+        store: bool,
+    ) -> u32 {
+        if !w.desc_loaded && self.params.memory_descriptor() {
+            // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
+            w.desc_loaded = true;
+            self.counters.idc_requests += 1;
+            self.counters.idc_hits += 1;
+        }
+        // `m.space` global: `space` is too, and the addresses need no resolving or remapping.
+        let line_path = cfg!(not(test)) || !tests_general();
+        if let (StateSpace::Global, Some(st), true) = (m.space, step, line_path) {
+            if let Some(one) = self.one_line_run(access.bytes, st) {
+                return self.model_global_line(pc, m, access, run, step, store, one);
+            }
+        }
+        self.model_global_general(w, pc, m, space, access, run, step, store)
+    }
+
+    /// The L1 path of a global or local load with operator `m` (stores ignore it).
+    #[inline(always)]
+    fn load_path(&self, m: MemOp, local: bool) -> LoadPath {
+        // The read-only path (`ld.global.nc`) is always cached; `.cs`/`.lu` are cached but
+        // evicted first; `.cg`/`.cv` bypass L1; no operator follows the launch's dlcm.
+        match (m.nc, m.cache) {
+            (true, _) | (_, CacheOp::Ca) => LoadPath::L1 { evict_first: false },
+            (_, CacheOp::Cs | CacheOp::Lu) => LoadPath::L1 { evict_first: true },
+            (_, CacheOp::Cg | CacheOp::Cv) => LoadPath::L2Only,
+            _ if self.launch.cache_global_loads || local => LoadPath::L1 { evict_first: false },
+            _ => LoadPath::L2Only,
+        }
+    }
+
+    /// The sectors of an access of `bytes` a lane with whole-warp step `st`
+    /// ([`coalesce::Shape::step`]) when they are one run in one L1 line, on a config with
+    /// [`crate::memory::system::Params::sector_transactions`]: the first sector's byte address,
+    /// their count, and their mask in the line ([`coalesce::sector_run`]'s run, in one line).
+    #[inline(always)]
+    fn one_line_run(&self, bytes: u32, st: (u64, u64)) -> Option<LineRun> {
+        let shift = self.costs.l1_sector.trailing_zeros();
+        let (first, n) = coalesce::sector_run(bytes, st, shift)?;
+        let line_shift = self.params.l1_line_shift();
+        // `first + (n - 1) sectors` is the run's last sector: no wrap (`sector_run`).
+        let last = first + (u64::from(n - 1) << shift);
+        if first >> line_shift != last >> line_shift || !self.params.sector_transactions() {
+            return None;
+        }
+        // `n` sectors from the first one's place in its line (at most 32 a line: `Geometry`).
+        let at = (first >> shift) & ((1u64 << (line_shift - shift)) - 1);
+        let mask = (u32::MAX >> (32 - n)) << at;
+        Some(LineRun { first, n, mask })
+    }
+
+    /// [`Self::model_global_general`] of a global access whose sectors are one run in one L1
+    /// line (`one`, [`Self::one_line_run`]): the same outcome, counts and log entries, with one
+    /// L1 lookup and none of the general path's buffers, remapping or loops over lines.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn model_global_line(
+        &mut self,
+        pc: u32,
+        m: MemOp,
+        access: &WarpAccess,
+        run: Option<u64>,
+        step: Option<(u64, u64)>,
+        store: bool,
+        LineRun { first, n, mask }: LineRun,
+    ) -> u32 {
+        let shift = self.costs.l1_sector.trailing_zeros();
+        let line_shift = self.params.l1_line_shift();
+        let line = first >> line_shift;
+        let path = self.load_path(m, false);
+        let log = &mut *self.log;
+        let start = log.sectors.len() as u32;
+        let s0 = first >> shift;
+        push_steps(&mut log.sectors, s0, 1, n);
+        let end = log.sectors.len() as u32;
+        let req = log.addrs.len();
+        // The sectors that go on to L2 onto the log's request list, in order: a store's every
+        // one, a load's misses.
+        let l1_hits = if store {
+            self.caches.store_line(self.params, line, mask);
+            push_steps(&mut log.addrs, first, 1 << shift, n);
+            0
+        } else {
+            let hits = (self.caches).load_line(line, mask, path);
+            if hits == 0 {
+                push_steps(&mut log.addrs, first, 1 << shift, n);
+            } else {
+                let top = line << (line_shift - shift);
+                let mut miss = mask & !hits;
+                while miss != 0 {
+                    log.addrs
+                        .push((top + u64::from(miss.trailing_zeros())) << shift);
+                    miss &= miss - 1;
+                }
+            }
+            hits.count_ones()
+        };
+        let c = &mut *self.counters;
+        let ps = &mut self.per_pc[pc as usize];
+        let work = &mut *self.work;
+        // Stores count neither hits nor misses in L1.
+        let l1_misses = if store { 0 } else { n - l1_hits };
+        if store {
+            c.global_st_inst += 1;
+            c.global_st_requests += 1;
+            c.global_st_sectors += u64::from(n);
+        } else {
+            c.global_ld_inst += 1;
+            c.global_ld_requests += 1;
+            c.global_ld_bytes += u64::from(access.mask.count_ones() * m.bytes_per_thread());
+            c.global_ld_sectors += u64::from(n);
+            c.l1_ld_hits += u64::from(l1_hits);
+            c.l1_ld_misses += u64::from(l1_misses);
+        }
+        ps.requests += 1;
+        ps.sectors += u64::from(n);
+        ps.hits += u64::from(l1_hits);
+        ps.misses += u64::from(l1_misses);
+        work.mem_insts += 1;
+        work.l1_sectors += u64::from(n);
+        work.l1_tags += 1;
+        let sent = log.addrs.len() > req;
+        let hit = !store && !sent;
+        let lat = match (store, sent) {
+            // Every sector hit L1.
+            (false, false) => self.costs.global(Level::Cache(0)),
+            (false, true) => log.request_from(L2Kind::Load, req),
+            // Stores are acknowledged by L2; the L2 pass still runs their writes.
+            (true, true) => log.request_from(L2Kind::Store, req),
+            (true, false) => self.costs.l2,
+        };
+        let dwf = crate::timing::data_wavefronts_of(access, self.costs.banks, run, step);
+        log.mems.push(MemRec {
+            lat,
+            dwf: dwf + l1_misses,
+            start,
+            end,
+            store,
+            hit,
+        });
+        MEM | (log.mems.len() - 1) as u32
+    }
+
+    /// [`Self::model_global`] of any access: a local one (remapped per lane), a generic one
+    /// (resolved), one whose sectors are not one run in one line.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn model_global_general(
         &mut self,
         w: &mut Warp,
         pc: u32,
@@ -913,12 +1073,6 @@ impl Ctx<'_> {
         let sm = self.sm;
         let bytes = m.bytes_per_thread();
         let local = space == StateSpace::Local;
-        if !w.desc_loaded && self.params.memory_descriptor() {
-            // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
-            w.desc_loaded = true;
-            self.counters.idc_requests += 1;
-            self.counters.idc_hits += 1;
-        }
         let mut remapped = None;
         if local || m.space == StateSpace::Generic {
             let mut a = resolved_access(m.space, access).into_owned();
@@ -941,15 +1095,7 @@ impl Ctx<'_> {
             }
             None => (access, run, step),
         };
-        // The read-only path (`ld.global.nc`) is always cached; `.cs`/`.lu` are cached but
-        // evicted first; `.cg`/`.cv` bypass L1; no operator follows the launch's dlcm.
-        let path = match (m.nc, m.cache) {
-            (true, _) | (_, CacheOp::Ca) => LoadPath::L1 { evict_first: false },
-            (_, CacheOp::Cs | CacheOp::Lu) => LoadPath::L1 { evict_first: true },
-            (_, CacheOp::Cg | CacheOp::Cv) => LoadPath::L2Only,
-            _ if self.launch.cache_global_loads || local => LoadPath::L1 { evict_first: false },
-            _ => LoadPath::L2Only,
-        };
+        let path = self.load_path(m, local);
         let shift = self.costs.l1_sector.trailing_zeros();
         // The L1 part: the sectors' numbers onto the log (the timing pass needs them: fills in
         // flight, store merging), and the sectors that go on to L2 onto the log's request list
@@ -1123,6 +1269,46 @@ impl Ctx<'_> {
     }
 }
 
+/// Whether a test asked for every global access to take the general path
+/// ([`tests::GLOBAL_GENERAL`]), to compare it with the one-line path.
+#[cfg(test)]
+fn tests_general() -> bool {
+    tests::GLOBAL_GENERAL.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+fn tests_general() -> bool {
+    false
+}
+
+/// Pushes the `n` values `a`, `a + step`, ... onto `v`: up to 4 (a whole line's sectors in the
+/// shipped configs) as one copy of four, cut back to `n` (a few vector instructions, no loop);
+/// more one by one.
+#[inline(always)]
+fn push_steps(v: &mut Vec<u64>, a: u64, step: u64, n: u32) {
+    if n <= 4 {
+        let len = v.len();
+        // Values past the `n`-th are cut off: wrapping, as they may lie past the top.
+        let at = |k: u64| a.wrapping_add(k.wrapping_mul(step));
+        v.extend_from_slice(&[a, at(1), at(2), at(3)]);
+        v.truncate(len + n as usize);
+    } else {
+        v.extend((0..u64::from(n)).map(|k| a + k * step));
+    }
+}
+
+/// A global access's sectors that are one run in one L1 line ([`Ctx::one_line_run`]).
+#[derive(Debug, Clone, Copy)]
+struct LineRun {
+    /// The first sector's byte address.
+    first: u64,
+    /// How many sectors (at least 1).
+    n: u32,
+    /// Their mask in the line (bit `i`: sector `i` of the line).
+    mask: u32,
+}
+
 /// Keeps the shared access `access` (`bytes` per lane, on `banks`, taking `wavefronts`) as an
 /// instruction's `worst` (the bank picture of `--per-instruction`) when it took more wavefronts
 /// than the one kept.
@@ -1218,6 +1404,48 @@ fn resolved_access(space: StateSpace, access: &WarpAccess) -> std::borrow::Cow<'
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every global access takes [`Ctx::model_global_general`] (on all threads: the outcomes are
+    /// the same either way, so that other tests running meanwhile are not disturbed).
+    pub(super) static GLOBAL_GENERAL: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    /// Global accesses through the one-line path ([`Ctx::model_global_line`]) give what the
+    /// general path gives: the same outputs, counters, per-PC statistics and timing, on
+    /// workloads of coalesced loads and stores (one line, and not: offsets, strides, 16-byte
+    /// elements), the read-only path, on L1s of 256 ways in 4 sets and of 466 ways in 3 sets.
+    #[test]
+    fn one_line_accesses_match_the_general_path() {
+        use crate::run::{run_workload, Options};
+        use std::sync::atomic::Ordering::Relaxed;
+        for gpu in ["rtx3090", "h200"] {
+            let path = format!("{}/../configs/{gpu}.toml", env!("CARGO_MANIFEST_DIR"));
+            let cfg = crate::config::GpuConfig::load(std::path::Path::new(&path)).unwrap();
+            let cases: [(&str, &[(&str, i64)]); 6] = [
+                ("transpose_smem", &[("n", 64)]),
+                ("read_stride", &[("n", 3000)]),
+                ("read_offset", &[("n", 3000)]),
+                ("read_ldg", &[("n", 3000)]),
+                ("copy_float4", &[("n", 3000)]),
+                ("stencil_1d", &[("n", 4096)]),
+            ];
+            for (name, sets) in cases {
+                let w = crate::workload::Workload::resolve(name).unwrap();
+                let opts = Options {
+                    sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+                    keep_outputs: true,
+                    ..Default::default()
+                };
+                let run = |general: bool| {
+                    GLOBAL_GENERAL.store(general, Relaxed);
+                    let r = run_workload(&cfg, &w, &opts).unwrap();
+                    GLOBAL_GENERAL.store(false, Relaxed);
+                    format!("{:?}", r.launches)
+                };
+                assert_eq!(run(false), run(true), "{gpu} {name}");
+            }
+        }
+    }
 
     fn size(ty: crate::ptx::ast::Type, vec: u8) -> u32 {
         ty.bytes() * u32::from(vec)

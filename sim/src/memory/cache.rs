@@ -329,6 +329,22 @@ impl SectorCache {
         )
     }
 
+    /// [`SectorCache::access_line`] of a read (allocating, not a write, `evict_first` for a
+    /// streamed fill) of the sectors `sectors` of line `line`; returns those present. Out of
+    /// line: the one lookup of a coalesced load, whose caller keeps few values live.
+    #[inline(never)]
+    pub fn read_line(&mut self, line: u64, sectors: u32, evict_first: bool) -> u32 {
+        (self.access_line_inlined(line, sectors, false, true, evict_first)).hits
+    }
+
+    /// [`SectorCache::access_line`] of a write-through store's sectors `sectors` of line `line`
+    /// (no allocation, nothing marked dirty): a present line becomes the most recent. Out of
+    /// line, as [`SectorCache::read_line`].
+    #[inline(never)]
+    pub fn write_through_line(&mut self, line: u64, sectors: u32) {
+        self.access_line_inlined(line, sectors, false, false, false);
+    }
+
     /// Reads (looks up with allocation, as [`SectorCache::access_line`] does) the ascending
     /// sectors `sectors` (byte addresses), one lookup per line; pushes those that missed onto
     /// `missed`, in order. Returns (lines, sectors hit). One loop per request, the kind of
@@ -953,6 +969,8 @@ fn stamped_access(
     // A line that does not become recent keeps the victim's stamp: the set's smallest.
     if becomes_recent(sectors, evict_first) {
         stamps.make_recent(victim, base);
+    } else {
+        stamps.fresh[base] = 0;
     }
     if let Some(index) = index.as_deref_mut() {
         // The new line first, where its lookup ended (no second probe), then the old one's
@@ -982,6 +1000,13 @@ struct Stamps {
     limit: u32,
     /// The next stamp for a way made the least recent, counting down (0: renumber first).
     oldest: u32,
+    /// Per set, at its first slot (no division to find it): `f` when the set's ways `0..f` have
+    /// never been used since the cache was emptied and every other way was made the most recent
+    /// after its last fill (no way was made the least recent or kept a victim's stamp). Those
+    /// ways keep their cold ranks, below every other way's, way `f - 1` the least recent: the
+    /// LRU victim, found without a search (a cache that is still filling: every miss of
+    /// transpose_smem's loads). 0: unknown, search.
+    fresh: Vec<u16>,
 }
 
 impl Stamps {
@@ -1001,7 +1026,11 @@ impl Stamps {
             newest: 0,
             limit,
             oldest: 0,
+            fresh: vec![0; slots],
         };
+        for base in (0..slots).step_by(st.ways) {
+            st.fresh[base] = u16::try_from(st.ways).unwrap_or(0);
+        }
         let mid = limit / 2;
         for (i, k) in st.keys.iter_mut().enumerate() {
             let way = i % st.ways;
@@ -1024,6 +1053,8 @@ impl Stamps {
 
     /// Makes slot `i` (of the set whose first slot is `base`) the least recent of its set.
     fn make_oldest(&mut self, i: usize, base: usize) {
+        // Below the cold ways' ranks: the set's fresh ways are no longer its least recent.
+        self.fresh[base] = 0;
         if self.oldest == 0 {
             self.renumber();
         }
@@ -1031,9 +1062,15 @@ impl Stamps {
         self.oldest -= 1;
     }
 
-    /// The least recent slot of the set whose first slot is `base`.
+    /// The least recent slot of the set whose first slot is `base`, about to be refilled (and
+    /// made the most recent, or its set's `fresh` count cleared, by the caller).
     #[inline(always)]
-    fn victim(&self, base: usize) -> usize {
+    fn victim(&mut self, base: usize) -> usize {
+        let fresh = self.fresh[base];
+        if fresh != 0 {
+            self.fresh[base] = fresh - 1;
+            return base + usize::from(fresh) - 1;
+        }
         let set = &self.keys[base..base + self.ways];
         // `fold` rather than `min`: no Option, one vector reduction. A set of 256 ways (the
         // shipped configs' L1) as a fixed-size array: no loop remainders to set up.

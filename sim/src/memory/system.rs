@@ -97,6 +97,13 @@ impl Params {
         self.l1_transaction_bytes <= self.l1_sector_bytes
     }
 
+    /// log2 of the L1 line size (a power of two): a byte address shifted right by it is its L1
+    /// line number.
+    #[inline]
+    pub fn l1_line_shift(&self) -> u32 {
+        self.l1_line_bytes.trailing_zeros()
+    }
+
     /// The distinct L1 sectors `access` touches, ascending (byte addresses).
     pub fn sectors(&self, access: &WarpAccess) -> coalesce::Sectors {
         coalesce::sectors(access, self.l1_sector_bytes)
@@ -269,6 +276,31 @@ impl SmCaches {
             s = next;
         }
         run_lines(p, first, n)
+    }
+
+    /// [`SmCaches::load_run_into`] of a run whose sectors `mask` all lie in L1 line `line` (a
+    /// coalesced warp's 128 bytes), on a config with [`Params::sector_transactions`]: one
+    /// lookup, no loop over lines. Returns the sectors of `mask` L1 holds (none along
+    /// [`LoadPath::L2Only`]); the others go on to L2.
+    #[inline]
+    pub fn load_line(&mut self, line: u64, mask: u32, path: LoadPath) -> u32 {
+        match path {
+            LoadPath::L1 { evict_first } => self.l1.read_line(line, mask, evict_first),
+            LoadPath::L2Only => 0,
+        }
+    }
+
+    /// [`SmCaches::store_run_into`]'s L1 part for a run whose sectors `mask` all lie in L1 line
+    /// `line`: the line made the most recent if present (write-through), or dropped
+    /// (write-evict). The sectors themselves go on to L2 (the caller pushes them).
+    #[inline]
+    pub fn store_line(&mut self, p: &Params, line: u64, mask: u32) {
+        match p.store_policy {
+            StorePolicy::WriteThrough => self.l1.write_through_line(line, mask),
+            StorePolicy::WriteEvict => {
+                self.l1.invalidate(line << p.l1_line_shift());
+            }
+        }
     }
 
     /// L1 part of a global or local store: update what L1 holds, or evict the line, as the
@@ -874,7 +906,8 @@ mod tests {
         // list, on a copy of the same caches. Small and large L1s (sets kept in order, and
         // stamps with a hash index), both store policies, both load paths; runs of 1 to 40
         // sectors at random sector offsets over few lines, so that hits, partial hits and
-        // evictions all happen.
+        // evictions all happen. Half the runs that lie in one line go through `load_line` /
+        // `store_line` instead (the executor's one-line path).
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rtx3090.toml");
         let base_cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
         let mut x = 7u64;
@@ -906,11 +939,38 @@ mod tests {
                 let sectors: Vec<u64> = (0..u64::from(n)).map(|k| first + k * sb).collect();
                 let mut expect = L1Outcome::default();
                 let mut got = vec![1u64];
+                let per_line = u64::from(p.l1_line_bytes) / sb;
+                let at = first / sb % per_line;
+                let by_line = at + u64::from(n) <= per_line && next() % 2 == 0;
+                let line = first >> p.l1_line_shift();
+                let mask = if by_line {
+                    (u32::MAX >> (32 - n)) << at
+                } else {
+                    0
+                };
                 if next() % 3 == 0 {
                     reference.store_sectors_into(&p, &sectors, &mut expect);
-                    let lines = fast.store_run_into(&p, (first, n), &mut got);
+                    let lines = if by_line {
+                        fast.store_line(&p, line, mask);
+                        got.extend_from_slice(&sectors);
+                        1
+                    } else {
+                        fast.store_run_into(&p, (first, n), &mut got)
+                    };
                     assert_eq!(lines, expect.lines);
                     assert_eq!(expect.sectors, n);
+                } else if by_line {
+                    let path = match next() % 4 {
+                        0 => LoadPath::L2Only,
+                        1 => LoadPath::L1 { evict_first: true },
+                        _ => LoadPath::L1 { evict_first: false },
+                    };
+                    reference.load_sectors_into(&p, &sectors, path, &mut expect);
+                    let hits = fast.load_line(line, mask, path);
+                    assert_eq!(hits & !mask, 0);
+                    let missed = (0..u64::from(n)).filter(|k| hits >> (at + k) & 1 == 0);
+                    got.extend(missed.map(|k| first + k * sb));
+                    assert_eq!((1, hits.count_ones()), (expect.lines, expect.l1_hits));
                 } else {
                     let path = match next() % 4 {
                         0 => LoadPath::L2Only,
