@@ -75,18 +75,33 @@ pub fn wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wav
 /// [`phased_wavefronts`] finds after its pass.
 ///
 /// [`Shape::step`]: super::coalesce::Shape::step
-#[inline(never)]
+#[inline(always)]
 pub fn wavefronts_of_step(
     access: &WarpAccess,
     banks: Banks,
     run: Option<u64>,
     step: Option<(u64, u64)>,
 ) -> Wavefronts {
-    match (run, step) {
-        (Some(a0), _) if one_phase_run(a0, access.bytes, banks) => Wavefronts {
+    // A coalesced run of 4-byte words (most accesses) is answered in the caller: the call
+    // cost more than the answer.
+    match run {
+        Some(a0) if one_phase_run(a0, access.bytes, banks) => Wavefronts {
             wavefronts: 1,
             ideal: 1,
         },
+        _ => stepped_wavefronts(access, banks, run, step),
+    }
+}
+
+/// [`wavefronts_of_step`] of an access that is not a one-phase run.
+#[inline(never)]
+fn stepped_wavefronts(
+    access: &WarpAccess,
+    banks: Banks,
+    run: Option<u64>,
+    step: Option<(u64, u64)>,
+) -> Wavefronts {
+    match (run, step) {
         (None, Some((a0, s))) if lanes_per_phase(access.bytes, banks) as usize >= WARP => {
             let shift = banks.width.max(1).trailing_zeros();
             match stepped_word_stride(a0, s, access.bytes, shift) {
