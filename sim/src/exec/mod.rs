@@ -722,6 +722,9 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
     // lines' lookups.
     let fast = l2.lines().is_some();
     let mut lines = None;
+    // Their counters, added to `c` once (in locals, not written through `c` per request).
+    let [mut read_sectors, mut read_hits, mut write_sectors, mut write_hits] = [0u64; 4];
+    let [mut dram_read, mut dram_write] = [0u64; 2];
     for req in &log.reqs {
         let addrs = &log.addrs[req.start as usize..req.end as usize];
         if fast {
@@ -733,10 +736,10 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
             let out = match req.kind {
                 L2Kind::Load => f.read(addrs).map(|r| {
                     let (read, written) = (u64::from(r.missed) * sb, u64::from(r.written) * sb);
-                    c.l2_read_sectors += u64::from(r.sectors);
-                    c.l2_read_hits += u64::from(r.hits);
-                    c.dram_read_bytes += read;
-                    c.dram_write_bytes += written;
+                    read_sectors += u64::from(r.sectors);
+                    read_hits += u64::from(r.hits);
+                    dram_read += read;
+                    dram_write += written;
                     ReqOut {
                         lat: costs.global(r.level()),
                         dram: r.missed != 0,
@@ -746,9 +749,9 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
                 L2Kind::Store => {
                     let w = f.write(addrs);
                     let written = u64::from(w.written) * sb;
-                    c.l2_write_sectors += u64::from(w.sectors);
-                    c.l2_write_hits += u64::from(w.hits);
-                    c.dram_write_bytes += written;
+                    write_sectors += u64::from(w.sectors);
+                    write_hits += u64::from(w.hits);
+                    dram_write += written;
                     Some(ReqOut {
                         lat: costs.l2,
                         dram: false,
@@ -826,6 +829,12 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
         c.dram_write_bytes += t.dram_write;
         log.out.push(out);
     }
+    c.l2_read_sectors += read_sectors;
+    c.l2_read_hits += read_hits;
+    c.l2_write_sectors += write_sectors;
+    c.l2_write_hits += write_hits;
+    c.dram_read_bytes += dram_read;
+    c.dram_write_bytes += dram_write;
 }
 
 /// Runs a block of a kernel without barriers: its `nwarps` warps one after another, each to its

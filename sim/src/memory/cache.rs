@@ -1041,6 +1041,11 @@ impl Stamps {
 #[inline(always)]
 fn way_of(tags: &[u64], line: u64) -> Option<usize> {
     if let Ok(sixteen) = <&[u64; 16]>::try_from(tags) {
+        // A miss (most of the L2 pass's lookups) is told by the compares ORed together, before
+        // the mask of the way that hit is put together.
+        if !sixteen.iter().fold(false, |any, &t| any | (t == line)) {
+            return None;
+        }
         // Four ways at a time, written so that the compares become a few vector instructions
         // (a shift per way did not vectorise).
         let mut hits = 0u16;
