@@ -543,7 +543,7 @@ pub struct OrderedSets<'a> {
     sets: u64,
 }
 
-impl OrderedSets<'_> {
+impl<'a> OrderedSets<'a> {
     /// [`SectorCache::access_line`].
     #[inline(always)]
     pub fn access_line(
@@ -560,78 +560,52 @@ impl OrderedSets<'_> {
         ordered_access(parts, self.ways, set, line, sectors, flags)
     }
 
-    /// Looks up, allocating (reads, or writes when `WRITE`; never streamed), each run of
-    /// consecutive `sectors` in one line (`line_of` as [`SectorCache::line_map`]), in order, as
-    /// [`OrderedSets::access_line`] does, and folds `f(acc, mask, n, outcome)` over the runs
-    /// (`n` sectors, `mask` theirs). Not inlined, so that the loop's state stays in registers;
-    /// 16-way sets (the shipped configs' L2) get a loop of their own, their ways fixed-size
-    /// arrays (no bounds checks or set slicing per line).
-    #[inline(never)]
-    pub fn fold_runs<A, const WRITE: bool>(
-        &mut self,
-        sectors: &[u64],
-        line_of: impl Fn(u64) -> (u64, u32),
-        init: A,
-        f: impl Fn(A, u32, u32, LineOutcome) -> A,
-    ) -> A {
-        let flags = (WRITE, true, false);
-        let (set_mask, sets) = (self.set_mask, self.sets);
-        let mut acc = init;
-        let mut i = 0;
-        if self.ways == 16 {
-            let (tags, _) = self.tags.as_chunks_mut::<16>();
-            let (slots, _) = self.slots.as_chunks_mut::<16>();
-            let order = &mut *self.order;
-            while let Some(&s) = sectors.get(i) {
-                let (line, mask, n) = line_run(sectors, i, s, &line_of);
-                i += n as usize;
-                let set = set_index(set_mask, sets, line);
-                let (t, sl, o) = (&mut tags[set], &mut slots[set], &mut order[set]);
-                acc = f(
-                    acc,
-                    mask,
-                    n,
-                    ordered_set_access(t, sl, o, line, mask, flags),
-                );
-            }
-            return acc;
+    /// The sets as [`SixteenWays`], if they have 16 ways (the shipped configs' L2).
+    #[inline]
+    pub fn sixteen(self) -> Option<SixteenWays<'a>> {
+        if self.ways != 16 {
+            return None;
         }
-        while let Some(&s) = sectors.get(i) {
-            let (line, mask, n) = line_run(sectors, i, s, &line_of);
-            i += n as usize;
-            let set = set_index(set_mask, sets, line);
-            let parts = (&mut *self.tags, &mut *self.slots, &mut *self.order);
-            acc = f(
-                acc,
-                mask,
-                n,
-                ordered_access(parts, self.ways, set, line, mask, flags),
-            );
-        }
-        acc
+        let (tags, _) = self.tags.as_chunks_mut::<16>();
+        let (slots, _) = self.slots.as_chunks_mut::<16>();
+        Some(SixteenWays {
+            tags,
+            slots,
+            order: self.order,
+            set_mask: self.set_mask,
+            sets: std::num::NonZeroU64::new(self.sets)?,
+        })
     }
 }
 
-/// The run of consecutive `sectors` from the `i`-th (`first`) on in one line (`line_of` as
-/// [`SectorCache::line_map`]): the line, the mask of its sectors, and how many the run holds.
-#[inline(always)]
-fn line_run(
-    sectors: &[u64],
-    i: usize,
-    first: u64,
-    line_of: impl Fn(u64) -> (u64, u32),
-) -> (u64, u32, u32) {
-    let (line, mut mask) = line_of(first);
-    let mut j = i + 1;
-    while let Some(&s) = sectors.get(j) {
-        let (l, bit) = line_of(s);
-        if l != line {
-            break;
-        }
-        mask |= bit;
-        j += 1;
+/// The sets of a 16-way cache that keeps them in recency order (the shipped configs' L2), each
+/// set's ways fixed-size arrays, so that a lookup slices nothing ([`OrderedSets::sixteen`]): for
+/// the L2 pass's loop over the lines of a block's requests.
+pub struct SixteenWays<'a> {
+    tags: &'a mut [[u64; 16]],
+    slots: &'a mut [[Slot; 16]],
+    order: &'a mut [Order],
+    set_mask: Option<u64>,
+    /// Not zero, so that the set index's division needs no check.
+    sets: std::num::NonZeroU64,
+}
+
+impl SixteenWays<'_> {
+    /// [`SectorCache::access_line`] of the sectors `sectors` of line number `line`, allocating
+    /// and not streamed: a read, or a write when `WRITE`.
+    #[inline(always)]
+    pub fn access_line<const WRITE: bool>(&mut self, line: u64, sectors: u32) -> LineOutcome {
+        let set = match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets) as usize,
+        };
+        let (t, sl, o) = (
+            &mut self.tags[set],
+            &mut self.slots[set],
+            &mut self.order[set],
+        );
+        ordered_set_access(t, sl, o, line, sectors, (WRITE, true, false))
     }
-    (line, mask, (j - i) as u32)
 }
 
 /// The sectors of `sectors` (ascending) from index `i` that lie in `i`'s line: the end of their
@@ -1104,6 +1078,11 @@ impl Stamps {
 #[inline(always)]
 fn way_of(tags: &[u64], line: u64) -> Option<usize> {
     if let Ok(sixteen) = <&[u64; 16]>::try_from(tags) {
+        // A miss (most of the L2 pass's lookups) is told by the compares ORed together, before
+        // the mask of the way that hit is put together.
+        if !sixteen.iter().fold(false, |any, &t| any | (t == line)) {
+            return None;
+        }
         // Four ways at a time, written so that the compares become a few vector instructions
         // (a shift per way did not vectorise).
         let mut hits = 0u16;
@@ -1618,51 +1597,44 @@ mod tests {
     }
 
     #[test]
-    fn folded_runs_have_the_outcomes_of_lookups_line_by_line() {
-        // 16 ways (the fixed-size loop) and 8 (the general one), 4 sets (a mask) and 3 (a
-        // division); reads and writes of requests of a few ascending sectors, some repeated, so
-        // that hits, dirty evictions and runs of several sectors all happen. The reference: the
-        // same cache looked up run by run with `access_line`.
-        for (ways, sets) in [(16u32, 4u64), (16, 3), (8, 4), (8, 3)] {
+    fn sixteen_way_sets_look_lines_up_as_access_line_does() {
+        // 4 sets (a mask) and 3 (a division); reads and writes of a few sectors of lines that
+        // compete for the sets, so that hits, dirty evictions and refills all happen. The
+        // reference: the same cache looked up with `access_line`.
+        for sets in [4u64, 3] {
             let geom = Geometry {
-                size_bytes: sets * u64::from(ways) * 128,
+                size_bytes: sets * 16 * 128,
                 line_bytes: 128,
                 sector_bytes: 32,
-                associativity: ways,
+                associativity: 16,
             };
             let mut c = SectorCache::new(geom);
             assert!(c.ordered);
+            assert!(SectorCache::new(Geometry {
+                associativity: 8,
+                ..geom
+            })
+            .ordered_sets()
+            .unwrap()
+            .sixteen()
+            .is_none());
             let mut reference = c.clone();
-            let line_of = c.line_map();
             let mut x = 2024u64;
             for _ in 0..20_000 {
                 x = x
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                let mut sectors: Vec<u64> = (0..1 + (x >> 59))
-                    .map(|k| (x >> (k * 2) & 0xffff) % (u64::from(ways) * sets * 6) * 32)
-                    .collect();
-                sectors.sort_unstable();
+                let line = (x >> 20) % (16 * sets * 6);
+                let mask = (x >> 40) as u32 & 15 | 1 << (x >> 50 & 3);
                 let write = x & 1 == 1;
-                let mut expect = Vec::new();
-                let mut i = 0;
-                while i < sectors.len() {
-                    let (line, mask, n) = line_run(&sectors, i, sectors[i], line_of);
-                    let r = reference.access_line(line, mask, write, true, false);
-                    expect.push((mask, n, r));
-                    i += n as usize;
-                }
-                let push = |mut v: Vec<_>, mask, n, r| {
-                    v.push((mask, n, r));
-                    v
-                };
-                let mut sets = c.ordered_sets().unwrap();
+                let expect = reference.access_line(line, mask, write, true, false);
+                let mut ways = c.ordered_sets().unwrap().sixteen().unwrap();
                 let got = if write {
-                    sets.fold_runs::<_, true>(&sectors, line_of, Vec::new(), push)
+                    ways.access_line::<true>(line, mask)
                 } else {
-                    sets.fold_runs::<_, false>(&sectors, line_of, Vec::new(), push)
+                    ways.access_line::<false>(line, mask)
                 };
-                assert_eq!(got, expect, "{ways} ways, {sectors:x?}");
+                assert_eq!(got, expect, "{sets} sets, line {line}, mask {mask:b}");
             }
         }
     }

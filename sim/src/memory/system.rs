@@ -2,7 +2,7 @@
 //! and DRAM. Each method takes one warp-level access and returns what happened; nothing here
 //! counts metrics or cycles.
 
-use super::cache::{Geometry, LineOutcome, SectorCache};
+use super::cache::{Geometry, LineOutcome, SectorCache, SixteenWays};
 use super::{coalesce, constant, Level, WarpAccess};
 use crate::config::{GpuConfig, StorePolicy};
 
@@ -467,14 +467,18 @@ impl L2Outcome {
     }
 }
 
-/// The sector counts of lines read, in sectors: what [`L2Outcome::add_line`] adds for one line
-/// and [`L2Model::read_request`] sums over a request (in registers) before adding it once.
-#[derive(Debug, Clone, Copy, Default)]
-struct LineCounts {
-    sectors: u32,
-    hits: u32,
-    missed: u32,
-    written: u32,
+/// The sector counts of lines read or written, in sectors: what [`L2Outcome::add_line`] adds for
+/// one line, and what [`L2Lines`] sums over a request (in registers) for its caller to add once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    /// Sectors looked up.
+    pub sectors: u32,
+    /// Of those, hits (a write's sectors all count as hits).
+    pub hits: u32,
+    /// Sectors read that missed, each its own DRAM fill.
+    pub missed: u32,
+    /// Dirty sectors of evicted lines, written back to DRAM.
+    pub written: u32,
 }
 
 impl LineCounts {
@@ -571,34 +575,37 @@ impl L2Model {
     }
 
     /// [`L2Model::read_all`] of a whole load request into `t`, a fresh outcome that no later
-    /// read goes on into (the L2 pass's loads). When the sectors strictly ascend, as an L1's
-    /// misses do, no block comes twice, so the blocks fetched need no record (`t` keeps none):
-    /// one lookup and a few counts per line, nothing per sector.
+    /// read goes on into (the L2 pass's loads): through [`L2Lines::read`] when it applies.
     pub fn read_request(&mut self, addrs: &[u64], t: &mut L2Outcome) -> Level {
-        let sb = self.p.l2_sector_bytes;
-        let common = self.p.l1_sector_bytes.min(32) == sb && self.p.l2_fill_bytes == sb;
-        // Strictly ascending sectors, checked in one pass without a branch per address.
-        let shift = sb.trailing_zeros();
-        let ascending = (addrs.iter().zip(addrs.iter().skip(1)))
-            .fold(true, |ok, (&p, &n)| ok & (p >> shift < n >> shift));
-        let line_of = self.l2.line_map();
-        let sets = self.l2.ordered_sets();
-        let (Some(mut sets), true, true) = (sets, common && ascending, t.fetched.is_empty()) else {
+        let counts = match (self.lines(), t.fetched.is_empty()) {
+            (Some(mut lines), true) => lines.read(addrs),
+            _ => None,
+        };
+        let Some(c) = counts else {
             return self.read_all(addrs, t);
         };
-        // The counts in locals, added to `t` once: kept in registers across the loop. Each
-        // sector once (they ascend), so a line's `n` sectors are `mask`'s.
-        let add = |mut c: LineCounts, mask, n, r| {
-            c.add(mask, n, r);
-            c
-        };
-        let c = sets.fold_runs::<_, false>(addrs, line_of, LineCounts::default(), add);
-        t.add_counts(c, u64::from(sb));
-        if c.missed == 0 {
-            Level::L2
-        } else {
-            Level::Dram
+        t.add_counts(c, L2Lines::SECTOR_BYTES);
+        c.level()
+    }
+
+    /// The L2 as [`L2Lines`], when its geometry is theirs.
+    #[inline]
+    pub fn lines(&mut self) -> Option<L2Lines<'_>> {
+        let (g, p) = (self.l2.geometry(), &self.p);
+        let sb = L2Lines::SECTOR_BYTES as u32;
+        let common = (
+            g.line_bytes,
+            g.sector_bytes,
+            p.l2_sector_bytes,
+            p.l2_fill_bytes,
+        ) == (L2Lines::LINE_BYTES as u32, sb, sb, sb)
+            && p.l1_sector_bytes == sb;
+        if !common {
+            return None;
         }
+        Some(L2Lines {
+            sets: self.l2.ordered_sets()?.sixteen()?,
+        })
     }
 
     /// [`L2Model::read`] of the one L2 sector `s`: L2 or DRAM.
@@ -634,6 +641,11 @@ impl L2Model {
 
     /// Writes the L1 sectors `written` into L2 (write-back, allocate without fetch).
     pub fn write(&mut self, written: &[u64], t: &mut L2Outcome) {
+        if let Some(mut lines) = self.lines() {
+            let c = lines.write(written);
+            t.add_counts(c, L2Lines::SECTOR_BYTES);
+            return;
+        }
         let sb = u64::from(self.p.l2_sector_bytes);
         if self.p.l1_sector_bytes <= self.p.l2_sector_bytes {
             // Each L1 sector in one L2 sector: one lookup per line ([`SectorCache::access_line`]
@@ -659,6 +671,131 @@ impl L2Model {
             }
         }
     }
+}
+
+impl LineCounts {
+    /// Where a read of these counts was served from: DRAM when a sector missed.
+    #[inline(always)]
+    pub fn level(&self) -> Level {
+        if self.missed == 0 {
+            Level::L2
+        } else {
+            Level::Dram
+        }
+    }
+}
+
+/// The L2 in the shipped configs' geometry, borrowed for the requests of a block
+/// ([`L2Model::lines`]): 128-byte lines of four 32-byte sectors in 16-way sets kept in recency
+/// order, an L1 sector one L2 sector and a miss's DRAM fill one sector. A request's lines are
+/// looked up in one loop, with no per-request set-up beyond a check that its sectors ascend, and
+/// a line whose four sectors the request reads or writes is taken whole (two loads, not four).
+pub struct L2Lines<'a> {
+    sets: SixteenWays<'a>,
+}
+
+impl L2Lines<'_> {
+    /// Bytes per line.
+    pub const LINE_BYTES: u64 = 128;
+    /// Bytes per sector (and per DRAM fill).
+    pub const SECTOR_BYTES: u64 = 32;
+    const LINE_SHIFT: u32 = Self::LINE_BYTES.trailing_zeros();
+    const SECTOR_SHIFT: u32 = Self::SECTOR_BYTES.trailing_zeros();
+    const PER_LINE: usize = (Self::LINE_BYTES / Self::SECTOR_BYTES) as usize;
+
+    /// [`L2Model::read_request`] of the sectors `addrs` (L1 sectors' byte addresses) into a fresh
+    /// outcome: their counts, if the sectors strictly ascend (as an L1's misses do: then no block
+    /// comes twice, so the blocks fetched need no record). When they do not, `None`, and nothing
+    /// was looked up.
+    #[inline(always)]
+    pub fn read(&mut self, addrs: &[u64]) -> Option<LineCounts> {
+        ascending(addrs, Self::SECTOR_SHIFT).then(|| self.lines::<false>(addrs, true))
+    }
+
+    /// [`L2Model::write`] of the sectors `written` (in any order, repeats allowed): their counts.
+    #[inline(always)]
+    pub fn write(&mut self, written: &[u64]) -> LineCounts {
+        let whole = ascending(written, Self::SECTOR_SHIFT);
+        self.lines::<true>(written, whole)
+    }
+
+    /// Looks up the runs of consecutive `addrs` in one line, each once, reading (or writing when
+    /// `WRITE`): the counts, a write's sectors all hits. `ascending`: the sectors strictly
+    /// ascend, so a run of four is a whole line.
+    #[inline(always)]
+    fn lines<const WRITE: bool>(&mut self, addrs: &[u64], ascending: bool) -> LineCounts {
+        let bit = |a: u64| 1u32 << (a >> Self::SECTOR_SHIFT & (Self::PER_LINE as u64 - 1));
+        let (mut hits, mut written) = (0, 0);
+        let mut i = 0;
+        while let Some(&first) = addrs.get(i) {
+            let line = first >> Self::LINE_SHIFT;
+            let (mask, n) = match addrs.get(i + Self::PER_LINE - 1) {
+                // Four distinct sectors of the line: all of them.
+                Some(&last) if ascending && last >> Self::LINE_SHIFT == line => {
+                    ((1 << Self::PER_LINE) - 1, Self::PER_LINE)
+                }
+                _ => {
+                    let (mut mask, mut j) = (bit(first), i + 1);
+                    while let Some(&a) = addrs.get(j) {
+                        if a >> Self::LINE_SHIFT != line {
+                            break;
+                        }
+                        mask |= bit(a);
+                        j += 1;
+                    }
+                    (mask, j - i)
+                }
+            };
+            i += n;
+            // Per line, only what its lookup found: a line's sectors hit are among those looked
+            // up, so the misses are the sectors not hit.
+            let r = self.sets.access_line::<WRITE>(line, mask);
+            hits += r.hits.count_ones();
+            written += r.writeback_sectors;
+        }
+        let sectors = addrs.len() as u32;
+        if WRITE {
+            // A write allocates its sectors without a fetch (byte masks): each a hit
+            // ([`L2Model::write`]).
+            LineCounts {
+                sectors,
+                hits: sectors,
+                missed: 0,
+                written,
+            }
+        } else {
+            LineCounts {
+                sectors,
+                hits,
+                missed: sectors - hits,
+                written,
+            }
+        }
+    }
+}
+
+/// Whether the sectors (of `1 << shift` bytes) of the byte addresses `addrs` strictly ascend:
+/// without a branch per address, in windows of four addresses (three pairs, straight-line code
+/// that needs no loop per pair), the last window overlapping the one before it.
+#[inline(always)]
+fn ascending(addrs: &[u64], shift: u32) -> bool {
+    let window = |w: &[u64; 4]| {
+        let s = w.map(|a| a >> shift);
+        (s[0] < s[1]) & (s[1] < s[2]) & (s[2] < s[3])
+    };
+    let Some(last) = addrs.last_chunk::<4>() else {
+        return (addrs.iter().zip(addrs.iter().skip(1)))
+            .fold(true, |ok, (&p, &n)| ok & (p >> shift < n >> shift));
+    };
+    let mut ok = window(last);
+    // Windows from the first address on, three addresses apart, up to one before the last
+    // window: then the pairs between them and the last window's are all covered.
+    let mut rest = &addrs[..addrs.len() - 1];
+    while let Some((w, _)) = rest.split_first_chunk::<4>() {
+        ok &= window(w);
+        rest = &rest[3..];
+    }
+    ok
 }
 
 /// Tag state of the whole hierarchy: each SM's private caches and the shared L2.
@@ -1142,6 +1279,101 @@ mod tests {
                     "{addrs:x?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn ascending_sectors_are_told_as_pair_by_pair() {
+        // Every length up to 40 (one window, several, the last overlapping), sectors that
+        // mostly ascend, with a repeat or a step back here and there.
+        let (mut x, mut told) = (3u64, [0; 2]);
+        for _ in 0..20_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let n = (x >> 58) as usize % 41;
+            let mut a = x >> 40 & 0xfff;
+            let addrs: Vec<u64> = (0..n)
+                .map(|k| {
+                    a = match (x >> (k % 32) & 255, k as u64 * 13 % 32) {
+                        (0, _) => a.saturating_sub(40),
+                        (1, _) => a | 31,
+                        (_, r) => (a + 32) & !31 | r,
+                    };
+                    a
+                })
+                .collect();
+            let expect = addrs.windows(2).all(|w| w[0] >> 5 < w[1] >> 5);
+            assert_eq!(ascending(&addrs, 5), expect, "{addrs:x?}");
+            told[usize::from(expect)] += 1;
+        }
+        assert!(told.iter().all(|&n| n > 1000), "{told:?}");
+    }
+
+    #[test]
+    fn l2_lines_have_the_outcome_of_the_general_path() {
+        // Requests of sectors from a few lines, so that whole lines (the four-sector shortcut),
+        // partial ones, repeats and unsorted runs all come; a small L2, so that dirty lines are
+        // evicted. The reference: `read_all` of the same reads (which does not go through
+        // `L2Lines`) and writes sector by sector, on a copy of the same L2.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rtx3090.toml");
+        let mut cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
+        cfg.l2.size_bytes = 16 * 128 * 3;
+        let mut l2 = MemorySystem::new(&cfg).l2;
+        assert!(l2.lines().is_some());
+        let mut reference = l2.clone();
+        let mut x = 5u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for _ in 0..20_000 {
+            let base = next() % 256 * 128;
+            let mut addrs: Vec<u64> = (0..1 + next() % 20)
+                .map(|_| base + next() % 16 * 32 + next() % 32)
+                .collect();
+            match next() % 4 {
+                0 => {}
+                1 => addrs.sort_unstable(),
+                _ => {
+                    addrs.sort_unstable_by_key(|a| a >> 5);
+                    addrs.dedup_by_key(|a| *a >> 5);
+                }
+            }
+            let mut lines = l2.lines().unwrap();
+            if next() % 2 == 0 {
+                let c = lines.write(&addrs);
+                let mut t = L2Outcome::default();
+                for &a in &addrs {
+                    let r = reference.l2.access(a & !31, true, true);
+                    t.sectors += 1;
+                    t.hits += 1;
+                    t.dram_write += u64::from(r.writeback_sectors) * 32;
+                }
+                let got = (c.sectors, c.hits, 0, u64::from(c.written) * 32);
+                assert_eq!(got, (t.sectors, t.hits, 0, t.dram_write), "{addrs:x?}");
+                continue;
+            }
+            let ascending = addrs.windows(2).all(|w| w[0] >> 5 < w[1] >> 5);
+            let Some(c) = lines.read(&addrs) else {
+                assert!(!ascending, "{addrs:x?}");
+                let mut t = L2Outcome::default();
+                let mut u = L2Outcome::default();
+                assert_eq!(
+                    l2.read_all(&addrs, &mut t),
+                    reference.read_all(&addrs, &mut u)
+                );
+                assert_eq!(t, u);
+                continue;
+            };
+            assert!(ascending, "{addrs:x?}");
+            let mut u = L2Outcome::default();
+            assert_eq!(c.level(), reference.read_all(&addrs, &mut u), "{addrs:x?}");
+            let got = (c.sectors, c.hits, u64::from(c.missed) * 32);
+            assert_eq!(got, (u.sectors, u.hits, u.dram_read), "{addrs:x?}");
+            assert_eq!(u64::from(c.written) * 32, u.dram_write, "{addrs:x?}");
         }
     }
 
