@@ -1538,9 +1538,7 @@ mod tests {
     /// Random lane values: small, near the width's edges, and with bits beyond any width.
     fn lanes_of(seed: &mut u64) -> [u64; 32] {
         std::array::from_fn(|l| {
-            *seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            *seed = crate::testing::lcg(*seed);
             let x = *seed >> 7;
             match l % 4 {
                 0 => x % 70,
@@ -1660,9 +1658,7 @@ mod tests {
             (-2.5f64).to_bits(),
         ];
         std::array::from_fn(|l| {
-            *seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            *seed = crate::testing::lcg(*seed);
             let x = *seed >> 3;
             match (l % 3, f64s) {
                 (0, false) => u64::from(special32[(x % 11) as usize]),

@@ -1373,9 +1373,7 @@ mod tests {
     ) {
         let mut x = seed;
         for i in 0..200_000u64 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             let addr = (x >> 33) % (lines * 128);
             let (write, evict_first) = (x & 1 == 1, x & 6 == 6);
             let allocate = !no_allocate || x & 8 != 8;
@@ -1518,9 +1516,7 @@ mod tests {
                     c.stamps.limit = c.stamps.newest + 700;
                     c.stamps.oldest = c.stamps.oldest.min(40);
                 }
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = crate::testing::lcg(x);
                 let addr = (x >> 33) % (ways * 5 * 128);
                 let (write, allocate, evict_first) = (x & 1 == 1, x & 8 != 8, x & 6 == 6);
                 if i % 9 == 0 {
@@ -1551,9 +1547,7 @@ mod tests {
             let mut reference = c.clone();
             let mut x = 31u64;
             for _ in 0..20_000 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = crate::testing::lcg(x);
                 let mut sectors: Vec<u64> = if x & 0x70 == 0x30 {
                     // Some sectors of one line (a coalesced load: the one-line path).
                     let line = (x >> 20) % (u64::from(ways) * 6);
@@ -1621,9 +1615,7 @@ mod tests {
             let mut reference = c.clone();
             let mut x = 2024u64;
             for _ in 0..20_000 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = crate::testing::lcg(x);
                 let line = (x >> 20) % (16 * sets * 6);
                 let mask = (x >> 40) as u32 & 15 | 1 << (x >> 50 & 3);
                 let write = x & 1 == 1;
@@ -1666,9 +1658,7 @@ mod tests {
         for ways in 1..=16 {
             let mut o = Order::new(ways);
             for _ in 0..2000 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = crate::testing::lcg(x);
                 let p = (x >> 33) as usize % ways;
                 if x >> 63 == 1 {
                     o.move_to_front(p);

@@ -620,9 +620,7 @@ mod tests {
                 for _ in 0..200 {
                     let mut a = WarpAccess::from_fn(bytes, |_| 0);
                     for addr in a.addrs.iter_mut() {
-                        x = x
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
+                        x = crate::testing::lcg(x);
                         *addr = 0x1000 + (x >> 33) % span;
                     }
                     a.mask = (x >> 7) as u32 | 1;
@@ -694,9 +692,7 @@ mod tests {
         // `sectors` against every lane's sectors sorted.
         let mut x = 11u64;
         let mut rand = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             x >> 16
         };
         let (mut answered, mut paired, mut cases) = (0, 0, 0);
@@ -827,9 +823,7 @@ mod tests {
         // closed-form sectors, where they answer, with `sectors`.
         let mut x = 29u64;
         let mut rand = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             x >> 16
         };
         let (mut closed, mut runs, mut cases) = (0, 0, 0);
@@ -918,9 +912,7 @@ mod tests {
         // too) and ones bent at a random lane by a random amount.
         let mut x = 7u64;
         let mut rand = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             x >> 11
         };
         for case in 0..20_000 {

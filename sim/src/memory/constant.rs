@@ -382,9 +382,7 @@ mod tests {
         // Lines of one set and of others, revisited out of order: hits, misses and evictions.
         let mut x = 12345u64;
         for _ in 0..20_000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             let addr = (x >> 33) % (64 * 64) * 4;
             assert_eq!(
                 fast.read(addr),
@@ -400,9 +398,7 @@ mod tests {
         let mut x = 7u64;
         let (mut fast, mut reference) = ([[ConstCache::EMPTY; 4]; 3], [[ConstCache::EMPTY; 4]; 3]);
         for _ in 0..20_000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             let (set, line) = ((x >> 40) as usize % 3, (x >> 50) % 7);
             assert_eq!(
                 read_four(&mut fast[set], line),
@@ -426,9 +422,7 @@ mod tests {
         for _ in 0..500 {
             let mut w = Walk::new();
             for word in &mut w.words {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = crate::testing::lcg(x);
                 *word = (x >> 33) % 16384 * 4;
             }
             let n = (x >> 20) as usize % 33;
@@ -450,9 +444,7 @@ mod tests {
         // scattered ones, all lanes or random masks, every group size used.
         let mut x = 5u64;
         let mut next = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             x >> 33
         };
         for i in 0..20_000 {

@@ -751,9 +751,7 @@ mod tests {
         // geometry: the step's closed form gives what `wavefronts_of` finds.
         let mut x = 41u64;
         let mut rand = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             x >> 16
         };
         let mut closed = 0;

@@ -1049,9 +1049,7 @@ mod tests {
         let base_cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
         let mut x = 7u64;
         let mut next = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             x >> 33
         };
         for (ways, policy) in [
@@ -1144,9 +1142,7 @@ mod tests {
         let mut cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
         let mut x = 99u64;
         let mut next = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             x >> 33
         };
         for group in [32, 16] {
@@ -1199,9 +1195,7 @@ mod tests {
         for _ in 0..5000 {
             let mut written = Vec::new();
             for _ in 0..1 + (x >> 60) {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = crate::testing::lcg(x);
                 written.push((x >> 33) % 4096 * 32);
             }
             if x & 1 == 0 {
@@ -1236,9 +1230,7 @@ mod tests {
             let mut request = fused.clone();
             let mut x = 11u64;
             let mut next = move || {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = crate::testing::lcg(x);
                 x >> 33
             };
             for _ in 0..5000 {
@@ -1288,9 +1280,7 @@ mod tests {
         // mostly ascend, with a repeat or a step back here and there.
         let (mut x, mut told) = (3u64, [0; 2]);
         for _ in 0..20_000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             let n = (x >> 58) as usize % 41;
             let mut a = x >> 40 & 0xfff;
             let addrs: Vec<u64> = (0..n)
@@ -1324,9 +1314,7 @@ mod tests {
         let mut reference = l2.clone();
         let mut x = 5u64;
         let mut next = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = crate::testing::lcg(x);
             x >> 33
         };
         for _ in 0..20_000 {

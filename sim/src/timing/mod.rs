@@ -1324,9 +1324,7 @@ mod tests {
         let mut want = std::collections::HashMap::new();
         let mut seed = 12345u64;
         let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            seed = crate::testing::lcg(seed);
             seed >> 33
         };
         for round in 0..4000u32 {
@@ -1362,9 +1360,7 @@ mod tests {
         let mut costs = h200_costs();
         let mut seed = 99u64;
         let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            seed = crate::testing::lcg(seed);
             seed >> 33
         };
         for merge in [None, Some(1), Some(50)] {
