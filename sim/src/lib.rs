@@ -63,17 +63,6 @@ pub mod run;
 pub mod timing;
 pub mod workload;
 
-/// What the unit tests of several modules share.
-#[cfg(test)]
-pub(crate) mod testing {
-    /// One step of the tests' 64-bit linear congruential generator (Knuth's MMIX constants):
-    /// the state after `x`. Its high bits are the random ones (`x >> 33`).
-    pub(crate) fn lcg(x: u64) -> u64 {
-        x.wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407)
-    }
-}
-
 pub use error::{Error, Result};
 
 /// Checks that this CPU has the instruction-set extensions the build targets (the repository's
@@ -99,4 +88,15 @@ pub fn check_cpu() -> std::result::Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// What the unit tests of several modules share.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// One step of the tests' 64-bit linear congruential generator (Knuth's MMIX constants):
+    /// the state after `x`. Its high bits are the random ones (`x >> 33`).
+    pub(crate) fn lcg(x: u64) -> u64 {
+        x.wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+    }
 }
