@@ -99,4 +99,32 @@ pub(crate) mod testing {
         x.wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407)
     }
+
+    /// Runs bundled workload `name` with parameters `sets` on `configs/{gpu}.toml` twice, after
+    /// `switch(false)` and after `switch(true)` (a test switch forcing one of two paths), and
+    /// asserts the launches (outputs, counters, per-PC statistics, timing) are the same. The
+    /// switch is left off.
+    pub(crate) fn same_both_ways(
+        gpu: &str,
+        name: &str,
+        sets: &[(&str, i64)],
+        switch: impl Fn(bool),
+    ) {
+        use crate::run::{run_workload, Options};
+        let path = format!("{}/../configs/{gpu}.toml", env!("CARGO_MANIFEST_DIR"));
+        let cfg = crate::config::GpuConfig::load(std::path::Path::new(&path)).unwrap();
+        let w = crate::workload::Workload::resolve(name).unwrap();
+        let opts = Options {
+            sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            keep_outputs: true,
+            ..Default::default()
+        };
+        let run = |on: bool| {
+            switch(on);
+            let r = run_workload(&cfg, &w, &opts).unwrap();
+            switch(false);
+            format!("{:?}", r.launches)
+        };
+        assert_eq!(run(false), run(true), "{gpu} {name}");
+    }
 }

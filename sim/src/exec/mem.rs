@@ -1416,33 +1416,20 @@ mod tests {
     /// elements), the read-only path, on L1s of 256 ways in 4 sets and of 466 ways in 3 sets.
     #[test]
     fn one_line_accesses_match_the_general_path() {
-        use crate::run::{run_workload, Options};
         use std::sync::atomic::Ordering::Relaxed;
+        let cases: [(&str, &[(&str, i64)]); 6] = [
+            ("transpose_smem", &[("n", 64)]),
+            ("read_stride", &[("n", 3000)]),
+            ("read_offset", &[("n", 3000)]),
+            ("read_ldg", &[("n", 3000)]),
+            ("copy_float4", &[("n", 3000)]),
+            ("stencil_1d", &[("n", 4096)]),
+        ];
         for gpu in ["rtx3090", "h200"] {
-            let path = format!("{}/../configs/{gpu}.toml", env!("CARGO_MANIFEST_DIR"));
-            let cfg = crate::config::GpuConfig::load(std::path::Path::new(&path)).unwrap();
-            let cases: [(&str, &[(&str, i64)]); 6] = [
-                ("transpose_smem", &[("n", 64)]),
-                ("read_stride", &[("n", 3000)]),
-                ("read_offset", &[("n", 3000)]),
-                ("read_ldg", &[("n", 3000)]),
-                ("copy_float4", &[("n", 3000)]),
-                ("stencil_1d", &[("n", 4096)]),
-            ];
             for (name, sets) in cases {
-                let w = crate::workload::Workload::resolve(name).unwrap();
-                let opts = Options {
-                    sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-                    keep_outputs: true,
-                    ..Default::default()
-                };
-                let run = |general: bool| {
-                    GLOBAL_GENERAL.store(general, Relaxed);
-                    let r = run_workload(&cfg, &w, &opts).unwrap();
-                    GLOBAL_GENERAL.store(false, Relaxed);
-                    format!("{:?}", r.launches)
-                };
-                assert_eq!(run(false), run(true), "{gpu} {name}");
+                crate::testing::same_both_ways(gpu, name, sets, |on| {
+                    GLOBAL_GENERAL.store(on, Relaxed)
+                });
             }
         }
     }

@@ -954,9 +954,6 @@ mod tests {
     /// global and shared loads and stores, guards, divergence and barriers.
     #[test]
     fn memory_entries_match_the_general_path() {
-        use crate::run::{run_workload, Options};
-        let path = format!("{}/../configs/rtx3090.toml", env!("CARGO_MANIFEST_DIR"));
-        let cfg = crate::config::GpuConfig::load(std::path::Path::new(&path)).unwrap();
         let cases: [(&str, &[(&str, i64)]); 4] = [
             ("transpose_smem", &[("n", 64)]),
             ("read_stride", &[("n", 3000)]),
@@ -964,19 +961,9 @@ mod tests {
             ("stencil_1d", &[]),
         ];
         for (name, sets) in cases {
-            let w = crate::workload::Workload::resolve(name).unwrap();
-            let opts = Options {
-                sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-                keep_outputs: true,
-                ..Default::default()
-            };
-            let run = |general: bool| {
-                super::super::fast::tests::MEM_GENERAL.set(general);
-                let r = run_workload(&cfg, &w, &opts).unwrap();
-                super::super::fast::tests::MEM_GENERAL.set(false);
-                format!("{:?}", r.launches)
-            };
-            assert_eq!(run(false), run(true), "{name}");
+            crate::testing::same_both_ways("rtx3090", name, sets, |on| {
+                super::super::fast::tests::MEM_GENERAL.set(on)
+            });
         }
     }
 
