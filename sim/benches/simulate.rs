@@ -13,6 +13,10 @@ use sim::workload::Workload;
 use std::path::Path;
 use std::time::Duration;
 
+// As the `sim` binary (src/main.rs): the benchmark measures the allocator the command uses.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn config(name: &str) -> GpuConfig {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     GpuConfig::load(&root.join("configs").join(name)).expect("bundled config")
