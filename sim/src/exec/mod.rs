@@ -185,6 +185,16 @@ pub struct Scratch {
     sms: Vec<SmScratch>,
 }
 
+impl Drop for Scratch {
+    /// Frees the SMs' parts on every core: thousands of register files and log buffers, which
+    /// took about 1 ms on one core after transpose_smem.
+    fn drop(&mut self) {
+        std::mem::take(&mut self.sms)
+            .into_par_iter()
+            .for_each(drop);
+    }
+}
+
 /// One SM's part of [`Scratch`].
 struct SmScratch {
     replay: Replay,
@@ -220,9 +230,11 @@ pub fn run(
 /// 3. timing: each SM replays the instruction streams of each wave's blocks together on warp
 ///    scoreboards that share its warp schedulers ([`crate::timing::replay`]), wave after wave.
 ///
-/// Pass 2 of a batch and pass 3 of the batch before it share nothing (each batch's logs are in
-/// their own buffer, and the constant-pipe work the first two passes find is added by pass 3), so
-/// a launch run in full overlaps them: the serial L2 pass runs while the other cores replay.
+/// A launch run in full overlaps the serial L2 pass with parallel work, so that no core waits for
+/// it: the L2 pass of a batch runs during pass 1 of the next batch (the L2 pass reads only the
+/// batch's logs, which pass 1 of the next does not touch: batches alternate between two log
+/// buffers), and the L2 pass of the last batch during the timing pass of the batch before it (the
+/// constant-pipe work the first two passes find is added by pass 3).
 ///
 /// Results do not depend on the number of threads: SMs share nothing in pass 1 but global
 /// memory, and the order of pass 2 is fixed.
@@ -284,8 +296,9 @@ pub fn run_with(
     // Statistics after wave 0 and before the last wave, when sampling.
     let mut after_first: Option<(Counters, Vec<SmRun>)> = None;
     let mut snap: Option<(Counters, Vec<SmRun>)> = None;
-    // The log buffer whose timing pass is still to run (launches run in full).
-    let mut pending: Option<usize> = None;
+    // The batch whose L2 and timing passes are still to run (launches run in full): its log
+    // buffer and blocks.
+    let mut pending: Option<(usize, u64, u64)> = None;
     let plans = Plans::new(&costs, launch.program);
     // With barriers each warp of a block has its own register file (`run_batch_on_sm`), which
     // runs that warp of every block: its `%tid` rows do not change over the launch.
@@ -355,16 +368,37 @@ pub fn run_with(
         };
         // Blocks of one SM run in order on one thread; SMs in parallel, unless the kernel has
         // global atomics: their read-modify-writes must see each other, in a fixed order.
-        if global_atomics {
-            sms.iter_mut()
-                .zip(caches.iter_mut())
-                .enumerate()
-                .for_each(run_sm);
-        } else {
-            sms.par_iter_mut()
-                .zip(caches.par_iter_mut())
-                .enumerate()
-                .for_each(run_sm);
+        let run_batch = |sms: &mut [SmRun], caches: &mut [SmCaches]| {
+            if global_atomics {
+                sms.iter_mut()
+                    .zip(caches.iter_mut())
+                    .enumerate()
+                    .for_each(run_sm);
+            } else {
+                sms.par_iter_mut()
+                    .zip(caches.par_iter_mut())
+                    .enumerate()
+                    .for_each(run_sm);
+            }
+        };
+        match pending {
+            // The L2 pass of the batch before, in block order, on this thread while the other
+            // cores start pass 1 of this batch. Its logs are moved out of the SMs meanwhile.
+            Some((pbuf, pfirst, plast)) => {
+                let mut behind: Vec<(Vec<BlockLog>, usize)> =
+                    sms.iter_mut().map(|st| st.take_logs(pbuf)).collect();
+                rayon::join(
+                    || {
+                        let logs = behind.iter_mut().map(|(l, n)| &mut l[..*n]).collect();
+                        resolve_batch_l2(l2, &costs, &mut counters, logs, pfirst, plast)
+                    },
+                    || run_batch(&mut sms, caches),
+                );
+                for (st, logs) in sms.iter_mut().zip(behind) {
+                    st.put_logs(pbuf, logs);
+                }
+            }
+            None => run_batch(&mut sms, caches),
         }
         // The earliest block that faulted, whatever thread ran it.
         if let Some((_, e)) = sms
@@ -379,9 +413,13 @@ pub fn run_with(
             launch: launch.label.into(),
             budget: launch.max_warp_instructions,
         })?;
-        // L2 in block order, then timing. A launch run in full overlaps the L2 pass of this batch
-        // (serial) with the timing pass of the previous one (parallel): they share nothing.
-        if every == 1 {
+        let is_last_batch = wave as u64 + count >= waves;
+        if every > 1 {
+            let ahead = sms.iter_mut().map(|st| st.split(buf).0).collect();
+            resolve_batch_l2(l2, &costs, &mut counters, ahead, first, last);
+            time_batch(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
+        } else if is_last_batch {
+            // This batch's L2 pass (serial) while the other cores replay the batch before.
             let (ahead, behind): (Vec<_>, Vec<_>) = sms.iter_mut().map(|st| st.split(buf)).unzip();
             rayon::join(
                 || resolve_batch_l2(l2, &costs, &mut counters, ahead, first, last),
@@ -391,11 +429,13 @@ pub fn run_with(
                     }
                 },
             );
-            pending = Some(buf);
-        } else {
-            let ahead = sms.iter_mut().map(|st| st.split(buf).0).collect();
-            resolve_batch_l2(l2, &costs, &mut counters, ahead, first, last);
             time_batch(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
+            pending = None;
+        } else {
+            if let Some((pbuf, _, _)) = pending {
+                time_batch(cx, sms.iter_mut().map(|st| st.timing(pbuf)).collect());
+            }
+            pending = Some((buf, first, last));
         }
         if every > 1 && wave == 0 {
             after_first = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
@@ -409,9 +449,7 @@ pub fn run_with(
         }
         wave += count as usize;
     }
-    if let Some(buf) = pending {
-        time_batch(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
-    }
+    debug_assert!(pending.is_none(), "the last batch runs its own L2 and timing passes");
     // Wave 0 (cold caches) and the last wave count once; the simulated waves between them
     // stand for all the waves between them.
     let sampled = match (after_first, snap) {
@@ -514,6 +552,24 @@ impl SmRun {
     /// The timing side of buffer `buf`'s logs.
     fn timing(&mut self, buf: usize) -> TimingSide<'_> {
         self.split(1 - buf).1
+    }
+
+    /// Moves buffer `buf`'s logs out, with the number in use, for the L2 pass of their batch to
+    /// run while this SM runs the next batch into the other buffer. When the other buffer has no
+    /// log yet, it gets one sized as this buffer's first (as [`run_batch_on_sm`] would make it).
+    fn take_logs(&mut self, buf: usize) -> (Vec<BlockLog>, usize) {
+        if self.logs[1 - buf].is_empty() {
+            if let Some(like) = self.logs[buf].first() {
+                let log = log_like(like);
+                self.logs[1 - buf].push(log);
+            }
+        }
+        (std::mem::take(&mut self.logs[buf]), self.used[buf])
+    }
+
+    /// Puts back what [`SmRun::take_logs`] moved out.
+    fn put_logs(&mut self, buf: usize, (logs, _): (Vec<BlockLog>, usize)) {
+        self.logs[buf] = logs;
     }
 
     /// Takes over what an SM of an earlier launch left (before this launch's first batch).

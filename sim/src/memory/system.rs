@@ -5,6 +5,7 @@
 use super::cache::{Geometry, LineOutcome, SectorCache, SixteenWays};
 use super::{coalesce, constant, Level, WarpAccess};
 use crate::config::{GpuConfig, StorePolicy};
+use rayon::prelude::*;
 
 /// How a global or local load uses L1 (PTX cache operators and the `dlcm` default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -854,8 +855,13 @@ impl MemorySystem {
                 .map(|g| constant::ConstCache::new(*g))
                 .collect(),
         };
+        // Copied on every core: the copies (some MB of tags and ranks) are most of the time.
+        let sms = (0..cfg.sm.count)
+            .into_par_iter()
+            .map(|_| cold.clone())
+            .collect();
         MemorySystem {
-            sms: vec![cold; cfg.sm.count as usize],
+            sms,
             l2: L2Model {
                 l2: SectorCache::new(l2g),
                 p: params,
