@@ -608,11 +608,27 @@ impl Ctx<'_> {
             let hint = self.alloc_hints[pc as usize] as usize;
             if let Some((base, end)) = self.global.try_bounds(hint) {
                 if base <= a0 && a0 < end && a0 + 32 * span <= end {
+                    self.prefetch_next_run(pc, hint, a0, base, 32 * span);
                     return Some((hint, base));
                 }
             }
         }
         self.one_allocation_general(m, pc, exec, addrs, run)
+    }
+
+    /// Asks the host to fetch, into its caches, the run of `bytes` that instruction `pc` would
+    /// access next if its runs keep their step (the last run at `a0` in allocation `i` at
+    /// `base`). The warps of a block run an instruction one after another, each a row further
+    /// (transpose's tiles: 4 KiB apart), which the host's own prefetchers do not follow: they
+    /// see one load instruction of the simulator serving every PC. Only a hint: nothing is
+    /// read, and a wrong guess costs a fetch.
+    #[inline(always)]
+    fn prefetch_next_run(&mut self, pc: u32, i: usize, a0: u64, base: u64, bytes: u64) {
+        let last = std::mem::replace(&mut self.last_runs[pc as usize], a0);
+        let next = a0.wrapping_add(a0.wrapping_sub(last));
+        if next != a0 {
+            self.global.prefetch(i, next.wrapping_sub(base), bytes);
+        }
     }
 
     /// [`Self::one_allocation`] for any access.

@@ -162,6 +162,8 @@ struct SmRun {
     per_pc: Vec<PcStats>,
     /// Per PC, the allocation of its last whole-warp global access ([`step::Ctx::alloc_hints`]).
     alloc_hints: Vec<u32>,
+    /// Per PC, the first address of its last whole-warp global run ([`step::Ctx::last_runs`]).
+    last_runs: Vec<u64>,
     work: SmWork,
     /// Logs of the blocks of two batches of waves in turn (batches alternate between the two):
     /// the L2 pass of a batch fills one while the timing pass of the batch before reads the other.
@@ -263,6 +265,7 @@ pub fn run_with(
         .map(|_| SmRun {
             per_pc: vec![PcStats::default(); plen],
             alloc_hints: vec![u32::MAX; plen],
+            last_runs: vec![0; plen],
             ..Default::default()
         })
         .collect();
@@ -731,6 +734,7 @@ fn run_batch_on_sm(
             budget: &mut left,
             last_alloc: None,
             alloc_hints: &mut st.alloc_hints,
+            last_runs: &mut st.last_runs,
             log,
             sync: sync::BlockSync::default(),
         };

@@ -80,6 +80,10 @@ pub struct Ctx<'a> {
     /// Per PC, the allocation the instruction's last whole-warp global access fell in (a
     /// lookup cache kept over the SM's blocks; `u32::MAX` for none yet).
     pub alloc_hints: &'a mut [u32],
+    /// Per PC, the first address of the instruction's last whole-warp global run (`0` for none
+    /// yet): the next run is prefetched into the host's cache one step further
+    /// ([`Ctx::prefetch_next_run`]).
+    pub last_runs: &'a mut [u64],
     /// What the block leaves for the L2 and timing passes.
     pub log: &'a mut BlockLog,
     /// The block's pending `bar.red`.
