@@ -50,7 +50,7 @@ impl Ctx<'_> {
     /// built around them without a copy. Returns their [`coalesce::Shape`], found in the same
     /// pass (the alignment check, the run, the stride and the models' closed forms need no
     /// other pass over the lanes).
-    #[inline]
+    #[inline(always)]
     fn addresses_into(
         &self,
         w: &Warp,
