@@ -109,9 +109,10 @@ fn fill<const B: usize>(dst: &mut [u8], bytes: impl Fn(usize) -> [u8; B] + Sync)
         .for_each(|(i, part)| fill_from(part, i * (FILL_PART / B), &bytes));
 }
 
-/// Bytes of a part of a large buffer that [`fill`] writes on one core (4 MiB: a few parts per
-/// core for the main job's 51 MB buffers, each many pages).
-const FILL_PART: usize = 4 << 20;
+/// Bytes of a part of a large buffer that [`fill`] writes on one core (512 KiB: eight parts for
+/// transpose's 4 MiB matrix, which as one part of 4 MiB was written on one core; about a hundred
+/// for the main job's 51 MB buffers).
+const FILL_PART: usize = 512 << 10;
 
 /// [`fill`] of `dst` on this core, its elements numbered from `first`.
 fn fill_from<const B: usize>(dst: &mut [u8], first: usize, bytes: &impl Fn(usize) -> [u8; B]) {
