@@ -166,7 +166,9 @@ struct SmRun {
     last_runs: Vec<u64>,
     work: SmWork,
     /// Logs of the blocks of two batches of waves in turn (batches alternate between the two):
-    /// the L2 pass of a batch fills one while the timing pass of the batch before reads the other.
+    /// the L2 pass of a batch reads one while pass 1 of the next batch fills the other (and the
+    /// L2 pass of the last batch reads one while the timing pass of the batch before reads the
+    /// other).
     logs: [Vec<BlockLog>; 2],
     /// Logs in use, per buffer.
     used: [usize; 2],
