@@ -41,23 +41,19 @@ pub fn resolve(space: StateSpace, addr: u64) -> (StateSpace, u64) {
 
 impl Ctx<'_> {
     fn addresses(&self, w: &Warp, inst: &DInst, exec: u32) -> [u64; WARP] {
-        let mut out = [0u64; WARP];
-        self.addresses_into(w, inst, exec, &mut out);
-        out
+        self.addresses_and_shape(w, inst, exec).0
     }
 
-    /// The active lanes' addresses into `out` (inactive lanes 0), in place: a warp access is
-    /// built around them without a copy. Returns their [`coalesce::Shape`], found in the same
-    /// pass (the alignment check, the run, the stride and the models' closed forms need no
+    /// The active lanes' addresses (inactive lanes 0), with their [`coalesce::Shape`], found in
+    /// the same pass (the alignment check, the run, the stride and the models' closed forms need no
     /// other pass over the lanes).
     #[inline(always)]
-    fn addresses_into(
+    fn addresses_and_shape(
         &self,
         w: &Warp,
         inst: &DInst,
         exec: u32,
-        out: &mut [u64; WARP],
-    ) -> coalesce::Shape {
+    ) -> ([u64; WARP], coalesce::Shape) {
         let a = inst.addr.expect("decoded ld/st carry an address");
         let off = a.offset as u64;
         if let Src::Reg(r) = a.base {
@@ -68,39 +64,38 @@ impl Ctx<'_> {
                 .expect("32 lanes");
             if exec == u32::MAX {
                 let d = base[1].wrapping_sub(base[0]);
-                *out = std::array::from_fn(|l| base[l].wrapping_add(off));
+                let out = std::array::from_fn(|l| base[l].wrapping_add(off));
                 // The steps read the row again through a reference the compiler cannot see
                 // through: from the values the adds had loaded, it built each lane's step with
                 // three shuffles instead of a second, unaligned load. (The offset cancels in
                 // the steps: they are the addresses'.)
                 let odd = coalesce::steps_off(std::hint::black_box(base), d);
-                return coalesce::Shape {
-                    step: coalesce::step_of(base[0].wrapping_add(off), d, odd),
-                };
+                let step = coalesce::step_of(base[0].wrapping_add(off), d, odd);
+                return (out, coalesce::Shape { step });
             }
-            *out = std::array::from_fn(|l| {
+            let out = std::array::from_fn(|l| {
                 if exec >> l & 1 == 0 {
                     0
                 } else {
                     base[l].wrapping_add(off)
                 }
             });
-            return coalesce::Shape { step: None };
+            return (out, coalesce::Shape { step: None });
         }
         if let Src::Imm(v) = a.base {
             // A fixed address (a symbol: conv2d's filter taps `[F+4]`): one value for every
             // active lane, without a read per lane.
             let at = v.wrapping_add(off);
-            *out = std::array::from_fn(|l| if exec >> l & 1 == 0 { 0 } else { at });
-            return coalesce::Shape {
-                step: (exec == u32::MAX).then_some((at, 0)),
-            };
+            let out = std::array::from_fn(|l| if exec >> l & 1 == 0 { 0 } else { at });
+            let step = (exec == u32::MAX).then_some((at, 0));
+            return (out, coalesce::Shape { step });
         }
-        *out = [0; WARP];
+        let mut out = [0; WARP];
         for l in lanes(exec) {
             out[l] = self.read(w, a.base, l).wrapping_add(off);
         }
-        coalesce::Shape::of(exec, out)
+        let shape = coalesce::Shape::of(exec, &out);
+        (out, shape)
     }
 
     #[allow(clippy::too_many_arguments)] // one report needs every one of them
@@ -226,14 +221,15 @@ impl Ctx<'_> {
         if self.load_param(w, inst, m, exec) {
             return Ok(if exec == 0 { 0 } else { self.param_model(m) });
         }
-        // Built here and filled in place: a helper returning it by value copied its 264 bytes
-        // (0.7% more instructions on the main job).
-        let mut access = WarpAccess {
+        // The addresses come back by value into the access, as the helper is inlined: filled
+        // through a reference, the access was zeroed first (a 256-byte store a memory
+        // instruction that nothing read).
+        let (addrs, shape) = self.addresses_and_shape(w, inst, exec);
+        let access = WarpAccess {
             mask: exec,
-            addrs: [0; WARP],
+            addrs,
             bytes: m.bytes_per_thread(),
         };
-        let shape = self.addresses_into(w, inst, exec, &mut access.addrs);
         let addrs = &access.addrs;
         if let Some(l) = misaligned_lane(exec, addrs, shape.alignment(addrs), access.bytes) {
             let (sp, a) = resolve(m.space, addrs[l]);
@@ -538,12 +534,12 @@ impl Ctx<'_> {
         m: MemOp,
         exec: u32,
     ) -> Result<u32> {
-        let mut access = WarpAccess {
+        let (addrs, shape) = self.addresses_and_shape(w, inst, exec);
+        let access = WarpAccess {
             mask: exec,
-            addrs: [0; WARP],
+            addrs,
             bytes: m.bytes_per_thread(),
         };
-        let shape = self.addresses_into(w, inst, exec, &mut access.addrs);
         let addrs = &access.addrs;
         if let Some(l) = misaligned_lane(exec, addrs, shape.alignment(addrs), access.bytes) {
             let (sp, a) = resolve(m.space, addrs[l]);
@@ -1368,7 +1364,7 @@ fn misaligned_lane(exec: u32, addrs: &[u64; WARP], align: u64, bytes: u32) -> Op
     lanes(exec).find(|&l| addrs[l] & low != 0)
 }
 
-/// Whether `span` bytes from each of a warp's addresses as [`Ctx::addresses_into`] leaves them
+/// Whether `span` bytes from each of a warp's addresses as [`Ctx::addresses_and_shape`] leaves them
 /// (inactive lanes 0, which fit whenever any lane can) lie in a buffer of `len` bytes: a plain
 /// pass over all 32 without a walk over the mask's bits, one unsigned compare a lane that the
 /// compiler vectorizes (a running maximum was a scalar compare and move a lane).

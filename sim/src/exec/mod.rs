@@ -193,9 +193,7 @@ impl Drop for Scratch {
     /// Frees the SMs' parts on every core: thousands of register files and log buffers, which
     /// took about 1 ms on one core after transpose_smem.
     fn drop(&mut self) {
-        std::mem::take(&mut self.sms)
-            .into_par_iter()
-            .for_each(drop);
+        std::mem::take(&mut self.sms).into_par_iter().for_each(drop);
     }
 }
 
@@ -454,7 +452,10 @@ pub fn run_with(
         }
         wave += count as usize;
     }
-    debug_assert!(pending.is_none(), "the last batch runs its own L2 and timing passes");
+    debug_assert!(
+        pending.is_none(),
+        "the last batch runs its own L2 and timing passes"
+    );
     // Wave 0 (cold caches) and the last wave count once; the simulated waves between them
     // stand for all the waves between them.
     let sampled = match (after_first, snap) {
