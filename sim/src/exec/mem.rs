@@ -997,7 +997,6 @@ impl Ctx<'_> {
         let start = log.sectors.len() as u32;
         let s0 = first >> shift;
         push_steps(&mut log.sectors, s0, 1, n);
-        let end = log.sectors.len() as u32;
         let req = log.addrs.len();
         // The sectors that go on to L2 onto the log's request list, in order: a store's every
         // one, a load's misses.
@@ -1020,50 +1019,14 @@ impl Ctx<'_> {
             }
             hits.count_ones()
         };
-        let c = &mut *self.counters;
-        let ps = &mut self.per_pc[pc as usize];
-        let work = &mut *self.work;
-        // Stores count neither hits nor misses in L1.
-        let l1_misses = if store { 0 } else { n - l1_hits };
-        if store {
-            c.global_st_inst += 1;
-            c.global_st_requests += 1;
-            c.global_st_sectors += u64::from(n);
-        } else {
-            c.global_ld_inst += 1;
-            c.global_ld_requests += 1;
-            c.global_ld_bytes += u64::from(access.mask.count_ones() * m.bytes_per_thread());
-            c.global_ld_sectors += u64::from(n);
-            c.l1_ld_hits += u64::from(l1_hits);
-            c.l1_ld_misses += u64::from(l1_misses);
-        }
-        ps.requests += 1;
-        ps.sectors += u64::from(n);
-        ps.hits += u64::from(l1_hits);
-        ps.misses += u64::from(l1_misses);
-        work.mem_insts += 1;
-        work.l1_sectors += u64::from(n);
-        work.l1_tags += 1;
-        let sent = log.addrs.len() > req;
-        let hit = !store && !sent;
-        let lat = match (store, sent) {
-            // Every sector hit L1.
-            (false, false) => self.costs.global(Level::Cache(0)),
-            (false, true) => log.request_from(L2Kind::Load, req),
-            // Stores are acknowledged by L2; the L2 pass still runs their writes.
-            (true, true) => log.request_from(L2Kind::Store, req),
-            (true, false) => self.costs.l2,
-        };
         let dwf = crate::timing::data_wavefronts_of(access, self.costs.banks, run, step);
-        log.mems.push(MemRec {
-            lat,
-            dwf: dwf + l1_misses,
-            start,
-            end,
-            store,
-            hit,
-        });
-        MEM | (log.mems.len() - 1) as u32
+        let counts = L1Counts {
+            sectors: n,
+            lines: 1,
+            hits: l1_hits,
+        };
+        let (exec, bytes) = (access.mask, m.bytes_per_thread());
+        self.finish_global(pc, false, store, (exec, bytes), counts, start, req, dwf)
     }
 
     /// [`Self::model_global`] of any access: a local one (remapped per lane), a generic one
@@ -1134,6 +1097,39 @@ impl Ctx<'_> {
             }
             None => self.global_sectors(access, run, step, shift, path, store),
         };
+        // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
+        let dwf = crate::timing::data_wavefronts_of(access, self.costs.banks, run, step);
+        let counts = L1Counts {
+            sectors,
+            lines,
+            hits: l1_hits,
+        };
+        self.finish_global(pc, local, store, (exec, bytes), counts, start, req, dwf)
+    }
+
+    /// The rest of [`Self::model_global`] once an access's L1 part has put its sectors onto the
+    /// log (from `start`) and the sectors going on to L2 onto its request list (from `req`):
+    /// the counters (`(exec, bytes)`: the active lanes and each one's bytes), the per-PC and per-SM
+    /// counts, the latency (L1 hit, L2 request, or a store acknowledged by L2) and the log's
+    /// record for the timing pass (`dwf`: the access's data-pipe wavefronts, before misses).
+    /// Returns the record's reference. Shared by the one-line path and the general one.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn finish_global(
+        &mut self,
+        pc: u32,
+        local: bool,
+        store: bool,
+        (exec, bytes): (u32, u32),
+        L1Counts {
+            sectors,
+            lines,
+            hits: l1_hits,
+        }: L1Counts,
+        start: u32,
+        req: usize,
+        dwf: u32,
+    ) -> u32 {
         let c = &mut *self.counters;
         let ps = &mut self.per_pc[pc as usize];
         let work = &mut *self.work;
@@ -1181,11 +1177,9 @@ impl Ctx<'_> {
             (true, true) => log.request_from(L2Kind::Store, req),
             (true, false) => self.costs.l2,
         };
-        // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
-        let log = &mut *self.log;
         log.mems.push(MemRec {
             lat,
-            dwf: crate::timing::data_wavefronts_of(access, self.costs.banks, run, step) + l1_misses,
+            dwf: dwf + l1_misses,
             start,
             end,
             store,
@@ -1308,6 +1302,15 @@ fn push_steps(v: &mut Vec<u64>, a: u64, step: u64, n: u32) {
     } else {
         v.extend((0..u64::from(n)).map(|k| a + k * step));
     }
+}
+
+/// What an access's L1 part found: its distinct sectors, the L1 lines they lie in (tag
+/// lookups), and a load's sectors that hit.
+#[derive(Clone, Copy)]
+struct L1Counts {
+    sectors: u32,
+    lines: u32,
+    hits: u32,
 }
 
 /// A global access's sectors that are one run in one L1 line ([`Ctx::one_line_run`]).
