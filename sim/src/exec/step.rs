@@ -210,7 +210,7 @@ impl Ctx<'_> {
                 }
                 Fast::Exit => w.live = 0,
                 Fast::General => break,
-                Fast::Mem => {
+                Fast::Mem(_) => {
                     mem = Some(exec);
                     break;
                 }
@@ -255,7 +255,10 @@ impl Ctx<'_> {
         ps.threads += u64::from(exec.count_ones());
         w.clock += 1;
         w.common_pc = pc + 1;
-        let lat = self.load_or_store(w, inst, pc, exec)?;
+        let lat = match self.word_access(w, pc, exec) {
+            Some(lat) => lat,
+            None => self.load_or_store(w, inst, pc, exec)?,
+        };
         self.log.warps[w.index as usize].push(Entry { pc, lat });
         Ok(())
     }
@@ -786,7 +789,7 @@ fn plain(op: &Fast, w: &mut Warp, ctaid: &[u32; 3], exec: u32) {
                 out[l] = u64::from(tid[l]) & m;
             });
         }
-        Fast::Nop | Fast::Bra { .. } | Fast::Exit | Fast::General | Fast::Mem => {}
+        Fast::Nop | Fast::Bra { .. } | Fast::Exit | Fast::General | Fast::Mem(_) => {}
     }
 }
 
