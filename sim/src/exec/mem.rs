@@ -91,21 +91,19 @@ impl Ctx<'_> {
         (out, shape)
     }
 
-    /// [`Ctx::load`] or [`Ctx::store`] of the instruction at `pc` for the lanes of `exec` when
-    /// its plan ([`super::fast::MemPlan`]) is a whole-warp access of 32-bit scalars in global or shared memory
-    /// and the access is the common case: every lane active, aligned, inside the block's shared
+    /// [`Ctx::load`] or [`Ctx::store`] of the instruction at `pc` for every lane of a full warp
+    /// when its plan ([`super::fast::MemPlan`]) is a whole-warp access of 32-bit scalars in global
+    /// or shared memory and the access is the common case: every lane aligned, inside the block's shared
     /// memory or, equally spaced and ascending, inside the instruction's last global allocation.
     /// Returns the latency, with the same values, outcome, counts and log entries as the general
     /// path; `None`, having done nothing, when the case does not apply (the general path then
     /// finds what else to do, or the fault).
     #[inline(never)]
-    pub(super) fn word_access(&mut self, w: &mut Warp, pc: u32, exec: u32) -> Option<u32> {
+    pub(super) fn word_access(&mut self, w: &mut Warp, pc: u32) -> Option<u32> {
         let Fast::Mem(p) = self.forms[pc as usize].op else {
             return None;
         };
-        if p.word == Word::General || exec != u32::MAX {
-            return None;
-        }
+        let exec = u32::MAX;
         let base = row(&w.regs, p.base);
         let (addrs, shape) = warp_addresses(base, p.off);
         // Misaligned lanes fault on the general path.
