@@ -2,7 +2,7 @@
 //! warp-level access handed to the `memory` models, whose outcome is counted here.
 
 use super::decode::{DInst, Src, NO_REG};
-use super::fast::{Fast, Word};
+use super::fast::{MemPlan, Word};
 use super::step::{for_lanes, lanes, Ctx};
 use super::trace::{L2Kind, MemRec, MEM};
 use super::warp::Warp;
@@ -92,17 +92,14 @@ impl Ctx<'_> {
     }
 
     /// [`Ctx::load`] or [`Ctx::store`] of the instruction at `pc` for every lane of a full warp
-    /// when its plan ([`super::fast::MemPlan`]) is a whole-warp access of 32-bit scalars in global
-    /// or shared memory and the access is the common case: every lane aligned, inside the block's shared
-    /// memory or, equally spaced and ascending, inside the instruction's last global allocation.
+    /// when its plan `p` is a whole-warp access of 32-bit scalars in global
+    /// or shared memory and the access is the common case: every lane aligned, inside the block's
+    /// shared memory or inside the instruction's last global allocation.
     /// Returns the latency, with the same values, outcome, counts and log entries as the general
     /// path; `None`, having done nothing, when the case does not apply (the general path then
     /// finds what else to do, or the fault).
-    #[inline(never)]
-    pub(super) fn word_access(&mut self, w: &mut Warp, pc: u32) -> Option<u32> {
-        let Fast::Mem(p) = self.forms[pc as usize].op else {
-            return None;
-        };
+    #[inline(always)]
+    pub(super) fn word_access(&mut self, w: &mut Warp, pc: u32, p: MemPlan) -> Option<u32> {
         let exec = u32::MAX;
         let base = row(&w.regs, p.base);
         let (addrs, shape) = warp_addresses(base, p.off);
@@ -122,28 +119,57 @@ impl Ctx<'_> {
         let signed = p.m.ty.is_signed();
         match p.word {
             Word::GlobalLoad => {
-                let (i, base) = self.word_allocation(pc, step)?;
-                let (a0, d) = step?;
-                let out = row_mut(&mut w.regs, p.reg);
-                let ok = self
-                    .global
-                    .read_run(i, (a0 - base) as usize, 4, d as usize, out);
-                debug_assert!(ok, "bounds checked above");
-                if signed {
-                    for o in out.iter_mut() {
-                        *o = *o as u32 as i32 as i64 as u64;
+                let (i, base) = self.word_allocation(pc, addrs, step)?;
+                let g = self.global;
+                match step {
+                    Some((a0, d)) if d != 0 => {
+                        // Equally spaced lanes: one pass, straight into the destination.
+                        let out = row_mut(&mut w.regs, p.reg);
+                        let ok = g.read_run(i, (a0 - base) as usize, 4, d as usize, out);
+                        debug_assert!(ok, "bounds checked above");
+                        if signed {
+                            for o in out.iter_mut() {
+                                *o = *o as u32 as i32 as i64 as u64;
+                            }
+                        }
+                    }
+                    _ => {
+                        // Scattered lanes (the main job's pseudo-random load) or one word for
+                        // the warp: as `load_from_one_allocation` reads them, into a copy first
+                        // so that nothing is written when the host's buffer is not aligned
+                        // (the general path then reads byte by byte).
+                        let at = |l: usize| (addrs[l] - base) as usize;
+                        let mut v = [0u64; WARP];
+                        let ok = if signed {
+                            g.read_words::<true>(i, at, &mut v)
+                        } else {
+                            g.read_words::<false>(i, at, &mut v)
+                        };
+                        if !ok {
+                            return None;
+                        }
+                        *row_mut(&mut w.regs, p.reg) = v;
                     }
                 }
                 Some(self.model_global(w, pc, p.m, StateSpace::Global, &access, run, step, false))
             }
             Word::GlobalStore => {
-                let (i, base) = self.word_allocation(pc, step)?;
-                let (a0, d) = step?;
-                let v = row(&w.regs, p.reg);
-                let ok = self
-                    .global
-                    .write_run(i, (a0 - base) as usize, 4, d as usize, v);
-                debug_assert!(ok, "bounds checked above");
+                let (i, base) = self.word_allocation(pc, addrs, step)?;
+                let (g, v) = (self.global, row(&w.regs, p.reg));
+                match step {
+                    Some((a0, d)) if d != 0 => {
+                        // Equally spaced lanes do not overlap: one pass.
+                        let ok = g.write_run(i, (a0 - base) as usize, 4, d as usize, v);
+                        debug_assert!(ok, "bounds checked above");
+                    }
+                    _ => {
+                        // Lane by lane in order: a later lane's word wins where lanes meet.
+                        for (&a, &x) in addrs.iter().zip(v) {
+                            let ok = g.write(i, (a - base) as usize, 4, x);
+                            debug_assert!(ok, "bounds checked above");
+                        }
+                    }
+                }
                 Some(self.model_global(w, pc, p.m, StateSpace::Global, &access, run, step, true))
             }
             Word::SharedLoad => {
@@ -192,26 +218,40 @@ impl Ctx<'_> {
         }
     }
 
-    /// The global allocation (index, base address) of a whole-warp access of 32-bit words with
-    /// step `step` ([`coalesce::Shape::step`], not 0) when every lane's word lies in the one
-    /// the instruction at `pc` last fell in: what [`Self::one_allocation`] finds then, with
-    /// its prefetch of the next run. `None` otherwise (the general path looks the allocation
-    /// up).
+    /// The global allocation (index, base address) of a whole-warp access of 32-bit words at
+    /// `addrs` (with [`coalesce::Shape::step`] `step`) when every lane's word lies in the one the
+    /// instruction at `pc` last fell in: what [`Self::one_allocation`] finds then (for equally
+    /// spaced ascending lanes from the ends, for others by a compare a lane), with its prefetch of
+    /// the next run. `None` otherwise (the general path looks the allocation up).
     #[inline(always)]
-    fn word_allocation(&mut self, pc: u32, step: Option<(u64, u64)>) -> Option<(usize, u64)> {
-        let (a0, d) = step?;
-        if d == 0 {
-            return None;
-        }
+    fn word_allocation(
+        &mut self,
+        pc: u32,
+        addrs: &[u64; WARP],
+        step: Option<(u64, u64)>,
+    ) -> Option<(usize, u64)> {
         let hint = self.alloc_hints[pc as usize] as usize;
         let (base, end) = self.global.try_bounds(hint)?;
-        // `a0 + 31 * d` does not wrap (the step's).
-        let top = (a0 + 31 * d).checked_add(4)?;
-        if a0 < base || top > end {
-            return None;
-        }
-        if d == 4 {
-            self.prefetch_next_run(pc, hint, a0, base, 32 * 4);
+        match step {
+            Some((a0, d)) if d != 0 => {
+                // `a0 + 31 * d` does not wrap (the step's).
+                let top = (a0 + 31 * d).checked_add(4)?;
+                if a0 < base || top > end {
+                    return None;
+                }
+                if d == 4 {
+                    self.prefetch_next_run(pc, hint, a0, base, 32 * 4);
+                }
+            }
+            _ => {
+                let limit = (end - base).checked_sub(4)?;
+                let out = (addrs.iter()).fold(0u64, |any, &a| {
+                    any | u64::from(a.wrapping_sub(base) > limit)
+                });
+                if out != 0 {
+                    return None;
+                }
+            }
         }
         Some((hint, base))
     }

@@ -5,7 +5,7 @@
 
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
-use super::fast::{Fast, FlopKind, Form, Pre, Word};
+use super::fast::{Fast, FlopKind, Form, MemPlan, Pre, Word};
 use super::trace::{BlockLog, Entry};
 use super::warp::Warp;
 use super::Launch;
@@ -143,13 +143,13 @@ impl Ctx<'_> {
         let mut left = *self.budget;
         let mut pc = w.common_pc;
         let mem = loop {
-            match self.straight(w, &mut pc, &mut left, threads) {
-                Stop::Word => {}
+            let plan = match self.straight(w, &mut pc, &mut left, threads) {
+                Stop::Word(p) => p,
                 Stop::Mem(exec) => break Some(exec),
                 Stop::Done => break None,
-            }
+            };
             // Counted as `mem_step` counts it: within the budget, every lane at the PC.
-            let Some(lat) = self.word_access(w, pc) else {
+            let Some(lat) = self.word_access(w, pc, plan) else {
                 break Some(live);
             };
             left -= 1;
@@ -242,7 +242,7 @@ impl Ctx<'_> {
                 Fast::General => break,
                 Fast::Mem(p) => {
                     return if p.word != Word::General && exec == u32::MAX {
-                        Stop::Word
+                        Stop::Word(*p)
                     } else {
                         Stop::Mem(exec)
                     };
@@ -844,8 +844,9 @@ fn settle(p: &Pre, w: &mut Warp) {
 
 /// Why [`Ctx::straight`] stopped.
 enum Stop {
-    /// At a whole-warp load or store of 32-bit words ([`Ctx::word_access`]), within the budget.
-    Word,
+    /// At a whole-warp load or store of 32-bit words ([`Ctx::word_access`]), within the budget,
+    /// of this plan.
+    Word(MemPlan),
     /// At another load or store, within the budget, for the lanes it holds.
     Mem(u32),
     /// At an instruction of the general path, the end of the budget or the warp's exit.
