@@ -621,8 +621,100 @@ pub enum Fast {
     /// `bar.warp.sync`: nothing to do for a simulator whose warps run in lock step.
     Nop,
     /// `ld` or `st` (guarded or not): the straight-line path hands it to the memory path
-    /// itself rather than leaving for the general path (`exec::step`'s `mem_step`).
-    Mem,
+    /// itself rather than leaving for the general path (`exec::step`'s `mem_step`), with what
+    /// its plan decided once for the launch.
+    Mem(MemPlan),
+}
+
+/// What kind of whole-warp 32-bit access a load or store is ([`MemPlan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Word {
+    /// None of the others: the general memory path.
+    General,
+    /// `ld.global` of one 32-bit element into a register.
+    GlobalLoad,
+    /// `st.global` of one 32-bit register.
+    GlobalStore,
+    /// `ld.shared` of one 32-bit element into a register.
+    SharedLoad,
+    /// `st.shared` of one 32-bit register.
+    SharedStore,
+}
+
+/// A load or store decided once per launch: which of the common whole-warp accesses of 32-bit
+/// scalars it is (`exec::mem`'s `word_access`: a named global or shared space, a register base,
+/// a register destination or value), with its operands, so that each execution skips the
+/// general path's dispatch on the operation, the space, the width and the operands.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemPlan {
+    /// The kind; [`Word::General`] leaves the other fields unused.
+    pub word: Word,
+    /// The load's or store's details.
+    pub m: MemOp,
+    /// The address's base register.
+    pub base: u16,
+    /// The address's byte offset, as the general path adds it (wrapping).
+    pub off: u64,
+    /// A load's destination register, a store's value register.
+    pub reg: u16,
+}
+
+impl MemPlan {
+    /// The plan of load or store `inst`.
+    pub fn of(inst: &DInst) -> MemPlan {
+        let general = MemPlan {
+            word: Word::General,
+            m: MemOp {
+                space: StateSpace::Generic,
+                cache: crate::ptx::inst::CacheOp::Default,
+                vec: 1,
+                ty: Type::U32,
+                volatile: false,
+                nc: false,
+            },
+            base: NO_REG,
+            off: 0,
+            reg: NO_REG,
+        };
+        #[cfg(test)]
+        if tests::WORD_GENERAL.get() {
+            return general;
+        }
+        let (m, store) = match inst.op {
+            Op::Ld(m) => (m, false),
+            Op::St(m) => (m, true),
+            _ => return general,
+        };
+        let Some(Addr {
+            base: Src::Reg(base),
+            offset,
+        }) = inst.addr
+        else {
+            return general;
+        };
+        let reg = match (store, inst.src[0]) {
+            (true, Src::Reg(r)) => r,
+            (false, _) if inst.dst[0] != NO_REG => inst.dst[0],
+            _ => return general,
+        };
+        if m.vec != 1 || m.ty.bytes() != 4 {
+            return general;
+        }
+        let word = match (m.space, store) {
+            (StateSpace::Global, false) => Word::GlobalLoad,
+            (StateSpace::Global, true) => Word::GlobalStore,
+            (StateSpace::Shared, false) => Word::SharedLoad,
+            (StateSpace::Shared, true) => Word::SharedStore,
+            _ => return general,
+        };
+        MemPlan {
+            word,
+            m,
+            base,
+            off: offset as u64,
+            reg,
+        }
+    }
 }
 
 /// The pre-decoded entry of one instruction: what it is and its guard.
@@ -696,9 +788,9 @@ impl Fast {
             Op::Ld(_) | Op::St(_) if tests::MEM_GENERAL.get() => return Fast::General,
             // Not an `ld.param` at a fixed offset ([`Fast::Param`], below).
             Op::Ld(m) if param(inst, m, &launch.params).is_none() || inst.guard != NO_REG => {
-                return Fast::Mem
+                return Fast::Mem(MemPlan::of(inst))
             }
-            Op::St(_) => return Fast::Mem,
+            Op::St(_) => return Fast::Mem(MemPlan::of(inst)),
             _ => {}
         }
         let d = inst.dst[0];
@@ -731,7 +823,7 @@ impl Fast {
                     _ => Fast::General,
                 }
             }
-            Op::Ld(m) => param(inst, m, &launch.params).unwrap_or(Fast::Mem),
+            Op::Ld(m) => param(inst, m, &launch.params).unwrap_or(Fast::Mem(MemPlan::of(inst))),
             _ => Fast::General,
         }
     }
@@ -847,6 +939,9 @@ pub(crate) mod tests {
         /// Loads and stores take the general path rather than [`Fast::Mem`] (in launches
         /// whose entries are made on this thread), to compare the two.
         pub(crate) static MEM_GENERAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Loads and stores of converged warps get [`Word::General`] plans (in launches whose
+        /// entries are made on this thread): the memory path rather than `word_access`.
+        pub(crate) static WORD_GENERAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
     use crate::exec::alu;
     use crate::ptx::ast::{StateSpace, Type};
@@ -1205,6 +1300,55 @@ pub(crate) mod tests {
         }
     }
 
+    /// Whole-warp word plans for 32-bit scalars of the global and shared spaces at a register
+    /// base; the general plan for everything else.
+    #[test]
+    fn memory_plans_pick_the_word_accesses() {
+        use crate::ptx::inst::CacheOp;
+        let mem = |space, ty: Type, vec, store: bool, base: Src, reg: Src| {
+            let m = MemOp {
+                space,
+                cache: CacheOp::Default,
+                vec,
+                ty,
+                volatile: false,
+                nc: false,
+            };
+            let mut i = inst(if store { Op::St(m) } else { Op::Ld(m) }, &[reg]);
+            if store {
+                i.dst[0] = NO_REG;
+            } else {
+                i.nsrc = 0;
+                i.dst[0] = 5;
+            }
+            i.addr = Some(Addr { base, offset: -8 });
+            MemPlan::of(&i)
+        };
+        let (g, sh) = (StateSpace::Global, StateSpace::Shared);
+        let (r, v) = (Src::Reg(2), Src::Reg(7));
+        let p = mem(g, Type::F32, 1, false, r, v);
+        assert_eq!(
+            (p.word, p.base, p.off, p.reg),
+            (Word::GlobalLoad, 2, (-8i64) as u64, 5)
+        );
+        let p = mem(sh, Type::S32, 1, true, r, v);
+        assert_eq!((p.word, p.base, p.reg), (Word::SharedStore, 2, 7));
+        assert_eq!(mem(g, Type::U32, 1, true, r, v).word, Word::GlobalStore);
+        assert_eq!(mem(sh, Type::B32, 1, false, r, v).word, Word::SharedLoad);
+        for p in [
+            mem(g, Type::U64, 1, false, r, v),
+            mem(g, Type::U32, 2, false, r, v),
+            mem(g, Type::U16, 1, true, r, v),
+            mem(StateSpace::Generic, Type::U32, 1, false, r, v),
+            mem(StateSpace::Local, Type::U32, 1, true, r, v),
+            mem(StateSpace::Const, Type::U32, 1, false, r, v),
+            mem(g, Type::U32, 1, false, Src::Imm(64), v),
+            mem(sh, Type::U32, 1, true, r, Src::Imm(3)),
+        ] {
+            assert_eq!(p.word, Word::General);
+        }
+    }
+
     #[test]
     fn uniform_movs_params_and_control_flow_have_entries() {
         use crate::ptx::ast::Special;
@@ -1276,7 +1420,7 @@ pub(crate) mod tests {
                 wide: false,
             },
             // Past the end of the buffer: the memory path reports it.
-            Fast::Mem,
+            Fast::Mem(MemPlan::of(&program.insts[3])),
             Fast::Bcast {
                 d: 0,
                 v: 0x2345,

@@ -5,7 +5,7 @@
 
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
-use super::fast::{Fast, FlopKind, Form, Pre};
+use super::fast::{Fast, FlopKind, Form, MemPlan, Pre, Word};
 use super::trace::{BlockLog, Entry};
 use super::warp::Warp;
 use super::Launch;
@@ -132,10 +132,45 @@ impl Ctx<'_> {
     /// them out ([`Runs::steady`]). The other entries run one at a time. `%clock` is counted at
     /// the end.
     ///
-    /// Stops at a load or store ([`Fast::Mem`]) within the budget with its lanes, `Some(exec)`,
-    /// for [`Ctx::mem_step`], which needs the whole context.
+    /// A whole warp's load or store of 32-bit words ([`super::fast::MemPlan`]) runs here too,
+    /// through [`Ctx::word_access`], without leaving the loop; any other load or store, or one
+    /// that `word_access` leaves to the general path, stops it within the budget with its lanes,
+    /// `Some(exec)`, for [`Ctx::mem_step`].
     #[inline(always)]
     fn run_straight(&mut self, w: &mut Warp) -> Option<u32> {
+        let live = w.live;
+        let threads = u64::from(live.count_ones());
+        let mut left = *self.budget;
+        let mut pc = w.common_pc;
+        let mem = loop {
+            let plan = match self.straight(w, &mut pc, &mut left, threads) {
+                Stop::Word(p) => p,
+                Stop::Mem(exec) => break Some(exec),
+                Stop::Done => break None,
+            };
+            // Counted as `mem_step` counts it: within the budget, every lane at the PC.
+            let Some(lat) = self.word_access(w, pc, plan) else {
+                break Some(live);
+            };
+            left -= 1;
+            let ps = &mut self.per_pc[pc as usize];
+            ps.executed += 1;
+            ps.threads += threads;
+            self.log.warps[w.index as usize].push(Entry { pc, lat });
+            pc += 1;
+        };
+        // `%clock` counts the instructions issued: none of those above reads it.
+        w.clock += (*self.budget - left) as u32;
+        *self.budget = left;
+        w.common_pc = pc;
+        mem
+    }
+
+    /// The loop of [`Ctx::run_straight`] over the entries from `pc` on (`left` instructions of
+    /// the budget, `threads` the warp's live lanes), both moved on as it goes, until a load or
+    /// store or an instruction of the general path.
+    #[inline(always)]
+    fn straight(&mut self, w: &mut Warp, pc: &mut u32, left: &mut u64, threads: u64) -> Stop {
         let Ctx {
             forms,
             counters,
@@ -143,7 +178,6 @@ impl Ctx<'_> {
             runs,
             costs,
             ctaid,
-            budget,
             log,
             ..
         } = self;
@@ -157,18 +191,14 @@ impl Ctx<'_> {
         } = &mut **runs;
         let stream = &mut log.warps[w.index as usize];
         let live = w.live;
-        let threads = u64::from(live.count_ones());
-        let mut left = **budget;
-        let mut pc = w.common_pc;
-        let mut mem = None;
-        while left != 0 {
-            let Some(pre) = forms.get(pc as usize) else {
+        while *left != 0 {
+            let Some(pre) = forms.get(*pc as usize) else {
                 break;
             };
             // The plain run from `pc`, cut at the budget.
-            let end = u64::from(pre.run_end).min(u64::from(pc) + left) as u32;
-            if end > pc {
-                let (a, b) = (pc as usize, end as usize);
+            let end = u64::from(pre.run_end).min(u64::from(*pc) + *left) as u32;
+            if end > *pc {
+                let (a, b) = (*pc as usize, end as usize);
                 if w.unsettled == 0 {
                     for op in &steady[first[a] as usize..first[b] as usize] {
                         plain(op, w, ctaid, live);
@@ -184,8 +214,8 @@ impl Ctx<'_> {
                 count_uniform(counters, (uniform, flops), a, b, threads);
                 count_run(diff, a, b, threads);
                 stream.extend_from_slice(&entries[a..b]);
-                left -= u64::from(end - pc);
-                pc = end;
+                *left -= u64::from(end - *pc);
+                *pc = end;
                 continue;
             }
             let exec = if pre.guard == NO_REG {
@@ -198,7 +228,7 @@ impl Ctx<'_> {
             } else {
                 u64::from(exec.count_ones())
             };
-            let (mut next, mut lat) = (pc + 1, 0);
+            let (mut next, mut lat) = (*pc + 1, 0);
             match &pre.op {
                 &Fast::Bra { target } => {
                     if exec == live {
@@ -210,34 +240,39 @@ impl Ctx<'_> {
                 }
                 Fast::Exit => w.live = 0,
                 Fast::General => break,
-                Fast::Mem => {
-                    mem = Some(exec);
-                    break;
+                Fast::Mem(p) => {
+                    return if p.word != Word::General && exec == u32::MAX {
+                        Stop::Word(*p)
+                    } else {
+                        Stop::Mem(exec)
+                    };
                 }
                 op => {
                     // A guarded form or `bar.warp.sync`.
                     plain(op, w, ctaid, exec);
-                    count_uniform(counters, (uniform, flops), pc as usize, pc as usize + 1, n);
+                    count_uniform(
+                        counters,
+                        (uniform, flops),
+                        *pc as usize,
+                        *pc as usize + 1,
+                        n,
+                    );
                     if let Fast::Param { .. } = op {
                         lat = costs.imc;
                     }
                 }
             }
-            left -= 1;
-            let ps = &mut per_pc[pc as usize];
+            *left -= 1;
+            let ps = &mut per_pc[*pc as usize];
             ps.executed += 1;
             ps.threads += n;
-            stream.push(Entry { pc, lat });
-            pc = next;
+            stream.push(Entry { pc: *pc, lat });
+            *pc = next;
             if w.live == 0 {
                 break;
             }
         }
-        // `%clock` counts the instructions issued: none of those above reads it.
-        w.clock += (**budget - left) as u32;
-        **budget = left;
-        w.common_pc = pc;
-        mem
+        Stop::Done
     }
 
     /// Executes the load or store at converged warp `w`'s PC for the lanes of `exec` (its live
@@ -786,7 +821,7 @@ fn plain(op: &Fast, w: &mut Warp, ctaid: &[u32; 3], exec: u32) {
                 out[l] = u64::from(tid[l]) & m;
             });
         }
-        Fast::Nop | Fast::Bra { .. } | Fast::Exit | Fast::General | Fast::Mem => {}
+        Fast::Nop | Fast::Bra { .. } | Fast::Exit | Fast::General | Fast::Mem(_) => {}
     }
 }
 
@@ -805,6 +840,17 @@ fn settle(p: &Pre, w: &mut Warp) {
         *f = true;
         w.unsettled -= 1;
     }
+}
+
+/// Why [`Ctx::straight`] stopped.
+enum Stop {
+    /// At a whole-warp load or store of 32-bit words ([`Ctx::word_access`]), within the budget,
+    /// of this plan.
+    Word(MemPlan),
+    /// At another load or store, within the budget, for the lanes it holds.
+    Mem(u32),
+    /// At an instruction of the general path, the end of the budget or the warp's exit.
+    Done,
 }
 
 /// What the straight-line path of one SM keeps over a launch: the per-PC counts of the runs of
