@@ -114,9 +114,14 @@ struct Plan {
     /// `bar.sync`'s arrival occupies the barrier unit), [`UNIT`] (it may be a unit's first use);
     /// one test for the three.
     rare: u8,
-    /// An ALU instruction of one SASS slot or none (folded into another) and one destination,
-    /// not rare: most of a stream, issued by [`Warp::alu`].
-    simple: bool,
+    /// An ALU instruction or a load of one SASS slot or none (folded into another) and one
+    /// destination, without constant-pipe cycles: most of a stream, issued by [`Warp::fast`]
+    /// when it is not a unit's first use ([`FAST_LATER`] and [`FAST_FIRST`]: in waves that note
+    /// first uses, [`Env::fast`], and in the others) and a load's entry carries its latency.
+    fast: u8,
+    /// `!0` for a load, whose entry carries its latency, `0` for an ALU instruction: the latency
+    /// [`Warp::fast`] adds to `result` is the entry's latency masked with it.
+    lat_mask: u32,
 }
 
 impl Plan {
@@ -137,7 +142,12 @@ impl Plan {
             deps: Deps::of(inst),
             kind,
             slots: u32::from(s.slots),
-            result: costs.result_latency(pc),
+            // A load's result waits for its entry's latency alone.
+            result: if kind == Kind::Load {
+                0
+            } else {
+                costs.result_latency(pc)
+            },
             // A pointer parameter is an LDC.64 on the constant pipe, always a hit.
             const_cycles: match inst.op {
                 Op::Ld(m) if m.space == StateSpace::Param => f64::from(s.ldc) * costs.const_serial,
@@ -146,15 +156,20 @@ impl Plan {
             unit: Unit::of(costs, pc, inst),
             if_converted: costs.sass.skipped(pc).is_some(),
             rare: 0,
-            simple: false,
+            fast: 0,
+            lat_mask: if kind == Kind::Load { !0 } else { 0 },
         };
         let flag = |set: bool, f: u8| if set { f } else { 0 };
         let rare = flag(plan.const_cycles != 0.0, CONST)
             | flag(inst.op == Op::BarSync, BARRIER)
             | flag(plan.unit.is_some(), UNIT);
+        let fast = matches!(kind, Kind::Alu | Kind::Load)
+            && plan.slots <= 1
+            && rare & !UNIT == 0
+            && plan.deps.n_dst == 1;
         Plan {
             rare,
-            simple: kind == Kind::Alu && plan.slots <= 1 && rare == 0 && plan.deps.n_dst == 1,
+            fast: flag(fast, FAST_LATER) | flag(fast && rare == 0, FAST_FIRST),
             ..plan
         }
     }
@@ -166,6 +181,11 @@ const CONST: u8 = 1;
 const BARRIER: u8 = 2;
 /// [`Plan::rare`]: a unit's first use, maybe.
 const UNIT: u8 = 4;
+
+/// [`Plan::fast`]: issued by [`Warp::fast`] in waves that do not note first uses.
+const FAST_LATER: u8 = 1;
+/// [`Plan::fast`]: issued by [`Warp::fast`] in waves that note first uses ([`UNIT`]).
+const FAST_FIRST: u8 = 2;
 
 /// The [`Plan`] of each instruction of a launch's program, made once per launch and shared by
 /// every SM's replay.
@@ -215,8 +235,10 @@ pub struct Ctx<'a> {
 /// warps.
 #[derive(Debug, Default)]
 pub struct Replay {
-    /// Warps waiting to issue, for waves of at most [`RING`] warps (every configured GPU's).
-    ring: Ring,
+    /// Warps waiting to issue, for waves of at most [`RING`] warps (every configured GPU's);
+    /// made by the first wave that needs it (an SM's run state is made afresh per launch and
+    /// takes the previous launch's replay over, so that a default replay allocates nothing).
+    ring: Option<Ring>,
     /// Warps waiting to issue, for larger waves.
     heap: Heap,
     /// Per warp of the wave, the cycle each register's value is ready (the program's registers
@@ -348,6 +370,8 @@ struct Env<'a> {
     /// The [`Plan::rare`] flags whose work this wave does ([`UNIT`] only in an SM's first wave,
     /// whose blocks start the launch).
     rare: u8,
+    /// The [`Plan::fast`] flag of this wave: [`FAST_FIRST`] with [`UNIT`], else [`FAST_LATER`].
+    fast: u8,
     /// The program's registers.
     regs: usize,
 }
@@ -372,7 +396,9 @@ impl Replay {
         sm.slots.clear();
         sm.last_start = 0.0;
         sm.origin = 0;
-        self.ring.clear();
+        if let Some(ring) = &mut self.ring {
+            ring.clear();
+        }
         self.heap.clear();
     }
 
@@ -399,7 +425,13 @@ impl Replay {
                 b.as_chunks_mut::<8>().0[..k].fill(zero);
             }
             let boards: Vec<&mut Small> = boards.iter_mut().collect();
-            sm.wave(&mut self.ring, boards, cx, logs, work)
+            sm.wave(
+                self.ring.get_or_insert_with(Ring::default),
+                boards,
+                cx,
+                logs,
+                work,
+            )
         } else {
             self.regs.clear();
             self.regs.resize(total * n, 0);
@@ -411,7 +443,13 @@ impl Replay {
             });
             let boards: Vec<&mut [u32]> = boards.collect();
             if total <= RING {
-                sm.wave(&mut self.ring, boards, cx, logs, work)
+                sm.wave(
+                    self.ring.get_or_insert_with(Ring::default),
+                    boards,
+                    cx,
+                    logs,
+                    work,
+                )
             } else {
                 sm.wave(&mut self.heap, boards, cx, logs, work)
             }
@@ -428,6 +466,20 @@ impl Sm {
         cx: Ctx,
         logs: &[BlockLog],
         work: &mut SmWork,
+    ) -> Vec<u64> {
+        self.wave_with(q, boards, cx, logs, work, true)
+    }
+
+    /// [`Sm::wave`], with [`Warp::fast`] (else every instruction through [`Warp::step`], which
+    /// the tests compare it with).
+    fn wave_with<Q: Keys, R: Board + ?Sized>(
+        &mut self,
+        q: &mut Q,
+        boards: Vec<&mut R>,
+        cx: Ctx,
+        logs: &[BlockLog],
+        work: &mut SmWork,
+        fast: bool,
     ) -> Vec<u64> {
         let slots = self.start(cx, logs, work);
         let n = cx.program.num_regs;
@@ -454,16 +506,16 @@ impl Sm {
                 });
             }
         }
+        let first_uses = logs.first().is_some_and(|l| l.wave == 0);
         let env = Env {
             costs: cx.costs,
             shared_latency: cx.shared_latency,
-            rare: CONST
-                | BARRIER
-                | if logs.first().is_some_and(|l| l.wave == 0) {
-                    UNIT
-                } else {
-                    0
-                },
+            rare: CONST | BARRIER | if first_uses { UNIT } else { 0 },
+            fast: match (fast, first_uses) {
+                (false, _) => 0,
+                (true, true) => FAST_FIRST,
+                (true, false) => FAST_LATER,
+            },
             regs: n,
         };
         let mut ev = Events {
@@ -576,31 +628,40 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     /// and hands over to `top`'s warp, or it parks at a barrier or retires.
     fn run(&mut self, env: Env, work: &mut SmWork) {
         let plans = self.plans;
-        while let Some((mut key, mut top)) = self.q.pop_first() {
-            loop {
-                let w = key as u32;
-                let h = &mut self.warps[w as usize];
-                let port = &mut self.ports[h.port as usize];
-                // The warp goes on while its key, `want << 32 | w`, is below `top` (no other
-                // key equals its own).
-                let lim = (top >> 32) + u64::from(w < top as u32);
-                // The key's cycle is the warp's issue time: nothing but the warp itself changes
-                // its scoreboard while it waits in the queue.
-                let next = h.run(env, plans, work, port, (key >> 32) as u32, lim);
-                // Only this warp's scheduler took cycles (trimming earlier or later changes no
-                // result: no warp asks for a cycle before its floor).
-                let long = port.span() > TRIM_SPAN;
-                let Some(next) = next else {
-                    self.park_or_retire(w as usize);
-                    if long {
-                        self.trim();
-                    }
-                    break;
-                };
-                (key, top) = (top, self.q.switch(pack(next, w), top));
-                if long {
-                    self.trim();
+        let Some((mut key, mut top)) = self.q.pop_first() else {
+            return;
+        };
+        loop {
+            let w = key as u32;
+            let h = &mut self.warps[w as usize];
+            let port = &mut self.ports[h.port as usize];
+            // The warp goes on while its key, `want << 32 | w`, is below `top` (no other key
+            // equals its own).
+            let lim = (top >> 32) + u64::from(w < top as u32);
+            // The key's cycle is the warp's issue time: nothing but the warp itself changes its
+            // scoreboard while it waits in the queue.
+            let next = h.run(env, plans, work, port, (key >> 32) as u32, lim);
+            // Only this warp's scheduler took cycles (trimming earlier or later changes no
+            // result: no warp asks for a cycle before its floor).
+            let long = port.span() > TRIM_SPAN;
+            match next {
+                Some(next) => (key, top) = (top, self.q.switch(pack(next, w), top)),
+                // `top` is still the smallest key unless a barrier's release queued warps.
+                None if !self.park_or_retire(w as usize) && top != u64::MAX => {
+                    (key, top) = (top, self.q.take(top));
                 }
+                None => match self.q.pop_first() {
+                    Some(first) => (key, top) = first,
+                    None => {
+                        if long {
+                            self.trim();
+                        }
+                        return;
+                    }
+                },
+            }
+            if long {
+                self.trim();
             }
         }
     }
@@ -622,8 +683,8 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     }
 
     /// Warp `w`, out of the queue, has parked at a barrier or retired: counts it in its block and
-    /// releases the block's barrier if it was the last one there.
-    fn park_or_retire(&mut self, w: usize) {
+    /// releases the block's barrier if it was the last one there; returns whether it did.
+    fn park_or_retire(&mut self, w: usize) -> bool {
         let h = &self.warps[w];
         let k = h.block as usize;
         if h.at_barrier {
@@ -631,15 +692,15 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
         } else {
             self.blocks[k].live -= 1;
         }
-        self.release(k);
+        self.release(k)
     }
 
     /// Releases block `k`'s barrier once every warp still running has arrived: after the latest
-    /// arrival and the barrier unit's time.
-    fn release(&mut self, k: usize) {
+    /// arrival and the barrier unit's time. Returns whether it did (and so queued warps).
+    fn release(&mut self, k: usize) -> bool {
         let blk = self.blocks[k];
         if blk.arrived == 0 || blk.arrived < blk.live {
-            return;
+            return false;
         }
         let range = blk.first..blk.first + blk.warps;
         let Some(t) = self.warps[range.clone()]
@@ -648,7 +709,7 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
             .map(|h| h.clock)
             .max()
         else {
-            return;
+            return false;
         };
         // The arrivals pass the barrier unit one after another.
         let t = t + self.costs.barrier(blk.arrived);
@@ -660,6 +721,7 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
                 self.queue_or_retire(w);
             }
         }
+        true
     }
 
     /// Forgets the scheduler cycles no warp can ask for any more (before every floor).
@@ -694,8 +756,10 @@ impl<R: Board + ?Sized> Warp<'_, R> {
         let mut p = &plans[e.pc as usize];
         let out = loop {
             next += 1;
-            if p.simple {
-                self.alu(p, work, port, want);
+            // A load's plain latency (a ticket or an access the general path resolves).
+            let lat = e.lat & p.lat_mask;
+            if p.fast & env.fast != 0 && lat & (TICKET | MEM) == 0 {
+                self.fast(p, work, port, want, lat);
             } else if self.step(env, p, work, port, want, e) {
                 break None;
             }
@@ -713,16 +777,17 @@ impl<R: Board + ?Sized> Warp<'_, R> {
         out
     }
 
-    /// [`Warp::step`] for a [`Plan::simple`] instruction: one slot or none, its one result
-    /// after its latency.
+    /// [`Warp::step`] for a [`Plan::fast`] instruction: one slot or none, its one result after
+    /// its latency (`lat`, a load's, added to [`Plan::result`]).
     #[inline(always)]
-    fn alu(&mut self, p: &Plan, work: &mut SmWork, port: &mut Port, want: u32) {
-        debug_assert!(p.simple && p.deps.n_dst == 1);
+    fn fast(&mut self, p: &Plan, work: &mut SmWork, port: &mut Port, want: u32, lat: u32) {
+        debug_assert!(p.fast != 0 && p.deps.n_dst == 1);
         let dst = p.deps.dst[0];
+        let result = p.result + lat;
         if p.slots == 0 {
             // Folded: it takes no cycle, and the floor moves to its cycle if it was the next.
             self.issued_max = self.issued_max.max(want);
-            self.ready.set(dst, want + p.result);
+            self.ready.set(dst, want + result);
             if want == self.clock + 1 {
                 self.clock = want;
             }
@@ -732,7 +797,7 @@ impl<R: Board + ?Sized> Warp<'_, R> {
         let issue = port.take(u64::from(want)) as u32;
         self.issued_max = self.issued_max.max(issue);
         work.issue_slots += 1;
-        self.ready.set(dst, issue + p.result);
+        self.ready.set(dst, issue + result);
         // One slot: the floor moves to the issue cycle when the instruction waited only for
         // the scheduler, else by one.
         self.clock = if want == self.clock + 1 {
@@ -1080,6 +1145,120 @@ mod tests {
                 assert_eq!(ra, rb, "seed {seed} wave {wave}");
             }
             let json = |w: &SmWork| serde_json::to_string(w).unwrap();
+            assert_eq!(json(&wa), json(&wb), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn the_fast_path_issues_as_the_general_path() {
+        // Random programs of ALU instructions (folded ones too), loads (global, shared and
+        // parameter ones, a pointer's on the constant pipe) and barriers, random streams of
+        // them (plain latencies), two waves on one SM (the first notes units' first uses): the
+        // fast path and the general one agree on every block's cycles and on the SM's work.
+        let param = |dst: u16, ty: Type| DInst {
+            op: Op::Ld(MemOp {
+                space: StateSpace::Param,
+                cache: CacheOp::Default,
+                vec: 1,
+                ty,
+                volatile: false,
+                nc: false,
+            }),
+            ..mov(dst, None)
+        };
+        for seed in 1..120 {
+            let mut r = rng(seed);
+            let reg = |r: &mut dyn FnMut(u64) -> u64| r(8) as u16;
+            let insts = (0..14)
+                .map(|_| match r(10) {
+                    0 => load(reg(&mut r)),
+                    1 => {
+                        let mut l = load(reg(&mut r));
+                        if let Op::Ld(m) = &mut l.op {
+                            m.space = StateSpace::Shared;
+                        }
+                        l
+                    }
+                    2 => param(reg(&mut r), Type::U32),
+                    3 => param(reg(&mut r), Type::U64),
+                    4 => DInst {
+                        op: Op::BarSync,
+                        dst: [NO_REG; 4],
+                        ..mov(0, None)
+                    },
+                    5 => {
+                        let src = reg(&mut r);
+                        DInst {
+                            op: Op::Cvta {
+                                to_space: true,
+                                space: StateSpace::Global,
+                            },
+                            ..mov(reg(&mut r), Some(src))
+                        }
+                    }
+                    _ => {
+                        let src = if r(4) > 0 { Some(reg(&mut r)) } else { None };
+                        mov(reg(&mut r), src)
+                    }
+                })
+                .collect();
+            let (p, c) = setup(insts, 1 + r(4) as u32);
+            let plans = Plans::new(&c, &p);
+            let cx = Ctx {
+                program: &p,
+                costs: &c,
+                shared_latency: 23,
+                plans: &plans,
+            };
+            let (mut a, mut b) = (Sm::default(), Sm::default());
+            let (mut wa, mut wb) = (SmWork::default(), SmWork::default());
+            for wave in 0..2 {
+                let blocks = 1 + r(4) as usize;
+                let warps = 1 + r(16) as usize;
+                let logs: Vec<BlockLog> = (0..blocks)
+                    .map(|_| {
+                        let streams: Vec<Vec<(u32, u32)>> = (0..warps)
+                            .map(|_| {
+                                (0..r(30))
+                                    .map(|_| {
+                                        let lat = if r(5) == 0 { 1 + r(600) } else { r(30) };
+                                        (r(14) as u32, lat as u32)
+                                    })
+                                    .collect()
+                            })
+                            .collect();
+                        let streams: Vec<&[(u32, u32)]> =
+                            streams.iter().map(Vec::as_slice).collect();
+                        BlockLog {
+                            wave,
+                            ..block(&streams)
+                        }
+                    })
+                    .collect();
+                let total = blocks * warps;
+                let (mut sa, mut sb) = (vec![[0; SMALL]; total], vec![[0; SMALL]; total]);
+                let ra = a.wave_with(
+                    &mut Ring::default(),
+                    sa.iter_mut().collect(),
+                    cx,
+                    &logs,
+                    &mut wa,
+                    true,
+                );
+                let rb = b.wave_with(
+                    &mut Ring::default(),
+                    sb.iter_mut().collect(),
+                    cx,
+                    &logs,
+                    &mut wb,
+                    false,
+                );
+                assert_eq!(ra, rb, "seed {seed} wave {wave}");
+                assert_eq!(sa, sb, "seed {seed} wave {wave}");
+            }
+            let json = |w: &SmWork| serde_json::to_string(w).unwrap();
+            // `now` is the last memory access's issue cycle: the fast path leaves it alone.
+            wa.now = wb.now;
             assert_eq!(json(&wa), json(&wb), "seed {seed}");
         }
     }
