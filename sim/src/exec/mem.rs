@@ -125,7 +125,12 @@ impl Ctx<'_> {
                     Some((a0, d)) if d != 0 => {
                         // Equally spaced lanes: one pass, straight into the destination.
                         let out = row_mut(&mut w.regs, p.reg);
-                        let ok = g.read_run(i, (a0 - base) as usize, 4, d as usize, out);
+                        let off = (a0 - base) as usize;
+                        let ok = if d == 4 {
+                            g.read_word_run(i, off, out)
+                        } else {
+                            g.read_run(i, off, 4, d as usize, out)
+                        };
                         debug_assert!(ok, "bounds checked above");
                         if signed {
                             for o in out.iter_mut() {
@@ -159,7 +164,12 @@ impl Ctx<'_> {
                 match step {
                     Some((a0, d)) if d != 0 => {
                         // Equally spaced lanes do not overlap: one pass.
-                        let ok = g.write_run(i, (a0 - base) as usize, 4, d as usize, v);
+                        let off = (a0 - base) as usize;
+                        let ok = if d == 4 {
+                            g.write_word_run(i, off, v)
+                        } else {
+                            g.write_run(i, off, 4, d as usize, v)
+                        };
                         debug_assert!(ok, "bounds checked above");
                     }
                     _ => {
