@@ -296,6 +296,24 @@ impl GlobalView<'_> {
         true
     }
 
+    /// [`Self::read_run`] of 32 consecutive 32-bit words (`n` and `stride` 4), inlined into the
+    /// caller with both constant (a whole warp's word load: no call and no dispatch on the size);
+    /// a host buffer not aligned to 4 bytes goes to `read_run`.
+    #[inline(always)]
+    pub fn read_word_run(&self, i: usize, off: usize, out: &mut [u64; 32]) -> bool {
+        let Some(b) = self.run_bytes(i, off, 4, 4) else {
+            return false;
+        };
+        let p = b.as_ptr();
+        if !word_aligned(p, 4, 4) {
+            return self.read_run(i, off, 4, 4, out);
+        }
+        // SAFETY: every lane's 4 bytes lie in `b` (checked above) and are aligned (the first
+        // lane's are, and the stride is 4).
+        unsafe { load_each(p, 4, 4, out) };
+        true
+    }
+
     /// Reads, for each lane `l` of `mask`, the `n` (1..=8) little-endian bytes at byte `off(l)`
     /// of allocation `i` into `out[l]` (a warp's scattered elements: one dispatch on the size
     /// for the warp); `false` when a lane's bytes are out of range (`out` then holds some of
@@ -420,6 +438,22 @@ impl GlobalView<'_> {
                 }
             }
         }
+        true
+    }
+
+    /// [`Self::write_run`] of 32 consecutive 32-bit words (`n` and `stride` 4), inlined as
+    /// [`Self::read_word_run`] is.
+    #[inline(always)]
+    pub fn write_word_run(&self, i: usize, off: usize, v: &[u64; 32]) -> bool {
+        let Some(b) = self.run_bytes(i, off, 4, 4) else {
+            return false;
+        };
+        let p = b.as_ptr();
+        if !word_aligned(p, 4, 4) {
+            return self.write_run(i, off, 4, 4, v);
+        }
+        // SAFETY: as in `read_word_run`.
+        unsafe { store_each(p, 4, 4, v) };
         true
     }
 
@@ -774,7 +808,60 @@ mod tests {
         let before = g.read(0, 129, 8);
         assert!(!g.read_run(0, 129, 4, 4, &mut [0; 32]));
         assert!(!g.write_run(0, 129, 4, 4, &[7; 32]));
+        assert!(!g.read_word_run(0, 129, &mut [0; 32]));
+        assert!(!g.write_word_run(0, 129, &[7; 32]));
+        assert!(!g.read_word_run(0, usize::MAX - 3, &mut [0; 32]));
         assert_eq!(g.read(0, 129, 8), before);
+    }
+
+    /// Runs of 32 words read and write what `read_run` and `write_run` do, at every start of
+    /// an allocation (aligned and not, up to the last that fits), on host buffers aligned and
+    /// not; past the end, neither touches anything.
+    #[test]
+    fn word_runs_are_runs_of_four_bytes() {
+        for pad in [0usize, 1, 2, 3] {
+            // 300 bytes starting `pad` bytes into a host buffer (aligned to 8).
+            let mut host: Vec<u64> = vec![0; 40];
+            // SAFETY: `AtomicU8` has the layout of `u8`; the 320 bytes are the vector's, borrowed
+            // uniquely for the view's lifetime (as in `MemoryImage::view`).
+            let bytes =
+                unsafe { std::slice::from_raw_parts(host.as_mut_ptr() as *const AtomicU8, 320) };
+            let data = &bytes[pad..pad + 300];
+            for (k, b) in data.iter().enumerate() {
+                b.store((k * 7 + 3) as u8, Relaxed);
+            }
+            let g = GlobalView {
+                allocs: vec![AllocView {
+                    name: "a",
+                    base: 0x1000,
+                    data,
+                }],
+            };
+            for off in 0..=300 - 128 + 3 {
+                let (mut a, mut b) = ([1u64; 32], [1u64; 32]);
+                let (ra, rb) = (
+                    g.read_word_run(0, off, &mut a),
+                    g.read_run(0, off, 4, 4, &mut b),
+                );
+                assert_eq!((ra, a), (rb, b), "{pad} {off}");
+                assert_eq!(ra, off + 128 <= 300);
+                let w: [u64; 32] = std::array::from_fn(|l| (off * 32 + l) as u64 * 0x0101_0101);
+                let before: Vec<u64> = (0..300).filter_map(|k| g.read(0, k, 1)).collect();
+                assert_eq!(g.write_word_run(0, off, &w), ra);
+                let after: Vec<u64> = (0..300).filter_map(|k| g.read(0, k, 1)).collect();
+                if ra {
+                    let mut want = before.clone();
+                    for (l, x) in w.iter().enumerate() {
+                        for k in 0..4 {
+                            want[off + 4 * l + k] = x >> (8 * k) & 0xff;
+                        }
+                    }
+                    assert_eq!(after, want, "{pad} {off}");
+                } else {
+                    assert_eq!(after, before);
+                }
+            }
+        }
     }
 
     #[test]
