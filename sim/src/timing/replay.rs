@@ -928,10 +928,11 @@ fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
             return lat;
         }
         let o = log.out[(lat & !TICKET) as usize];
-        let queued = work.queue_dram(o.dram_bytes);
         if o.dram {
-            costs.dram_queued(queued)
+            costs.dram_queued(work.queue_dram(o.dram_bytes))
         } else {
+            // The queue moves on all the same; only a DRAM access waits for it.
+            work.queue_dram_only(o.dram_bytes);
             o.lat
         }
     };

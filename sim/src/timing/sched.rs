@@ -73,22 +73,7 @@ impl Port {
         let d = (t as i64 - self.shift).max(0) as u64;
         let mut i = (d / 64) as usize;
         let mut below = (1u64 << (d % 64)) - 1;
-        // Most requests find a free cycle in their own word.
-        if let Some(word) = self.words.get_mut(i) {
-            let free = !(*word | below);
-            if free != 0 {
-                *word |= free & free.wrapping_neg();
-                let bit = free.trailing_zeros();
-                return ((i as u64 * 64 + u64::from(bit)) as i64 + self.shift) as u64;
-            }
-            i += 1;
-            below = 0;
-        }
-        loop {
-            let Some(word) = self.words.get_mut(i) else {
-                self.extend(i);
-                continue;
-            };
+        while let Some(word) = self.words.get_mut(i) {
             let w = *word | below;
             if w != u64::MAX {
                 let bit = (!w).trailing_zeros();
@@ -98,12 +83,16 @@ impl Port {
             i += 1;
             below = 0;
         }
-    }
-
-    /// Extends the calendar to word `i` (free cycles).
-    #[cold]
-    fn extend(&mut self, i: usize) {
-        self.words.resize(i + 1, 0);
+        // Past the calendar's end (every 64 cycles of a scheduler's time): it grows to word `i`,
+        // all free but the cycles before the request.
+        if i == self.words.len() {
+            self.words.push(0);
+        } else {
+            self.words.resize(i + 1, 0);
+        }
+        let bit = (!below).trailing_zeros();
+        self.words[i] = 1 << bit;
+        ((i as u64 * 64 + u64::from(bit)) as i64 + self.shift) as u64
     }
 
     /// Forgets the cycles before `t`: no request will ask for them again.
