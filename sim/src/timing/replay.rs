@@ -382,9 +382,6 @@ fn pack(t: u32, w: u32) -> u64 {
     u64::from(t) << 32 | u64::from(w)
 }
 
-/// Calendars longer than this (cycles) are trimmed to what warps can still ask for.
-const TRIM_SPAN: u64 = 1 << 14;
-
 impl Replay {
     /// Readies a replay another launch used for a new launch: the state a new one starts with,
     /// keeping the allocations (registers, calendars) so that the launch does not grow them
@@ -528,7 +525,7 @@ impl Sm {
         };
         ev.q.clear();
         for w in 0..total {
-            ev.queue_or_retire(w);
+            ev.queue_first(w);
         }
         ev.run(env, work);
         let mut out = Vec::with_capacity(self.blocks.len());
@@ -643,7 +640,7 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
             let next = h.run(env, plans, work, port, (key >> 32) as u32, lim);
             // Only this warp's scheduler took cycles (trimming earlier or later changes no
             // result: no warp asks for a cycle before its floor).
-            let long = port.span() > TRIM_SPAN;
+            let long = port.long();
             match next {
                 Some(next) => (key, top) = (top, self.q.switch(pack(next, w), top)),
                 // `top` is still the smallest key unless a barrier's release queued warps.
@@ -663,6 +660,20 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
             if long {
                 self.trim();
             }
+        }
+    }
+
+    /// Queues warp `w` for its first instruction, or retires it when its stream is empty: as
+    /// [`Events::queue_or_retire`], whose issue time is the floor's next cycle (every register
+    /// is ready at cycle 0 when the wave starts).
+    fn queue_first(&mut self, w: usize) {
+        let h = &self.warps[w];
+        match h.stream.first() {
+            Some(e) => {
+                debug_assert_eq!(h.issue_time(&self.plans[e.pc as usize].deps), h.clock + 1);
+                self.q.push(pack(h.clock + 1, w as u32));
+            }
+            None => self.queue_or_retire(w),
         }
     }
 

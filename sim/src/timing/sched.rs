@@ -24,7 +24,12 @@ pub struct Port {
     words: Vec<u64>,
     /// `base - origin`, kept so that a request finds its word without the two.
     shift: i64,
+    /// The calendar holds more than [`TRIM_SPAN`] cycles ([`Port::long`]).
+    long: bool,
 }
+
+/// Calendars longer than this (cycles) are trimmed to what warps can still ask for.
+pub const TRIM_SPAN: u64 = 1 << 14;
 
 impl Port {
     /// Empties the calendar (every cycle free).
@@ -33,11 +38,21 @@ impl Port {
         self.base = 0;
         self.words.clear();
         self.shift = 0;
+        self.long = false;
     }
 
     /// Cycles the calendar holds (how far ahead of [`Port::forget_before`] requests went).
     pub fn span(&self) -> u64 {
         self.words.len() as u64 * 64
+    }
+
+    /// Whether the calendar holds more than [`TRIM_SPAN`] cycles (`span() > TRIM_SPAN`, kept as
+    /// the calendar grows and is trimmed, so that the replay tests a flag after each warp's
+    /// turn).
+    #[inline(always)]
+    pub fn long(&self) -> bool {
+        debug_assert_eq!(self.long, self.span() > TRIM_SPAN);
+        self.long
     }
 
     /// Makes requests count from cycle `origin` of the launch (the calendar stays).
@@ -90,6 +105,7 @@ impl Port {
         } else {
             self.words.resize(i + 1, 0);
         }
+        self.long = self.span() > TRIM_SPAN;
         let bit = (!below).trailing_zeros();
         self.words[i] = 1 << bit;
         ((i as u64 * 64 + u64::from(bit)) as i64 + self.shift) as u64
@@ -101,6 +117,7 @@ impl Port {
         // Whole words before `t` go (rarely: only when the calendar grew long).
         let n = (t.saturating_sub(self.base) / 64).min(self.words.len() as u64);
         self.words.drain(..n as usize);
+        self.long = self.span() > TRIM_SPAN;
         self.base += n * 64;
         if self.words.is_empty() {
             self.base = self.base.max(t / 64 * 64);
