@@ -182,6 +182,9 @@ const BARRIER: u8 = 2;
 /// [`Plan::rare`]: a unit's first use, maybe.
 const UNIT: u8 = 4;
 
+/// Warp schedulers an SM may have (`sm.schedulers`, 1 to 8: [`crate::config`]).
+const MAX_SCHEDULERS: usize = 8;
+
 /// [`Plan::fast`]: issued by [`Warp::fast`] in waves that do not note first uses.
 const FAST_LATER: u8 = 1;
 /// [`Plan::fast`]: issued by [`Warp::fast`] in waves that note first uses ([`UNIT`]).
@@ -255,7 +258,11 @@ pub struct Replay {
 #[derive(Debug, Default)]
 struct Sm {
     blocks: Vec<Block>,
-    ports: Vec<Port>,
+    /// The warp schedulers, the first `schedulers` of them (a fixed array: a warp's scheduler
+    /// is found without a bounds check).
+    ports: [Port; MAX_SCHEDULERS],
+    /// Warp schedulers of the SM.
+    schedulers: usize,
     /// Per block slot of the SM, the cycle (of the launch) it is free.
     slots: Vec<f64>,
     /// Cycle (of the launch) the last block started.
@@ -482,7 +489,7 @@ impl Sm {
         let n = cx.program.num_regs;
         let total: usize = logs.iter().map(|l| l.warps.len()).sum();
         debug_assert_eq!(boards.len(), total);
-        let schedulers = self.ports.len();
+        let schedulers = self.schedulers;
         let mut boards = boards.into_iter();
         let mut warps = Vec::with_capacity(total);
         for (k, log) in logs.iter().enumerate() {
@@ -547,8 +554,10 @@ impl Sm {
     fn start(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<(usize, f64)> {
         self.blocks.clear();
         let schedulers = cx.costs.schedulers.max(1) as usize;
-        if self.ports.len() != schedulers {
-            self.ports = vec![Port::default(); schedulers];
+        assert!(schedulers <= MAX_SCHEDULERS, "{schedulers} warp schedulers");
+        if self.schedulers != schedulers {
+            self.ports.iter_mut().for_each(Port::reset);
+            self.schedulers = schedulers;
         }
         work.set_dram_share(cx.costs);
         // Fills in flight matter only to loads that hit L1 (a scan of a few bytes per access
@@ -610,7 +619,7 @@ struct Events<'e, 'a, Q, R: Board + ?Sized> {
     q: &'e mut Q,
     warps: &'e mut [Warp<'a, R>],
     blocks: &'e mut [Block],
-    ports: &'e mut [Port],
+    ports: &'e mut [Port; MAX_SCHEDULERS],
     plans: &'a [Plan],
     costs: &'a Costs,
 }
@@ -631,7 +640,7 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
         loop {
             let w = key as u32;
             let h = &mut self.warps[w as usize];
-            let port = &mut self.ports[h.port as usize];
+            let port = &mut self.ports[h.port as usize % MAX_SCHEDULERS];
             // The warp goes on while its key, `want << 32 | w`, is below `top` (no other key
             // equals its own).
             let lim = (top >> 32) + u64::from(w < top as u32);
