@@ -707,12 +707,14 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     fn park_or_retire(&mut self, w: usize) -> bool {
         let h = &self.warps[w];
         let k = h.block as usize;
+        let blk = &mut self.blocks[k];
         if h.at_barrier {
-            self.blocks[k].arrived += 1;
+            blk.arrived += 1;
         } else {
-            self.blocks[k].live -= 1;
+            blk.live -= 1;
         }
-        self.release(k)
+        // Most warps retire from blocks without a barrier pending: nothing to release.
+        blk.arrived != 0 && blk.arrived >= blk.live && self.release(k)
     }
 
     /// Releases block `k`'s barrier once every warp still running has arrived: after the latest
