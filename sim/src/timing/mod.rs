@@ -424,6 +424,16 @@ impl SmWork {
         (((self.dram_free - now) * self.dram_share).round() as u64).max(bytes)
     }
 
+    /// [`SmWork::queue_dram`] without its answer (a request L2 served, whose latency does not
+    /// wait for the queue): the same queue afterwards, without the conversions of the answer.
+    #[inline]
+    pub fn queue_dram_only(&mut self, bytes: u64) {
+        if self.dram_share > 0.0 {
+            self.dram_free =
+                self.dram_free.max(f64::from(self.now)) + bytes as f64 / self.dram_share;
+        }
+    }
+
     /// The replay's cycles now count from `cycles` later (the start of the next wave's first
     /// block): the DRAM queue keeps what it has not moved yet.
     pub fn advance(&mut self, cycles: u64) {
@@ -1426,5 +1436,37 @@ mod tests {
         w.advance(1002);
         w.now = 0;
         assert_eq!(w.queue_dram(64), 160);
+    }
+
+    #[test]
+    fn a_request_l2_served_moves_the_dram_queue_as_one_it_serves() {
+        // Random requests, some served by L2 (`queue_dram_only`), on random shares (none too):
+        // the queue is the same, bit for bit, as when each asks `queue_dram`.
+        for seed in 1..100 {
+            let mut x = seed;
+            let mut r = || {
+                x = crate::testing::lcg(x);
+                x >> 33
+            };
+            let share = [0.0, 6.7, 16.0, 0.3][(r() % 4) as usize];
+            let new = || SmWork {
+                dram_share: share,
+                ..Default::default()
+            };
+            let (mut a, mut b) = (new(), new());
+            let mut now = 0u32;
+            for _ in 0..300 {
+                now += (r() % 50) as u32;
+                (a.now, b.now) = (now, now);
+                let bytes = [0, 32, 128, 1024, r() % 5000][(r() % 5) as usize];
+                if r() % 3 == 0 {
+                    a.queue_dram_only(bytes);
+                    b.queue_dram(bytes);
+                } else {
+                    assert_eq!(a.queue_dram(bytes), b.queue_dram(bytes), "seed {seed}");
+                }
+                assert_eq!(a.dram_free.to_bits(), b.dram_free.to_bits(), "seed {seed}");
+            }
+        }
     }
 }

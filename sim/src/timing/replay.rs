@@ -182,6 +182,9 @@ const BARRIER: u8 = 2;
 /// [`Plan::rare`]: a unit's first use, maybe.
 const UNIT: u8 = 4;
 
+/// Warp schedulers an SM may have (`sm.schedulers`, 1 to 8: [`crate::config`]).
+const MAX_SCHEDULERS: usize = 8;
+
 /// [`Plan::fast`]: issued by [`Warp::fast`] in waves that do not note first uses.
 const FAST_LATER: u8 = 1;
 /// [`Plan::fast`]: issued by [`Warp::fast`] in waves that note first uses ([`UNIT`]).
@@ -255,7 +258,11 @@ pub struct Replay {
 #[derive(Debug, Default)]
 struct Sm {
     blocks: Vec<Block>,
-    ports: Vec<Port>,
+    /// The warp schedulers, the first `schedulers` of them (a fixed array: a warp's scheduler
+    /// is found without a bounds check).
+    ports: [Port; MAX_SCHEDULERS],
+    /// Warp schedulers of the SM.
+    schedulers: usize,
     /// Per block slot of the SM, the cycle (of the launch) it is free.
     slots: Vec<f64>,
     /// Cycle (of the launch) the last block started.
@@ -382,9 +389,6 @@ fn pack(t: u32, w: u32) -> u64 {
     u64::from(t) << 32 | u64::from(w)
 }
 
-/// Calendars longer than this (cycles) are trimmed to what warps can still ask for.
-const TRIM_SPAN: u64 = 1 << 14;
-
 impl Replay {
     /// Readies a replay another launch used for a new launch: the state a new one starts with,
     /// keeping the allocations (registers, calendars) so that the launch does not grow them
@@ -485,7 +489,7 @@ impl Sm {
         let n = cx.program.num_regs;
         let total: usize = logs.iter().map(|l| l.warps.len()).sum();
         debug_assert_eq!(boards.len(), total);
-        let schedulers = self.ports.len();
+        let schedulers = self.schedulers;
         let mut boards = boards.into_iter();
         let mut warps = Vec::with_capacity(total);
         for (k, log) in logs.iter().enumerate() {
@@ -528,7 +532,7 @@ impl Sm {
         };
         ev.q.clear();
         for w in 0..total {
-            ev.queue_or_retire(w);
+            ev.queue_first(w);
         }
         ev.run(env, work);
         let mut out = Vec::with_capacity(self.blocks.len());
@@ -550,8 +554,10 @@ impl Sm {
     fn start(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<(usize, f64)> {
         self.blocks.clear();
         let schedulers = cx.costs.schedulers.max(1) as usize;
-        if self.ports.len() != schedulers {
-            self.ports = vec![Port::default(); schedulers];
+        assert!(schedulers <= MAX_SCHEDULERS, "{schedulers} warp schedulers");
+        if self.schedulers != schedulers {
+            self.ports.iter_mut().for_each(Port::reset);
+            self.schedulers = schedulers;
         }
         work.set_dram_share(cx.costs);
         // Fills in flight matter only to loads that hit L1 (a scan of a few bytes per access
@@ -613,7 +619,7 @@ struct Events<'e, 'a, Q, R: Board + ?Sized> {
     q: &'e mut Q,
     warps: &'e mut [Warp<'a, R>],
     blocks: &'e mut [Block],
-    ports: &'e mut [Port],
+    ports: &'e mut [Port; MAX_SCHEDULERS],
     plans: &'a [Plan],
     costs: &'a Costs,
 }
@@ -634,7 +640,7 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
         loop {
             let w = key as u32;
             let h = &mut self.warps[w as usize];
-            let port = &mut self.ports[h.port as usize];
+            let port = &mut self.ports[h.port as usize % MAX_SCHEDULERS];
             // The warp goes on while its key, `want << 32 | w`, is below `top` (no other key
             // equals its own).
             let lim = (top >> 32) + u64::from(w < top as u32);
@@ -643,7 +649,7 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
             let next = h.run(env, plans, work, port, (key >> 32) as u32, lim);
             // Only this warp's scheduler took cycles (trimming earlier or later changes no
             // result: no warp asks for a cycle before its floor).
-            let long = port.span() > TRIM_SPAN;
+            let long = port.long();
             match next {
                 Some(next) => (key, top) = (top, self.q.switch(pack(next, w), top)),
                 // `top` is still the smallest key unless a barrier's release queued warps.
@@ -663,6 +669,20 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
             if long {
                 self.trim();
             }
+        }
+    }
+
+    /// Queues warp `w` for its first instruction, or retires it when its stream is empty: as
+    /// [`Events::queue_or_retire`], whose issue time is the floor's next cycle (every register
+    /// is ready at cycle 0 when the wave starts).
+    fn queue_first(&mut self, w: usize) {
+        let h = &self.warps[w];
+        match h.stream.first() {
+            Some(e) => {
+                debug_assert_eq!(h.issue_time(&self.plans[e.pc as usize].deps), h.clock + 1);
+                self.q.push(pack(h.clock + 1, w as u32));
+            }
+            None => self.queue_or_retire(w),
         }
     }
 
@@ -687,12 +707,14 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     fn park_or_retire(&mut self, w: usize) -> bool {
         let h = &self.warps[w];
         let k = h.block as usize;
+        let blk = &mut self.blocks[k];
         if h.at_barrier {
-            self.blocks[k].arrived += 1;
+            blk.arrived += 1;
         } else {
-            self.blocks[k].live -= 1;
+            blk.live -= 1;
         }
-        self.release(k)
+        // Most warps retire from blocks without a barrier pending: nothing to release.
+        blk.arrived != 0 && blk.arrived >= blk.live && self.release(k)
     }
 
     /// Releases block `k`'s barrier once every warp still running has arrived: after the latest
@@ -928,10 +950,11 @@ fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
             return lat;
         }
         let o = log.out[(lat & !TICKET) as usize];
-        let queued = work.queue_dram(o.dram_bytes);
         if o.dram {
-            costs.dram_queued(queued)
+            costs.dram_queued(work.queue_dram(o.dram_bytes))
         } else {
+            // The queue moves on all the same; only a DRAM access waits for it.
+            work.queue_dram_only(o.dram_bytes);
             o.lat
         }
     };

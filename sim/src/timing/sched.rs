@@ -24,7 +24,12 @@ pub struct Port {
     words: Vec<u64>,
     /// `base - origin`, kept so that a request finds its word without the two.
     shift: i64,
+    /// The calendar holds more than [`TRIM_SPAN`] cycles ([`Port::long`]).
+    long: bool,
 }
+
+/// Calendars longer than this (cycles) are trimmed to what warps can still ask for.
+pub const TRIM_SPAN: u64 = 1 << 14;
 
 impl Port {
     /// Empties the calendar (every cycle free).
@@ -33,11 +38,21 @@ impl Port {
         self.base = 0;
         self.words.clear();
         self.shift = 0;
+        self.long = false;
     }
 
     /// Cycles the calendar holds (how far ahead of [`Port::forget_before`] requests went).
     pub fn span(&self) -> u64 {
         self.words.len() as u64 * 64
+    }
+
+    /// Whether the calendar holds more than [`TRIM_SPAN`] cycles (`span() > TRIM_SPAN`, kept as
+    /// the calendar grows and is trimmed, so that the replay tests a flag after each warp's
+    /// turn).
+    #[inline(always)]
+    pub fn long(&self) -> bool {
+        debug_assert_eq!(self.long, self.span() > TRIM_SPAN);
+        self.long
     }
 
     /// Makes requests count from cycle `origin` of the launch (the calendar stays).
@@ -73,22 +88,7 @@ impl Port {
         let d = (t as i64 - self.shift).max(0) as u64;
         let mut i = (d / 64) as usize;
         let mut below = (1u64 << (d % 64)) - 1;
-        // Most requests find a free cycle in their own word.
-        if let Some(word) = self.words.get_mut(i) {
-            let free = !(*word | below);
-            if free != 0 {
-                *word |= free & free.wrapping_neg();
-                let bit = free.trailing_zeros();
-                return ((i as u64 * 64 + u64::from(bit)) as i64 + self.shift) as u64;
-            }
-            i += 1;
-            below = 0;
-        }
-        loop {
-            let Some(word) = self.words.get_mut(i) else {
-                self.extend(i);
-                continue;
-            };
+        while let Some(word) = self.words.get_mut(i) {
             let w = *word | below;
             if w != u64::MAX {
                 let bit = (!w).trailing_zeros();
@@ -98,12 +98,17 @@ impl Port {
             i += 1;
             below = 0;
         }
-    }
-
-    /// Extends the calendar to word `i` (free cycles).
-    #[cold]
-    fn extend(&mut self, i: usize) {
-        self.words.resize(i + 1, 0);
+        // Past the calendar's end (every 64 cycles of a scheduler's time): it grows to word `i`,
+        // all free but the cycles before the request.
+        if i == self.words.len() {
+            self.words.push(0);
+        } else {
+            self.words.resize(i + 1, 0);
+        }
+        self.long = self.span() > TRIM_SPAN;
+        let bit = (!below).trailing_zeros();
+        self.words[i] = 1 << bit;
+        ((i as u64 * 64 + u64::from(bit)) as i64 + self.shift) as u64
     }
 
     /// Forgets the cycles before `t`: no request will ask for them again.
@@ -112,6 +117,7 @@ impl Port {
         // Whole words before `t` go (rarely: only when the calendar grew long).
         let n = (t.saturating_sub(self.base) / 64).min(self.words.len() as u64);
         self.words.drain(..n as usize);
+        self.long = self.span() > TRIM_SPAN;
         self.base += n * 64;
         if self.words.is_empty() {
             self.base = self.base.max(t / 64 * 64);
