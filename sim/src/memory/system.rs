@@ -1047,7 +1047,7 @@ mod tests {
     fn runs_of_sectors_have_the_outcome_of_the_sector_lists() {
         // The reference: `load_sectors_into` / `store_sectors_into` of the run's sectors as a
         // list, on a copy of the same caches. Small and large L1s (sets kept in order, and
-        // stamps with a hash index), both store policies, both load paths; runs of 1 to 40
+        // recency lists with a hash index), both store policies, both load paths; runs of 1 to 40
         // sectors at random sector offsets over few lines, so that hits, partial hits and
         // evictions all happen. Half the runs that lie in one line go through `load_line` /
         // `store_line` instead (the executor's one-line path).
