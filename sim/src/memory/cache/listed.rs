@@ -110,15 +110,19 @@ impl Listed {
             fill: nil,
         };
         self.nodes = vec![cold; n];
-        self.stamps = (0..n).map(|i| MID + (ways - 1 - i % ways) as u32).collect();
+        self.stamps = Vec::with_capacity(n);
+        let last = ways as u32 - 1;
         for (set, nodes) in self.nodes.chunks_exact_mut(ways).enumerate() {
             let base = (set * ways) as u32;
-            let last = ways as u32 - 1;
+            self.stamps.extend((0..=last).map(|w| MID + last - w));
             for (w, node) in (0..).zip(nodes.iter_mut()) {
-                node.prev = base + if w == 0 { last } else { w - 1 };
-                node.next = base + if w == last { 0 } else { w + 1 };
+                // Way 0's `prev` and the last way's `next` are set after the loop.
+                (node.prev, node.next) = ((base + w).wrapping_sub(1), base + w + 1);
                 node.fill = MID + last - w;
             }
+            // The ring closes: way 0 after the last.
+            nodes[0].prev = base + last;
+            nodes[last as usize].next = base;
         }
         self.fronts = (0..sets).map(|set| (set * ways) as u32).collect();
         self.heads = vec![nil; (n * 2).next_power_of_two().max(2)];
