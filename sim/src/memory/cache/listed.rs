@@ -626,8 +626,14 @@ impl Listed {
             let hits = p.read::<EVICT_FIRST>(line, mask, set_of, &mut newest);
             lines += 1;
             hit += hits.count_ones();
-            if hits == 0 {
-                // Wholly missed (a streaming load's common case): an exact-size extend.
+            if hits == 0 && next - s == 4 {
+                // A whole line of four sectors (the shipped configs'), wholly missed (a
+                // streaming load's common case): one copy of four, no loop.
+                let a = s << sector_shift;
+                let step = 1 << sector_shift;
+                missed.extend_from_slice(&[a, a + step, a + 2 * step, a + 3 * step]);
+            } else if hits == 0 {
+                // Wholly missed: an exact-size extend.
                 missed.extend((s..next).map(|k| k << sector_shift));
             } else {
                 let top = line << per_line;
