@@ -1373,6 +1373,12 @@ impl Ctx<'_> {
             };
         let log = &mut *self.log;
         log.sectors.extend(touched.iter().map(|s| s >> shift));
+        if !store && self.params.sector_transactions() {
+            // A load's misses straight onto the log's request list.
+            let (p, to_l2) = (self.params, &mut log.addrs);
+            let r = self.caches.load_sectors_to(p, touched, path, to_l2);
+            return (touched.len() as u32, r.lines, r.hits);
+        }
         let mut o = L1Outcome::default();
         if store {
             self.caches.store_sectors_into(self.params, touched, &mut o);
