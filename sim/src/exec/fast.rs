@@ -729,6 +729,9 @@ pub struct Pre {
     /// The end of the run of [`Pre::plain`] entries from this one: the first PC at or after
     /// this one whose entry is not plain (this PC itself when its entry is not).
     pub run_end: u32,
+    /// The end of the segment from this entry ([`Pre::in_segment`]): the first PC at or after
+    /// this one whose entry is in none (this PC itself when its entry is not in one).
+    pub seg_end: u32,
     /// A plain entry whose value is the same whenever it runs in the launch on one register
     /// file: a kernel parameter, a broadcast, `%tid` where each register file runs one warp of
     /// every block ([`forms`]), or a form of immediates and such entries' registers, each the
@@ -736,6 +739,10 @@ pub struct Pre {
     /// all lanes of a register file (and its sources theirs), running it again writes the same
     /// values over them, which the warp loop skips ([`invariants`]).
     pub invariant: bool,
+    /// The first PC after this one whose entry is not invariant (the program's length when
+    /// none is): a settled register file steps from entry to entry by it, leaving the
+    /// invariant ones out ([`mark_next`]).
+    pub next: u32,
 }
 
 impl Pre {
@@ -752,6 +759,18 @@ impl Pre {
                     | Fast::Tid { .. }
                     | Fast::Nop
             )
+    }
+
+    /// An entry a full, converged warp runs in a segment (`exec::step`'s `Ctx::segment`): a
+    /// plain entry, or a load or store whose plan is a whole-warp access of 32-bit words
+    /// ([`MemPlan`]), guarded or not (its guard is tested there). Such a run of entries needs
+    /// its bookkeeping once: each executes once for every lane, in order, unless a word access
+    /// leaves its instruction to the memory path, which ends the segment there.
+    pub fn in_segment(&self) -> bool {
+        match self.op {
+            Fast::Mem(p) => p.word != Word::General,
+            _ => self.plain(),
+        }
     }
 
     /// The destination register of a parameter, broadcast, `%tid` or form, and the form's
@@ -869,12 +888,26 @@ pub fn forms(launch: &super::Launch, tid_fixed: bool) -> Vec<Pre> {
             guard: i.guard,
             negated: i.guard_negated,
             run_end: 0,
+            seg_end: 0,
             invariant: false,
+            next: 0,
         })
         .collect();
     mark_runs(&mut pre);
     invariants(&mut pre, &launch.program.insts, tid_fixed);
+    mark_next(&mut pre);
     pre
+}
+
+/// Sets each entry's [`Pre::next`] (once [`invariants`] has marked them), from the last back.
+pub fn mark_next(pre: &mut [Pre]) {
+    let mut next = pre.len() as u32;
+    for (pc, p) in pre.iter_mut().enumerate().rev() {
+        p.next = next;
+        if !p.invariant {
+            next = pc as u32;
+        }
+    }
 }
 
 /// Marks the invariant entries ([`Pre::invariant`]) of the program `insts` (whose entries are
@@ -920,14 +953,22 @@ pub fn invariants(pre: &mut [Pre], insts: &[DInst], tid_fixed: bool) {
     }
 }
 
-/// Sets each entry's [`Pre::run_end`], from the last entry back.
+/// Sets each entry's [`Pre::run_end`] and [`Pre::seg_end`], from the last entry back.
 fn mark_runs(pre: &mut [Pre]) {
-    let mut end = pre.len() as u32;
+    let (mut end, mut seg) = (pre.len() as u32, pre.len() as u32);
     for (pc, p) in pre.iter_mut().enumerate().rev() {
         if !p.plain() {
             end = pc as u32;
         }
+        if !p.in_segment() {
+            seg = pc as u32;
+        }
         p.run_end = end;
+        p.seg_end = seg;
+        #[cfg(test)]
+        if tests::SEGMENTS_OFF.get() {
+            p.seg_end = pc as u32;
+        }
     }
 }
 
@@ -942,6 +983,9 @@ pub(crate) mod tests {
         /// Loads and stores of converged warps get [`Word::General`] plans (in launches whose
         /// entries are made on this thread): the memory path rather than `word_access`.
         pub(crate) static WORD_GENERAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// No entry is in a segment (in launches whose entries are made on this thread): the
+        /// straight-line path runs entry by entry, and loads and stores go to the memory path.
+        pub(crate) static SEGMENTS_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
     use crate::exec::alu;
     use crate::ptx::ast::{StateSpace, Type};
@@ -1487,7 +1531,8 @@ pub(crate) mod tests {
         assert!(Form::of(&inst(add, &two)).is_some());
     }
 
-    /// Runs of plain entries end at the next entry that is not plain, or at the program's end.
+    /// Runs of plain entries end at the next entry that is not plain, or at the program's end;
+    /// segments at the next entry neither plain nor a word access.
     #[test]
     fn runs_end_at_entries_that_are_not_plain() {
         let pre = |op: Fast, guard: u16| Pre {
@@ -1495,12 +1540,19 @@ pub(crate) mod tests {
             guard,
             negated: false,
             run_end: 0,
+            seg_end: 0,
             invariant: false,
+            next: 0,
         };
         let bcast = Fast::Bcast {
             d: 0,
             v: 1,
             imc: false,
+        };
+        let general = MemPlan::of(&inst(Op::Exit, &[]));
+        let word = MemPlan {
+            word: Word::SharedLoad,
+            ..general
         };
         let mut p = vec![
             pre(bcast, NO_REG),
@@ -1510,10 +1562,17 @@ pub(crate) mod tests {
             pre(Fast::Nop, 3), // guarded
             pre(Fast::General, NO_REG),
             pre(bcast, NO_REG),
+            pre(Fast::Mem(word), NO_REG),
+            pre(Fast::Mem(word), 3), // guarded: tested in the segment
+            pre(bcast, NO_REG),
+            pre(Fast::Mem(general), NO_REG),
+            pre(Fast::Mem(word), NO_REG),
         ];
         mark_runs(&mut p);
         let ends: Vec<u32> = p.iter().map(|p| p.run_end).collect();
-        assert_eq!(ends, [2, 2, 2, 4, 4, 5, 7]);
+        assert_eq!(ends, [2, 2, 2, 4, 4, 5, 7, 7, 8, 10, 10, 11]);
+        let segs: Vec<u32> = p.iter().map(|p| p.seg_end).collect();
+        assert_eq!(segs, [2, 2, 2, 4, 4, 5, 10, 10, 10, 10, 10, 12]);
     }
 
     /// Parameters and broadcasts are invariant, and forms of their registers, when each is
@@ -1574,7 +1633,9 @@ pub(crate) mod tests {
                 guard: NO_REG,
                 negated: false,
                 run_end: 0,
+                seg_end: 0,
                 invariant: false,
+                next: 0,
             })
             .collect();
         let fresh = pre.clone();
@@ -1587,5 +1648,9 @@ pub(crate) mod tests {
         invariants(&mut pre, &insts, true);
         let got: Vec<bool> = pre.iter().map(|p| p.invariant).collect();
         assert_eq!(got, [t, t, f, f, f, f, f, t, t, t, f]);
+        // Each entry's next entry that is not invariant.
+        mark_next(&mut pre);
+        let next: Vec<u32> = pre.iter().map(|p| p.next).collect();
+        assert_eq!(next, [2, 2, 3, 4, 5, 6, 10, 10, 10, 10, 11]);
     }
 }

@@ -5,7 +5,7 @@
 
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
-use super::fast::{Fast, FlopKind, Form, MemPlan, Pre, Word};
+use super::fast::{Fast, FlopKind, Form, Pre};
 use super::trace::{BlockLog, Entry};
 use super::warp::Warp;
 use super::Launch;
@@ -125,39 +125,43 @@ impl Ctx<'_> {
     /// warp's exit. Every lane of a converged warp is at the PC, so the lanes at it are the live
     /// ones.
     ///
-    /// A run of plain entries ([`Pre::plain`]) executes for all live lanes with its bookkeeping
-    /// done once for the run: the budget, the per-PC statistics ([`Runs`]), the uniform
-    /// datapath's counters, the stream (copied from [`Runs::entries`]); once every invariant
-    /// entry ([`Pre::invariant`]) has filled its register in this register file, the run leaves
-    /// them out ([`Runs::steady`]). The other entries run one at a time. `%clock` is counted at
-    /// the end.
+    /// A full warp runs each segment of entries ([`Pre::in_segment`]: plain entries and
+    /// whole-warp word accesses) through [`Ctx::segment`], with its bookkeeping done once for
+    /// the segment; the other entries, and a partial warp's runs of plain entries, go through
+    /// [`Ctx::entry`]. `%clock` is counted at the end.
     ///
-    /// A whole warp's load or store of 32-bit words ([`super::fast::MemPlan`]) runs here too,
-    /// through [`Ctx::word_access`], without leaving the loop; any other load or store, or one
-    /// that `word_access` leaves to the general path, stops it within the budget with its lanes,
-    /// `Some(exec)`, for [`Ctx::mem_step`].
+    /// A load or store that neither runs in a segment nor is left to the general path stops the
+    /// loop within the budget with its lanes, `Some(exec)`, for [`Ctx::mem_step`].
     #[inline(always)]
     fn run_straight(&mut self, w: &mut Warp) -> Option<u32> {
         let live = w.live;
         let threads = u64::from(live.count_ones());
+        let forms = self.forms;
         let mut left = *self.budget;
         let mut pc = w.common_pc;
         let mem = loop {
-            let plan = match self.straight(w, &mut pc, &mut left, threads) {
-                Stop::Word(p) => p,
+            if left == 0 {
+                break None;
+            }
+            let Some(pre) = forms.get(pc as usize) else {
+                break None;
+            };
+            if live == u32::MAX && pre.seg_end > pc {
+                // The segment from `pc`, cut at the budget.
+                let end = u64::from(pre.seg_end).min(u64::from(pc) + left) as u32;
+                let (stop, exec) = self.segment(w, pc, end);
+                left -= u64::from(stop - pc);
+                pc = stop;
+                if stop < end {
+                    break Some(exec);
+                }
+                continue;
+            }
+            match self.entry(w, pre, &mut pc, &mut left, threads) {
+                Stop::Next => {}
                 Stop::Mem(exec) => break Some(exec),
                 Stop::Done => break None,
-            };
-            // Counted as `mem_step` counts it: within the budget, every lane at the PC.
-            let Some(lat) = self.word_access(w, pc, plan) else {
-                break Some(live);
-            };
-            left -= 1;
-            let ps = &mut self.per_pc[pc as usize];
-            ps.executed += 1;
-            ps.threads += threads;
-            self.log.warps[w.index as usize].push(Entry { pc, lat });
-            pc += 1;
+            }
         };
         // `%clock` counts the instructions issued: none of those above reads it.
         w.clock += (*self.budget - left) as u32;
@@ -166,11 +170,80 @@ impl Ctx<'_> {
         mem
     }
 
-    /// The loop of [`Ctx::run_straight`] over the entries from `pc` on (`left` instructions of
-    /// the budget, `threads` the warp's live lanes), both moved on as it goes, until a load or
-    /// store or an instruction of the general path.
+    /// Runs the entries of full converged warp `w` at PCs `a..b`, all in one segment
+    /// ([`Pre::in_segment`]) and within the budget, as the general path would one at a time:
+    /// their stream entries are copied from [`Runs::entries`] (a word access's latency written
+    /// into its own), the per-PC statistics and the uniform datapath's counters counted once
+    /// for the PCs it ran; once every invariant entry has filled its register in this register
+    /// file, it steps over the invariant entries ([`Pre::next`]).
+    ///
+    /// Returns where it stopped: `b` (with `u32::MAX`), or the PC of a load or store it leaves
+    /// to [`Ctx::mem_step`], uncounted, with its lanes: one whose guard does not let every lane
+    /// run, or that [`Ctx::word_access`] leaves to the general path.
     #[inline(always)]
-    fn straight(&mut self, w: &mut Warp, pc: &mut u32, left: &mut u64, threads: u64) -> Stop {
+    fn segment(&mut self, w: &mut Warp, a: u32, b: u32) -> (u32, u32) {
+        let forms = self.forms;
+        let idx = w.index as usize;
+        // Out of the log while the loop runs: the word accesses do not touch the streams.
+        let mut stream = std::mem::take(&mut self.log.warps[idx]);
+        let base = stream.len();
+        stream.extend_from_slice(&self.runs.entries[a as usize..b as usize]);
+        let settled = w.unsettled == 0;
+        let mut pc = a;
+        if settled && forms[a as usize].invariant {
+            pc = forms[a as usize].next;
+        }
+        let mut stop = (b, u32::MAX);
+        while pc < b {
+            let p = &forms[pc as usize];
+            if let Fast::Mem(plan) = p.op {
+                let exec = if p.guard == NO_REG {
+                    u32::MAX
+                } else {
+                    guard_bits(&w.regs, p.guard, p.negated)
+                };
+                let lat = if exec == u32::MAX {
+                    self.word_access(w, pc, plan)
+                } else {
+                    None
+                };
+                let Some(lat) = lat else {
+                    stop = (pc, exec);
+                    break;
+                };
+                stream[base + (pc - a) as usize].lat = lat;
+            } else {
+                plain(&p.op, w, &self.ctaid, u32::MAX);
+                if p.invariant {
+                    settle(p, w);
+                }
+            }
+            pc = if settled { p.next } else { pc + 1 };
+        }
+        let end = stop.0;
+        if end < b {
+            stream.truncate(base + (end - a) as usize);
+        }
+        self.log.warps[idx] = stream;
+        let (a, end) = (a as usize, end as usize);
+        let runs = &mut *self.runs;
+        count_uniform(self.counters, (&runs.uniform, &runs.flops), a, end, 32);
+        count_run(&mut runs.diff, a, end, 32);
+        stop
+    }
+
+    /// One step of [`Ctx::run_straight`] at `pc`, whose entry is `pre`, that is not a segment
+    /// (`left` instructions of the budget, `threads` the warp's live lanes; both `pc` and
+    /// `left` moved on): a partial warp's run of plain entries, or one other entry.
+    #[inline(always)]
+    fn entry(
+        &mut self,
+        w: &mut Warp,
+        pre: &Pre,
+        pc: &mut u32,
+        left: &mut u64,
+        threads: u64,
+    ) -> Stop {
         let Ctx {
             forms,
             counters,
@@ -184,95 +257,80 @@ impl Ctx<'_> {
         let Runs {
             diff,
             entries,
-            steady,
-            first,
             uniform,
             flops,
         } = &mut **runs;
         let stream = &mut log.warps[w.index as usize];
         let live = w.live;
-        while *left != 0 {
-            let Some(pre) = forms.get(*pc as usize) else {
-                break;
-            };
-            // The plain run from `pc`, cut at the budget.
-            let end = u64::from(pre.run_end).min(u64::from(*pc) + *left) as u32;
-            if end > *pc {
-                let (a, b) = (*pc as usize, end as usize);
-                if w.unsettled == 0 {
-                    for op in &steady[first[a] as usize..first[b] as usize] {
-                        plain(op, w, ctaid, live);
-                    }
-                } else {
-                    for p in &forms[a..b] {
-                        plain(&p.op, w, ctaid, live);
-                        if p.invariant && live == u32::MAX {
-                            settle(p, w);
-                        }
-                    }
-                }
-                count_uniform(counters, (uniform, flops), a, b, threads);
-                count_run(diff, a, b, threads);
-                stream.extend_from_slice(&entries[a..b]);
-                *left -= u64::from(end - *pc);
-                *pc = end;
-                continue;
+        // A partial warp's plain run from `pc`, cut at the budget.
+        let end = u64::from(pre.run_end).min(u64::from(*pc) + *left) as u32;
+        if end > *pc {
+            let (a, b) = (*pc as usize, end as usize);
+            let settled = w.unsettled == 0;
+            let mut q = a;
+            if settled && pre.invariant {
+                q = pre.next as usize;
             }
-            let exec = if pre.guard == NO_REG {
-                live
-            } else {
-                live & guard_bits(&w.regs, pre.guard, pre.negated)
-            };
-            let n = if exec == live {
-                threads
-            } else {
-                u64::from(exec.count_ones())
-            };
-            let (mut next, mut lat) = (*pc + 1, 0);
-            match &pre.op {
-                &Fast::Bra { target } => {
-                    if exec == live {
-                        // A branch every active lane takes: the timing pass needs to know.
-                        (next, lat) = (target, 1);
-                    } else if exec != 0 {
-                        break; // divergence: the general path
-                    }
-                }
-                Fast::Exit => w.live = 0,
-                Fast::General => break,
-                Fast::Mem(p) => {
-                    return if p.word != Word::General && exec == u32::MAX {
-                        Stop::Word(*p)
-                    } else {
-                        Stop::Mem(exec)
-                    };
-                }
-                op => {
-                    // A guarded form or `bar.warp.sync`.
-                    plain(op, w, ctaid, exec);
-                    count_uniform(
-                        counters,
-                        (uniform, flops),
-                        *pc as usize,
-                        *pc as usize + 1,
-                        n,
-                    );
-                    if let Fast::Param { .. } = op {
-                        lat = costs.imc;
-                    }
+            while q < b {
+                let p = &forms[q];
+                plain(&p.op, w, ctaid, live);
+                q = if settled { p.next as usize } else { q + 1 };
+            }
+            count_uniform(counters, (uniform, flops), a, b, threads);
+            count_run(diff, a, b, threads);
+            stream.extend_from_slice(&entries[a..b]);
+            *left -= u64::from(end - *pc);
+            *pc = end;
+            return Stop::Next;
+        }
+        let exec = if pre.guard == NO_REG {
+            live
+        } else {
+            live & guard_bits(&w.regs, pre.guard, pre.negated)
+        };
+        let n = if exec == live {
+            threads
+        } else {
+            u64::from(exec.count_ones())
+        };
+        let (mut next, mut lat) = (*pc + 1, 0);
+        match &pre.op {
+            &Fast::Bra { target } => {
+                if exec == live {
+                    // A branch every active lane takes: the timing pass needs to know.
+                    (next, lat) = (target, 1);
+                } else if exec != 0 {
+                    return Stop::Done; // divergence: the general path
                 }
             }
-            *left -= 1;
-            let ps = &mut per_pc[*pc as usize];
-            ps.executed += 1;
-            ps.threads += n;
-            stream.push(Entry { pc: *pc, lat });
-            *pc = next;
-            if w.live == 0 {
-                break;
+            Fast::Exit => w.live = 0,
+            Fast::General => return Stop::Done,
+            Fast::Mem(_) => return Stop::Mem(exec),
+            op => {
+                // A guarded form or `bar.warp.sync`.
+                plain(op, w, ctaid, exec);
+                count_uniform(
+                    counters,
+                    (uniform, flops),
+                    *pc as usize,
+                    *pc as usize + 1,
+                    n,
+                );
+                if let Fast::Param { .. } = op {
+                    lat = costs.imc;
+                }
             }
         }
-        Stop::Done
+        *left -= 1;
+        let ps = &mut per_pc[*pc as usize];
+        ps.executed += 1;
+        ps.threads += n;
+        stream.push(Entry { pc: *pc, lat });
+        *pc = next;
+        if w.live == 0 {
+            return Stop::Done;
+        }
+        Stop::Next
     }
 
     /// Executes the load or store at converged warp `w`'s PC for the lanes of `exec` (its live
@@ -842,20 +900,18 @@ fn settle(p: &Pre, w: &mut Warp) {
     }
 }
 
-/// Why [`Ctx::straight`] stopped.
+/// What [`Ctx::entry`] leaves [`Ctx::run_straight`] to do.
 enum Stop {
-    /// At a whole-warp load or store of 32-bit words ([`Ctx::word_access`]), within the budget,
-    /// of this plan.
-    Word(MemPlan),
-    /// At another load or store, within the budget, for the lanes it holds.
+    /// Go on from the next PC.
+    Next,
+    /// Stop at a load or store, within the budget, for the lanes it holds.
     Mem(u32),
-    /// At an instruction of the general path, the end of the budget or the warp's exit.
+    /// Stop at an instruction of the general path or at the warp's exit.
     Done,
 }
 
 /// What the straight-line path of one SM keeps over a launch: the per-PC counts of the runs of
-/// plain entries it executed, as differences, each instruction's stream entry, and the runs'
-/// entries without the invariant ones.
+/// entries it executed, as differences, and each instruction's stream entry.
 #[derive(Debug, Clone, Default)]
 pub struct Runs {
     /// `[executions, threads]` differences per PC (`len + 1` of them): a run over PCs `a..b`
@@ -863,13 +919,8 @@ pub struct Runs {
     /// counts ([`Runs::fold`]).
     diff: Vec<[u64; 2]>,
     /// The stream entry of each instruction executed on the straight-line path: its PC and
-    /// its latency (a kernel parameter's is the IMC's).
+    /// its latency (a kernel parameter's is the IMC's; a word access's is written over).
     entries: Vec<Entry>,
-    /// The plain entries that are not invariant, in program order: a settled register file's
-    /// run over PCs `a..b` runs `steady[first[a]..first[b]]`.
-    steady: Vec<Fast>,
-    /// Per PC (`len + 1`), how many entries of `steady` come before it.
-    first: Vec<u32>,
     /// Per PC (`len + 1`), the uniform datapath's requests of the instructions before it:
     /// `[IMC requests, IDC requests]` (every IDC request, an 8-byte parameter's, hits).
     uniform: Vec<[u64; 2]>,
@@ -894,15 +945,9 @@ impl Runs {
                 },
             })
             .collect();
-        let mut first = vec![0];
         let mut uniform = vec![[0; 2]];
         let mut flops = vec![[0; 3]];
-        let mut steady = vec![];
         for p in forms {
-            if p.plain() && !p.invariant {
-                steady.push(p.op);
-            }
-            first.push(steady.len() as u32);
             let [imc, idc] = *uniform.last().expect("starts with one");
             let (di, dd) = match p.op {
                 Fast::Bcast { imc, .. } => (u64::from(imc), 0),
@@ -925,8 +970,6 @@ impl Runs {
             flops,
             diff: vec![[0; 2]; forms.len() + 1],
             entries,
-            steady,
-            first,
             uniform,
         }
     }
@@ -1015,6 +1058,138 @@ mod tests {
                 super::super::fast::tests::MEM_GENERAL.set(on)
             });
         }
+    }
+
+    /// Full warps' segments ([`Ctx::segment`]) give what running their entries one at a time
+    /// gives (plain runs, loads and stores through the memory path): the same outputs,
+    /// counters, per-PC statistics and timing, on workloads with parameters, invariant and
+    /// f32 forms, global and shared word accesses, branches, barriers and partial warps.
+    #[test]
+    fn segments_match_entry_by_entry() {
+        let cases: [(&str, &[(&str, i64)]); 7] = [
+            ("transpose_smem", &[("n", 64)]),
+            ("read_stride", &[("n", 3000)]),
+            ("reduce", &[("n", 8192)]),
+            ("stencil_1d", &[("n", 4096)]),
+            ("smem_stride", &[]),
+            ("conv2d", &[]),
+            ("pseudo_random", &[("n", 20000)]),
+        ];
+        for gpu in ["rtx3090", "h200"] {
+            for (name, sets) in cases {
+                crate::testing::same_both_ways(gpu, name, sets, |on| {
+                    super::super::fast::tests::SEGMENTS_OFF.set(on)
+                });
+            }
+        }
+    }
+
+    /// A kernel whose segments hold guarded word accesses (a guard that lets a whole warp
+    /// run, part of one, or none, and negated), f32 forms and invariant entries, run on blocks
+    /// with a partial warp and under budgets that end a launch inside a segment, gives the same
+    /// results and errors with segments as entry by entry, and faults alike where a word access
+    /// inside a segment is misaligned.
+    #[test]
+    fn segments_match_entry_by_entry_with_guards_and_budgets() {
+        const PTX: &str = "
+.version 8.8
+.target sm_80
+.address_size 64
+.visible .entry seg_mix(.param .u64 p_dst, .param .u32 p_k, .param .u64 p_g)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<20>;
+	.reg .f32 	%f<4>;
+	.reg .b64 	%rd<20>;
+	ld.param.u64 	%rd1, [p_dst];
+	ld.param.u32 	%r1, [p_k];
+	ld.param.u64 	%rd9, [p_g];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r2, %tid.x;
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mad.lo.s32 	%r5, %r3, %r4, %r2;
+	mul.wide.u32 	%rd3, %r5, 8;
+	add.s64 	%rd4, %rd2, %rd3;
+	ld.global.u32 	%r6, [%rd4];
+	setp.lt.u32 	%p1, %r2, %r1;
+	add.s32 	%r7, %r6, %r5;
+	@%p1 st.global.u32 	[%rd4], %r7;
+	mov.b32 	%f1, %r6;
+	add.f32 	%f2, %f1, %f1;
+	@!%p1 ld.global.u32 	%r8, [%rd4+4];
+	mul.f32 	%f3, %f2, %f1;
+	add.s64 	%rd5, %rd4, %rd9;
+	st.global.f32 	[%rd5+4], %f3;
+	ld.global.u32 	%r9, [%rd4+4];
+	add.s32 	%r10, %r9, %r8;
+	st.global.u32 	[%rd4], %r10;
+	ret;
+}
+";
+        let dir = std::env::temp_dir().join(format!("sim-seg-mix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("seg_mix.ptx"), PTX).unwrap();
+        let launch = |k: u32, g: u64| {
+            format!(
+                "[[launch]]\nlabel = \"k{k}g{g}\"\nkernel = \"seg_mix\"\ngrid = [3, 1, 1]\n\
+                 block = [80, 1, 1]\nargs = [\"dst\", {k}, {g}]\n\n"
+            )
+        };
+        let head = "name = \"seg_mix\"\ndescription = \"test\"\nptx = \"seg_mix.ptx\"\n\
+                    [params]\nn = 1\n\
+                    [[buffer]]\nname = \"dst\"\ntype = \"u32\"\ncount = \"600\"\n\
+                    init = \"random:5\"\noutput = true\n\n";
+        // Guards that pass for no lane, part of the first warp, whole warps, every lane.
+        let mut text = head.to_string();
+        for k in [0, 5, 32, 33, 64, 80] {
+            text += &launch(k, 0);
+        }
+        // A misaligned store inside a segment faults.
+        let faults = format!("{head}{}", launch(40, 2));
+        for (k, (text, faults)) in [(text, false), (faults, true)].iter().enumerate() {
+            let path = dir.join(format!("seg_mix_{k}.toml"));
+            std::fs::write(&path, text).unwrap();
+            let cfg = format!("{}/../configs/rtx3090.toml", env!("CARGO_MANIFEST_DIR"));
+            let cfg = crate::config::GpuConfig::load(std::path::Path::new(&cfg)).unwrap();
+            let w = crate::workload::Workload::resolve(path.to_str().unwrap()).unwrap();
+            for budget in [
+                u64::MAX,
+                1,
+                7,
+                13,
+                40,
+                101,
+                200,
+                230,
+                240,
+                250,
+                252,
+                254,
+                260,
+            ] {
+                let opts = crate::run::Options {
+                    keep_outputs: true,
+                    max_warp_instructions: budget,
+                    ..Default::default()
+                };
+                let run = |off: bool| {
+                    super::super::fast::tests::SEGMENTS_OFF.set(off);
+                    let r = crate::run::run_workload(&cfg, &w, &opts);
+                    super::super::fast::tests::SEGMENTS_OFF.set(false);
+                    match r {
+                        Ok(r) => format!("{:?}", r.launches),
+                        Err(e) => format!("error: {e}"),
+                    }
+                };
+                let (seg, one) = (run(false), run(true));
+                if budget == u64::MAX {
+                    assert_eq!(one.starts_with("error"), *faults, "{k}: {one:.300}");
+                }
+                assert_eq!(seg, one, "{k} budget {budget}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// Two overlapping runs and one at the end: each PC counts the runs over it.
