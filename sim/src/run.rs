@@ -395,6 +395,22 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
 /// Executes a [`Plan`]'s launches in order on the simulated GPU, each with cold caches (or warm,
 /// with [`Options::warm`]), on one memory image that carries results from launch to launch.
 pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRun> {
+    // Allocations one launch's SMs leave for the next (each launch starts them afresh), kept from
+    // the process's last run and left for its next one.
+    let mut scratch = exec::Scratch::kept();
+    let run = execute_with(cfg, plan, opts, &mut scratch)?;
+    scratch.keep();
+    Ok(run)
+}
+
+/// [`execute`], the launches' SMs starting from the allocations in `scratch` and leaving theirs
+/// there.
+fn execute_with(
+    cfg: &GpuConfig,
+    plan: Plan,
+    opts: &Options,
+    scratch: &mut exec::Scratch,
+) -> Result<WorkloadRun> {
     let Plan {
         workload: w,
         mut image,
@@ -402,8 +418,6 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         ..
     } = plan;
     let mut launches = vec![];
-    // Allocations one launch's SMs leave for the next (each launch starts them afresh).
-    let mut scratch = exec::Scratch::default();
     for p in &planned {
         let launch = Launch {
             label: &p.label,
@@ -421,9 +435,9 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
         };
         let mut mem = MemorySystem::new(cfg);
         if opts.warm {
-            exec::run_with(cfg, &launch, &mut image, &mut mem, &mut scratch)?;
+            exec::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
         }
-        let mut stats = exec::run_with(cfg, &launch, &mut image, &mut mem, &mut scratch)?;
+        let mut stats = exec::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
         // Warp instructions as the GPU counts them: SASS, from the PTX (timing::sass).
         stats.counters.inst_executed = stats.sms.iter().map(|w| w.issue_slots).sum();
         let c = &stats.counters;
@@ -794,5 +808,65 @@ fn int_for(ty: Type, v: i64) -> u64 {
         Type::F32 => u64::from((v as f32).to_bits()),
         Type::F64 => (v as f64).to_bits(),
         _ => v as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(name: &str) -> GpuConfig {
+        let path = format!("{}/../configs/{name}", env!("CARGO_MANIFEST_DIR"));
+        GpuConfig::load(std::path::Path::new(&path)).expect("shipped config")
+    }
+
+    /// Runs bundled workload `name` with `--set` overrides `sets`, its SMs starting from `scratch`.
+    fn run_from(
+        cfg: &GpuConfig,
+        name: &str,
+        sets: &[(&str, i64)],
+        s: &mut exec::Scratch,
+    ) -> String {
+        let w = Workload::resolve(name).expect("bundled workload");
+        let opts = Options {
+            sets: sets.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+            keep_outputs: true,
+            ..Options::default()
+        };
+        let plan = plan(cfg, &w, &opts).expect("plans");
+        format!("{:?}", execute_with(cfg, plan, &opts, s).expect("runs"))
+    }
+
+    /// A run whose SMs start from what other workloads' runs left (register files of other
+    /// shapes, logs, replay state; on GPUs of other SM counts) gives the results of a run from
+    /// an empty scratch, as [`execute`]'s reuse across runs of a process relies on.
+    #[test]
+    fn runs_from_an_earlier_runs_scratch_match_runs_from_an_empty_one() {
+        let (rtx, t4) = (config("rtx3090.toml"), config("t4.toml"));
+        // (GPU, workload, `--set` overrides)
+        type Case<'a> = (&'a GpuConfig, &'a str, &'a [(&'a str, i64)]);
+        let runs: [Case; 8] = [
+            (&rtx, "transpose_smem", &[("n", 64)]),
+            (&rtx, "pseudo_random", &[("n", 20_000)]),
+            (&t4, "reduce", &[("n", 16_384)]),
+            (&rtx, "read_stride", &[("n", 4096)]),
+            (&rtx, "conv2d", &[("n", 64)]),
+            (&t4, "stencil_1d", &[("n", 8192)]),
+            (&rtx, "smem_stride", &[]),
+            (&t4, "transpose_smem", &[("n", 64)]),
+        ];
+        let fresh: Vec<String> = (runs.iter())
+            .map(|&(cfg, w, sets)| run_from(cfg, w, sets, &mut exec::Scratch::default()))
+            .collect();
+        // Forwards, then backwards: each shape follows others, larger and smaller.
+        let mut shared = exec::Scratch::default();
+        for k in (0..runs.len()).chain((0..runs.len()).rev()) {
+            let (cfg, w, sets) = runs[k];
+            assert_eq!(
+                run_from(cfg, w, sets, &mut shared),
+                fresh[k],
+                "{w} after others"
+            );
+        }
     }
 }
