@@ -12,7 +12,7 @@ use crate::memory::image::{
     read_le, write_le, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES,
 };
 use crate::memory::shared::{self, Banks};
-use crate::memory::system::{ConstLevelsOutcome, L1Outcome, LoadPath};
+use crate::memory::system::{ConstLevelsOutcome, L1Outcome, LineRecords, LoadPath};
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
@@ -1157,14 +1157,23 @@ impl Ctx<'_> {
         push_steps(&mut log.sectors, s0, 1, n);
         let req = log.addrs.len();
         // The sectors that go on to L2 onto the log's request list, in order: a store's every
-        // one, a load's misses.
+        // one, a load's misses (as one line record where the config takes them).
+        let records = self.params.line_records();
         let l1_hits = if store {
             self.caches.store_line(self.params, line, mask);
-            push_steps(&mut log.addrs, first, 1 << shift, n);
+            if records {
+                log.addrs.push(LineRecords::record(line, mask));
+            } else {
+                push_steps(&mut log.addrs, first, 1 << shift, n);
+            }
             0
         } else {
             let hits = (self.caches).load_line(line, mask, path);
-            if hits == 0 {
+            if records {
+                if hits != mask {
+                    log.addrs.push(LineRecords::record(line, mask & !hits));
+                }
+            } else if hits == 0 {
                 push_steps(&mut log.addrs, first, 1 << shift, n);
             } else {
                 let top = line << (line_shift - shift);
@@ -1245,12 +1254,23 @@ impl Ctx<'_> {
             Some((first, n)) => {
                 log.sectors
                     .extend((0..u64::from(n)).map(|k| (first >> shift) + k));
-                let (p, to_l2) = (self.params, &mut log.addrs);
-                if store {
-                    (n, self.caches.store_run_into(p, (first, n), to_l2), 0)
-                } else {
-                    let r = self.caches.load_run_into(p, (first, n), path, to_l2);
-                    (n, r.lines, r.hits)
+                let (p, caches) = (self.params, &mut *self.caches);
+                let run = (first, n);
+                match (store, p.line_records()) {
+                    (true, true) => {
+                        let lines = caches.store_run_into(p, run, &mut LineRecords(&mut log.addrs));
+                        (n, lines, 0)
+                    }
+                    (true, false) => (n, caches.store_run_into(p, run, &mut log.addrs), 0),
+                    (false, true) => {
+                        let to_l2 = &mut LineRecords(&mut log.addrs);
+                        let r = caches.load_run_into(p, run, path, to_l2);
+                        (n, r.lines, r.hits)
+                    }
+                    (false, false) => {
+                        let r = caches.load_run_into(p, run, path, &mut log.addrs);
+                        (n, r.lines, r.hits)
+                    }
                 }
             }
             None => self.global_sectors(access, run, step, shift, path, store),
@@ -1327,11 +1347,14 @@ impl Ctx<'_> {
         work.l1_tags += u64::from(lines);
         let sent = log.addrs.len() > req;
         let hit = !store && !sent;
+        let records = self.params.line_records();
         let lat = match (store, sent) {
             // Every sector hit L1.
             (false, false) => self.costs.global(Level::Cache(0)),
+            (false, true) if records => log.request_from(L2Kind::LoadLines, req),
             (false, true) => log.request_from(L2Kind::Load, req),
             // Stores are acknowledged by L2; the L2 pass still runs their writes.
+            (true, true) if records => log.request_from(L2Kind::StoreLines, req),
             (true, true) => log.request_from(L2Kind::Store, req),
             (true, false) => self.costs.l2,
         };
@@ -1373,20 +1396,30 @@ impl Ctx<'_> {
             };
         let log = &mut *self.log;
         log.sectors.extend(touched.iter().map(|s| s >> shift));
-        if !store && self.params.sector_transactions() {
+        let p = self.params;
+        if !store && p.sector_transactions() {
             // A load's misses straight onto the log's request list.
-            let (p, to_l2) = (self.params, &mut log.addrs);
-            let r = self.caches.load_sectors_to(p, touched, path, to_l2);
+            let r = if p.line_records() {
+                let to_l2 = &mut LineRecords(&mut log.addrs);
+                self.caches.load_sectors_to(p, touched, path, to_l2)
+            } else {
+                self.caches
+                    .load_sectors_to(p, touched, path, &mut log.addrs)
+            };
             return (touched.len() as u32, r.lines, r.hits);
         }
         let mut o = L1Outcome::default();
         if store {
-            self.caches.store_sectors_into(self.params, touched, &mut o);
+            self.caches.store_sectors_into(p, touched, &mut o);
         } else {
-            self.caches
-                .load_sectors_into(self.params, touched, path, &mut o);
+            self.caches.load_sectors_into(p, touched, path, &mut o);
         }
-        log.addrs.extend_from_slice(&o.to_l2);
+        if p.line_records() {
+            self.caches
+                .pass_on(&o.to_l2, &mut LineRecords(&mut log.addrs));
+        } else {
+            log.addrs.extend_from_slice(&o.to_l2);
+        }
         (o.sectors, o.lines, o.l1_hits)
     }
 

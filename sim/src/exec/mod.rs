@@ -28,7 +28,9 @@ pub use occupancy::{occupancy, Occupancy};
 use crate::config::GpuConfig;
 use crate::error::{Error, Result};
 use crate::memory::image::GlobalView;
-use crate::memory::system::{L2Lines, L2Model, L2Outcome, MemorySystem, Params, SmCaches};
+use crate::memory::system::{
+    L2Lines, L2Model, L2Outcome, LineRecords, MemorySystem, Params, SmCaches,
+};
 use crate::memory::{Level, MemoryImage};
 use crate::metrics::{Counters, PcStats};
 use crate::ptx::ast::StateSpace;
@@ -833,46 +835,61 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
             }
             let f = lines.as_mut().expect("the L2's geometry does not change");
             let sb = L2Lines::SECTOR_BYTES;
-            let out = match req.kind {
-                L2Kind::Load => f.read(addrs).map(|r| {
-                    let (read, written) = (u64::from(r.missed) * sb, u64::from(r.written) * sb);
-                    read_sectors += u64::from(r.sectors);
-                    read_hits += u64::from(r.hits);
-                    dram_read += read;
-                    dram_write += written;
-                    ReqOut {
-                        lat: costs.global(r.level()),
-                        dram: r.missed != 0,
-                        dram_bytes: read + written,
-                    }
-                }),
-                L2Kind::Store => {
-                    let w = f.write(addrs);
-                    let written = u64::from(w.written) * sb;
-                    write_sectors += u64::from(w.sectors);
-                    write_hits += u64::from(w.hits);
-                    dram_write += written;
-                    Some(ReqOut {
+            let (counts, store) = match req.kind {
+                L2Kind::LoadLines => (Some(f.read_lines(addrs)), false),
+                L2Kind::Load => (f.read(addrs), false),
+                L2Kind::StoreLines => (Some(f.write_lines(addrs)), true),
+                L2Kind::Store => (Some(f.write(addrs)), true),
+                _ => (None, false),
+            };
+            let out = counts.map(|r| {
+                let (read, written) = (u64::from(r.missed) * sb, u64::from(r.written) * sb);
+                dram_write += written;
+                if store {
+                    write_sectors += u64::from(r.sectors);
+                    write_hits += u64::from(r.hits);
+                    return ReqOut {
                         lat: costs.l2,
                         dram: false,
                         dram_bytes: written,
-                    })
+                    };
                 }
-                _ => None,
-            };
+                read_sectors += u64::from(r.sectors);
+                read_hits += u64::from(r.hits);
+                dram_read += read;
+                ReqOut {
+                    lat: costs.global(r.level()),
+                    dram: r.missed != 0,
+                    dram_bytes: read + written,
+                }
+            });
             if let Some(out) = out {
                 log.out.push(out);
                 continue;
             }
         }
         lines = None;
+        // Line records as one address per sector, for the general path.
+        let expanded: Vec<u64>;
+        let (kind, addrs) = match req.kind {
+            L2Kind::LoadLines | L2Kind::StoreLines => {
+                expanded = LineRecords::sectors(addrs).collect();
+                let kind = match req.kind {
+                    L2Kind::LoadLines => &L2Kind::Load,
+                    _ => &L2Kind::Store,
+                };
+                (kind, &expanded[..])
+            }
+            ref kind => (kind, addrs),
+        };
         let mut t = L2Outcome::default();
         let served = |level: Level| ReqOut {
             lat: costs.global(level),
             dram: level == Level::Dram,
             dram_bytes: 0,
         };
-        let mut out = match &req.kind {
+        let mut out = match kind {
+            L2Kind::LoadLines | L2Kind::StoreLines => unreachable!("expanded above"),
             L2Kind::Load => {
                 let level = l2.read_request(addrs, &mut t);
                 c.l2_read_sectors += u64::from(t.sectors);
@@ -921,7 +938,7 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
                 }
             }
         };
-        out.dram_bytes = match req.kind {
+        out.dram_bytes = match kind {
             L2Kind::Const(..) => t.dram_read,
             _ => t.dram_read + t.dram_write,
         };

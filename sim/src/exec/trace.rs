@@ -60,6 +60,11 @@ pub enum L2Kind {
     Load,
     /// A global or local store's written sectors (acknowledged by L2, latency known).
     Store,
+    /// [`L2Kind::Load`] whose addresses are line records
+    /// ([`crate::memory::system::LineRecords`]).
+    LoadLines,
+    /// [`L2Kind::Store`] whose addresses are line records.
+    StoreLines,
     /// A global `atom` (`returns`: its old value is used) or `red`: read-modify-writes in L2.
     Atomic {
         /// The result is read (`atom`), so its latency matters; else acknowledged like a store.
@@ -75,7 +80,8 @@ pub enum L2Kind {
 pub struct L2Req {
     /// What it is.
     pub kind: L2Kind,
-    /// Its L1-sector addresses (loads, stores) or constant addresses: `BlockLog::addrs[start..end]`.
+    /// Its L1-sector addresses (loads, stores), line records (their `Lines` kinds) or constant
+    /// addresses: `BlockLog::addrs[start..end]`.
     pub start: u32,
     /// End of its addresses in `BlockLog::addrs`.
     pub end: u32,

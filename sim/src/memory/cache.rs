@@ -98,18 +98,50 @@ fn becomes_recent(sectors: u32, evict_first: bool) -> bool {
 const EMPTY: u64 = u64::MAX;
 const NIL: u32 = u32::MAX;
 
-/// A list a read's missed sectors (byte addresses) are pushed onto, in order: a request's own
-/// ([`super::coalesce::Sectors`]) or the block log's request list (`Vec<u64>`, without a buffer
-/// in between).
+/// A list a read's missed sectors are pushed onto, in order: a request's own
+/// ([`super::coalesce::Sectors`]) or the block log's request list, as sector byte addresses
+/// (`Vec<u64>`) or one record per line ([`super::system::LineRecords`]).
 pub trait MissList {
+    /// Whether the list keeps a line's sectors in one entry: a reader then pushes each line's
+    /// missed sectors with one [`MissList::push_line`] rather than sector by sector.
+    const LINES: bool = false;
+
     /// Pushes the sector at byte address `sector`.
     fn push_sector(&mut self, sector: u64);
+
+    /// Pushes the sectors `mask` (not empty) of line number `line`, in order; `shifts`: log2 of
+    /// the line's and the sector's bytes.
+    #[inline(always)]
+    fn push_line(&mut self, line: u64, mask: u32, (line_shift, sector_shift): (u32, u32)) {
+        let mut m = mask;
+        while m != 0 {
+            let k = u64::from(m.trailing_zeros());
+            self.push_sector((line << line_shift) + (k << sector_shift));
+            m &= m - 1;
+        }
+    }
 }
 
 impl MissList for Vec<u64> {
     #[inline(always)]
     fn push_sector(&mut self, sector: u64) {
         self.push(sector);
+    }
+
+    #[inline(always)]
+    fn push_line(&mut self, line: u64, mask: u32, (line_shift, sector_shift): (u32, u32)) {
+        let a = line << line_shift;
+        if mask == 15 && line_shift - sector_shift == 2 {
+            // A whole line of four sectors (the shipped configs'): one copy of four, no loop.
+            let step = 1 << sector_shift;
+            self.extend_from_slice(&[a, a + step, a + 2 * step, a + 3 * step]);
+            return;
+        }
+        let mut m = mask;
+        while m != 0 {
+            self.push(a + (u64::from(m.trailing_zeros()) << sector_shift));
+            m &= m - 1;
+        }
     }
 }
 
@@ -352,16 +384,15 @@ impl SectorCache {
         missed: &mut impl MissList,
     ) -> (u32, u32) {
         let line_of = self.line_map();
+        let shifts = (self.line_shift, self.sector_shift);
         if !self.ordered && sectors.len() <= 64 {
-            return self
-                .listed
-                .read_sorted(sectors, line_of, evict_first, missed);
+            return (self.listed).read_sorted(sectors, (line_of, shifts), evict_first, missed);
         }
         let read = |line, mask| {
             self.access_line_inlined(line, mask, false, true, evict_first)
                 .hits
         };
-        read_runs(sectors, line_of, read, missed)
+        read_runs(sectors, (line_of, shifts), read, missed)
     }
 
     /// [`SectorCache::read_sectors`] of the `n` consecutive sectors from byte address `first`
@@ -375,13 +406,13 @@ impl SectorCache {
         first: u64,
         n: u32,
         evict_first: bool,
-        missed: &mut Vec<u64>,
+        missed: &mut impl MissList,
     ) -> (u32, u32) {
         let (sector_shift, per_line) = (self.sector_shift, self.line_shift - self.sector_shift);
         let mut s = first >> sector_shift;
         let end = s + u64::from(n);
+        let shifts = (self.line_shift, sector_shift);
         if !self.ordered {
-            let shifts = (per_line, sector_shift);
             return (self.listed).read_run((s, n), shifts, evict_first, missed);
         }
         let (mut lines, mut hit) = (0, 0);
@@ -393,20 +424,29 @@ impl SectorCache {
             let hits = (self.access_line_inlined(line, mask, false, true, evict_first)).hits;
             lines += 1;
             hit += hits.count_ones();
-            let top = line << per_line;
-            if hits == 0 {
-                // Wholly missed (a streaming load's common case): an exact-size extend.
-                missed.extend((s..next).map(|k| k << sector_shift));
-            } else {
-                let mut miss = mask & !hits;
-                while miss != 0 {
-                    missed.push((top + u64::from(miss.trailing_zeros())) << sector_shift);
-                    miss &= miss - 1;
-                }
+            if hits != mask {
+                missed.push_line(line, mask & !hits, shifts);
             }
             s = next;
         }
         (lines, hit)
+    }
+
+    /// Pushes the ascending sectors `sectors` (byte addresses) onto `list`, as they are: those
+    /// of a load that bypasses the cache, or of a store.
+    #[inline]
+    pub fn pass_on<M: MissList>(&self, sectors: &[u64], list: &mut M) {
+        if !M::LINES {
+            sectors.iter().for_each(|&s| list.push_sector(s));
+            return;
+        }
+        let (line_of, shifts) = (self.line_map(), (self.line_shift, self.sector_shift));
+        let mut i = 0;
+        while i < sectors.len() {
+            let (j, line, mask) = line_group(sectors, i, &line_of);
+            list.push_line(line, mask, shifts);
+            i = j;
+        }
     }
 
     /// Drops the line holding byte `addr`, if present (write-evict stores); returns whether it was.
@@ -586,13 +626,14 @@ fn line_group(
 }
 
 /// [`SectorCache::read_sectors`] with `read(line, mask)` the lookup of a line's sectors
-/// (returning those present), `line_of` as [`SectorCache::line_map`].
+/// (returning those present), `line_of` as [`SectorCache::line_map`] and `shifts` its line's and
+/// sector's log2 bytes.
 #[inline(always)]
-fn read_runs(
+fn read_runs<M: MissList>(
     sectors: &[u64],
-    line_of: impl Fn(u64) -> (u64, u32),
+    (line_of, shifts): (impl Fn(u64) -> (u64, u32), (u32, u32)),
     mut read: impl FnMut(u64, u32) -> u32,
-    missed: &mut impl MissList,
+    missed: &mut M,
 ) -> (u32, u32) {
     let (mut lines, mut hit) = (0u32, 0u32);
     let mut i = 0;
@@ -602,6 +643,9 @@ fn read_runs(
         let hits = read(line, mask);
         if hits == mask {
             hit += (j - i) as u32;
+        } else if M::LINES {
+            hit += hits.count_ones();
+            missed.push_line(line, mask & !hits, shifts);
         } else {
             hit += split_hits(&sectors[i..j], hits, &line_of, missed);
         }

@@ -2,7 +2,7 @@
 //! and DRAM. Each method takes one warp-level access and returns what happened; nothing here
 //! counts metrics or cycles.
 
-use super::cache::{Geometry, LineOutcome, SectorCache, SixteenWays};
+use super::cache::{Geometry, LineOutcome, MissList, SectorCache, SixteenWays};
 use super::{coalesce, constant, Level, WarpAccess};
 use crate::config::{GpuConfig, StorePolicy};
 use rayon::prelude::*;
@@ -80,6 +80,8 @@ pub struct Params {
     /// Global accesses carry a memory descriptor each warp loads once (compute capability 8.0
     /// and later), read once here rather than parsed from the config string per warp.
     descriptor: bool,
+    /// Loads' and stores' L2 sectors go onto the block log as [`LineRecords`].
+    line_records: bool,
 }
 
 impl Params {
@@ -98,11 +100,26 @@ impl Params {
         self.l1_transaction_bytes <= self.l1_sector_bytes
     }
 
+    /// Whether a global or local access's L2 sectors go onto the block log's request list as
+    /// [`LineRecords`] (one per line) rather than one address per sector: on a config with
+    /// [`Params::sector_transactions`] whose L1 lines are [`LineRecords`]' (every shipped one
+    /// from Maxwell on).
+    #[inline]
+    pub fn line_records(&self) -> bool {
+        self.line_records
+    }
+
     /// log2 of the L1 line size (a power of two): a byte address shifted right by it is its L1
     /// line number.
     #[inline]
     pub fn l1_line_shift(&self) -> u32 {
         self.l1_line_bytes.trailing_zeros()
+    }
+
+    /// log2 of the L1 line and sector sizes ([`MissList::push_line`]'s shifts).
+    #[inline]
+    pub fn l1_shifts(&self) -> (u32, u32) {
+        (self.l1_line_shift(), self.l1_sector_bytes.trailing_zeros())
     }
 
     /// The distinct L1 sectors `access` touches, ascending (byte addresses).
@@ -226,13 +243,13 @@ impl SmCaches {
         p: &Params,
         sectors: &[u64],
         path: LoadPath,
-        to_l2: &mut Vec<u64>,
+        to_l2: &mut impl MissList,
     ) -> RunOutcome {
         debug_assert!(p.sector_transactions());
         let (lines, hits) = match path {
             LoadPath::L1 { evict_first } => self.l1.read_sectors(sectors, evict_first, to_l2),
             LoadPath::L2Only => {
-                to_l2.extend_from_slice(sectors);
+                self.l1.pass_on(sectors, to_l2);
                 (coalesce::lines(sectors, p.l1_line_bytes) as u32, 0)
             }
         };
@@ -249,14 +266,15 @@ impl SmCaches {
         p: &Params,
         (first, n): (u64, u32),
         path: LoadPath,
-        to_l2: &mut Vec<u64>,
+        to_l2: &mut impl MissList,
     ) -> RunOutcome {
         debug_assert!(p.sector_transactions());
         let (lines, hits) = match path {
             LoadPath::L1 { evict_first } => self.l1.read_run(first, n, evict_first, to_l2),
             LoadPath::L2Only => {
-                let step = u64::from(p.l1_sector_bytes);
-                to_l2.extend((0..u64::from(n)).map(|k| first + k * step));
+                run_line_masks(p, (first, n), |line, mask| {
+                    to_l2.push_line(line, mask, p.l1_shifts());
+                });
                 (run_lines(p, first, n), 0)
             }
         };
@@ -271,34 +289,21 @@ impl SmCaches {
         &mut self,
         p: &Params,
         (first, n): (u64, u32),
-        to_l2: &mut Vec<u64>,
+        to_l2: &mut impl MissList,
     ) -> u32 {
         debug_assert!(p.sector_transactions());
-        let step = u64::from(p.l1_sector_bytes);
-        to_l2.extend((0..u64::from(n)).map(|k| first + k * step));
         // Once per line, as `store_sectors_into`.
-        let (sector_shift, line_shift) = (
-            p.l1_sector_bytes.trailing_zeros(),
-            p.l1_line_bytes.trailing_zeros(),
-        );
-        let per_line = line_shift - sector_shift;
-        let mut s = first >> sector_shift;
-        let end = s + u64::from(n);
-        while s < end {
-            let line = s >> per_line;
-            let next = end.min((line + 1) << per_line);
+        run_line_masks(p, (first, n), |line, mask| {
+            to_l2.push_line(line, mask, p.l1_shifts());
             match p.store_policy {
                 StorePolicy::WriteThrough => {
-                    let mask =
-                        (u32::MAX >> (32 - (next - s) as u32)) << (s & ((1 << per_line) - 1));
                     self.l1.access_line(line, mask, false, false, false);
                 }
                 StorePolicy::WriteEvict => {
-                    self.l1.invalidate(line << line_shift);
+                    self.l1.invalidate(line << p.l1_line_shift());
                 }
             }
-            s = next;
-        }
+        });
         run_lines(p, first, n)
     }
 
@@ -325,6 +330,13 @@ impl SmCaches {
                 self.l1.invalidate(line << p.l1_line_shift());
             }
         }
+    }
+
+    /// Pushes the ascending L1 sectors `sectors` (byte addresses) onto `list` as they are (a
+    /// store's, which all go on to L2).
+    #[inline]
+    pub fn pass_on(&self, sectors: &[u64], list: &mut impl MissList) {
+        self.l1.pass_on(sectors, list);
     }
 
     /// L1 part of a global or local store: update what L1 holds, or evict the line, as the
@@ -709,6 +721,66 @@ impl LineCounts {
     }
 }
 
+/// The block log's request list as line records ([`Params::line_records`]): per L1 line a
+/// global or local access sends sectors of to L2, one entry, the line's first byte address
+/// ORed with the mask of those sectors (lines of 128 bytes, four sectors of 32: the mask lies
+/// below the address's bits). The L1's readers push a line's misses at once, and the L2 pass
+/// takes each line as it stands ([`L2Lines::read_lines`]), with no sectors to group. A
+/// request's records are its distinct lines, ascending.
+pub struct LineRecords<'a>(pub &'a mut Vec<u64>);
+
+impl LineRecords<'_> {
+    /// Bytes per line.
+    pub const LINE_BYTES: u64 = 128;
+    /// Bytes per sector.
+    pub const SECTOR_BYTES: u64 = 32;
+    const SHIFTS: (u32, u32) = (
+        Self::LINE_BYTES.trailing_zeros(),
+        Self::SECTOR_BYTES.trailing_zeros(),
+    );
+
+    /// The record of the sectors `mask` of line number `line`.
+    #[inline(always)]
+    pub fn record(line: u64, mask: u32) -> u64 {
+        line << Self::SHIFTS.0 | u64::from(mask)
+    }
+
+    /// A record's line number and sector mask.
+    #[inline(always)]
+    pub fn parts(record: u64) -> (u64, u32) {
+        let low = (1 << Self::SHIFTS.0) - 1;
+        (record >> Self::SHIFTS.0, (record & low) as u32)
+    }
+
+    /// The sectors (byte addresses) of `records`, in order: the request as one address per
+    /// sector.
+    pub fn sectors(records: &[u64]) -> impl Iterator<Item = u64> + '_ {
+        records.iter().flat_map(|&r| {
+            let (line, mask) = Self::parts(r);
+            (0..Self::LINE_BYTES / Self::SECTOR_BYTES)
+                .filter(move |k| mask >> k & 1 != 0)
+                .map(move |k| (line << Self::SHIFTS.0) + (k << Self::SHIFTS.1))
+        })
+    }
+}
+
+impl MissList for LineRecords<'_> {
+    const LINES: bool = true;
+
+    #[inline(always)]
+    fn push_sector(&mut self, sector: u64) {
+        let (line_shift, sector_shift) = Self::SHIFTS;
+        let bit = 1 << (sector >> sector_shift & ((1 << (line_shift - sector_shift)) - 1));
+        self.0.push(Self::record(sector >> line_shift, bit));
+    }
+
+    #[inline(always)]
+    fn push_line(&mut self, line: u64, mask: u32, shifts: (u32, u32)) {
+        debug_assert_eq!(shifts, Self::SHIFTS, "lines of 128 bytes, sectors of 32");
+        self.0.push(Self::record(line, mask));
+    }
+}
+
 /// The L2 in the shipped configs' geometry, borrowed for the requests of a block
 /// ([`L2Model::lines`]): 128-byte lines of four 32-byte sectors in 16-way sets kept in recency
 /// order, an L1 sector one L2 sector and a miss's DRAM fill one sector. A request's lines are
@@ -741,6 +813,42 @@ impl L2Lines<'_> {
     pub fn write(&mut self, written: &[u64]) -> LineCounts {
         let whole = ascending(written, Self::SECTOR_SHIFT);
         self.lines::<true>(written, whole)
+    }
+
+    /// [`L2Lines::read`] of a load request's [`LineRecords`]: their counts (each line's sectors
+    /// distinct, as an L1's misses are, so no block comes twice).
+    #[inline(always)]
+    pub fn read_lines(&mut self, records: &[u64]) -> LineCounts {
+        self.records::<false>(records)
+    }
+
+    /// [`L2Lines::write`] of a store request's [`LineRecords`]: their counts.
+    #[inline(always)]
+    pub fn write_lines(&mut self, records: &[u64]) -> LineCounts {
+        self.records::<true>(records)
+    }
+
+    /// Looks up each of `records`' lines once ([`LineRecords`]), reading (or writing when
+    /// `WRITE`): the counts, as [`L2Lines::lines`] finds them for the records' sectors.
+    #[inline(always)]
+    fn records<const WRITE: bool>(&mut self, records: &[u64]) -> LineCounts {
+        let (mut sectors, mut hits, mut written) = (0, 0, 0);
+        for &r in records {
+            let (line, mask) = LineRecords::parts(r);
+            sectors += mask.count_ones();
+            let o = self.sets.access_line::<WRITE>(line, mask);
+            hits += o.hits.count_ones();
+            written += o.writeback_sectors;
+        }
+        if WRITE {
+            hits = sectors;
+        }
+        LineCounts {
+            sectors,
+            hits,
+            missed: sectors - hits,
+            written,
+        }
     }
 
     /// Looks up the runs of consecutive `addrs` in one line, each once, reading (or writing when
@@ -868,6 +976,12 @@ impl MemorySystem {
             store_policy: cfg.l1.store_policy,
             broadcast_lanes: cfg.constant.broadcast_lanes,
             descriptor: cfg.compute_capability().0 >= 8,
+            line_records: cfg.l1.transaction_bytes <= l1g.sector_bytes
+                && (l1g.line_bytes, l1g.sector_bytes)
+                    == (
+                        LineRecords::LINE_BYTES as u32,
+                        LineRecords::SECTOR_BYTES as u32,
+                    ),
         };
         // One SM's cold caches, copied for each SM (a copy costs less than setting up the
         // recency ranks of hundreds of ways again).
@@ -992,6 +1106,26 @@ fn run_lines(p: &Params, first: u64, n: u32) -> u32 {
     let last = first + u64::from(n - 1) * u64::from(p.l1_sector_bytes);
     let shift = p.l1_line_bytes.trailing_zeros();
     ((last >> shift) - (first >> shift) + 1) as u32
+}
+
+/// Calls `f(line, mask)` for each L1 line the `n` consecutive L1 sectors from byte address
+/// `first` touch, in order, with the mask of the run's sectors in it (closed form).
+#[inline(always)]
+fn run_line_masks(p: &Params, (first, n): (u64, u32), mut f: impl FnMut(u64, u32)) {
+    let (line_shift, sector_shift) = p.l1_shifts();
+    let per_line = line_shift - sector_shift;
+    let mut s = first >> sector_shift;
+    let end = s + u64::from(n);
+    while s < end {
+        let line = s >> per_line;
+        let next = end.min((line + 1) << per_line);
+        // The run's sectors of this line: `next - s` (1 to 32) from bit `s % per line` on.
+        f(
+            line,
+            (u32::MAX >> (32 - (next - s) as u32)) << (s & ((1 << per_line) - 1)),
+        );
+        s = next;
+    }
 }
 
 /// The runs of consecutive `sectors` in one line (`line_of` as [`SectorCache::line_of`]): the
@@ -1210,6 +1344,145 @@ mod tests {
                 fast.load_sectors_into(&p, &[s * sb], path, &mut b);
                 assert_eq!(a, b, "{s}");
             }
+        }
+    }
+
+    #[test]
+    fn line_records_have_the_outcome_of_sector_lists() {
+        // The reference: the same reads and stores pushing one address per sector (`Vec<u64>`)
+        // on a copy of the same caches; the records pushed must be those sectors, a record per
+        // line in order. Small and large L1s (sets kept in order, and recency lists with a hash
+        // index), both load paths and streamed fills, both store policies; runs of 1 to 40
+        // sectors and lists of 1 to 64 over few lines, so that hits, partial hits and evictions
+        // all happen.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rtx3090.toml");
+        let base_cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
+        let mut x = 23u64;
+        let mut next = move || {
+            x = crate::testing::lcg(x);
+            x >> 33
+        };
+        for (ways, policy) in [
+            (4, StorePolicy::WriteThrough),
+            (256, StorePolicy::WriteThrough),
+            (4, StorePolicy::WriteEvict),
+            (256, StorePolicy::WriteEvict),
+        ] {
+            let mut cfg = base_cfg.clone();
+            cfg.l1.associativity = ways;
+            cfg.l1.size_bytes = u64::from(ways) * u64::from(cfg.l1.line_bytes) * 4;
+            cfg.l1.store_policy = policy;
+            let mem = MemorySystem::new(&cfg);
+            let p = mem.params;
+            assert!(p.line_records());
+            let sb = u64::from(p.l1_sector_bytes);
+            let (mut fast, mut reference) = (mem.sms[0].clone(), mem.sms[0].clone());
+            for _ in 0..20_000 {
+                let span = [8, 64, 4096][(next() % 3) as usize] * 4;
+                let first = next() % span * sb;
+                let n = (next() % 40 + 1) as u32;
+                let run: Vec<u64> = (0..u64::from(n)).map(|k| first + k * sb).collect();
+                let mut list: Vec<u64> = (0..1 + next() % 64).map(|_| next() % span * sb).collect();
+                list.sort_unstable();
+                list.dedup();
+                let path = match next() % 4 {
+                    0 => LoadPath::L2Only,
+                    1 => LoadPath::L1 { evict_first: true },
+                    _ => LoadPath::L1 { evict_first: false },
+                };
+                let (mut expect, mut records) = (vec![1u64], vec![1u64]);
+                let got = &mut LineRecords(&mut records);
+                match next() % 5 {
+                    0 => {
+                        let a = reference.store_run_into(&p, (first, n), &mut expect);
+                        assert_eq!(fast.store_run_into(&p, (first, n), got), a);
+                    }
+                    1 => {
+                        let mut o = L1Outcome::default();
+                        reference.store_sectors_into(&p, &list, &mut o);
+                        expect.extend_from_slice(&o.to_l2);
+                        let mut q = L1Outcome::default();
+                        fast.store_sectors_into(&p, &list, &mut q);
+                        fast.pass_on(&q.to_l2, got);
+                        assert_eq!(o, q);
+                    }
+                    2 => {
+                        let a = reference.load_sectors_to(&p, &list, path, &mut expect);
+                        assert_eq!(fast.load_sectors_to(&p, &list, path, got), a);
+                    }
+                    _ => {
+                        let a = reference.load_run_into(&p, (first, n), path, &mut expect);
+                        assert_eq!(fast.load_run_into(&p, (first, n), path, got), a);
+                    }
+                }
+                // What was there before stays; each record is a distinct line, ascending.
+                assert_eq!(records[0], 1);
+                let lines: Vec<u64> = records[1..].iter().map(|&r| r >> 7).collect();
+                assert!(lines.windows(2).all(|w| w[0] < w[1]), "{records:x?}");
+                assert!(records[1..].iter().all(|&r| r & 15 != 0 && r & 127 < 16));
+                let sectors: Vec<u64> = LineRecords::sectors(&records[1..]).collect();
+                assert_eq!(sectors, expect[1..], "{first:x} {n} {run:x?} {list:x?}");
+            }
+            // The same contents: every line of the range looked up on both, with allocation.
+            for s in 0..4096 * 4 {
+                let (mut a, mut b) = (L1Outcome::default(), L1Outcome::default());
+                let path = LoadPath::L1 { evict_first: false };
+                reference.load_sectors_into(&p, &[s * sb], path, &mut a);
+                fast.load_sectors_into(&p, &[s * sb], path, &mut b);
+                assert_eq!(a, b, "{s}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_sector_pushed_alone_is_its_lines_record() {
+        let mut records = vec![];
+        let mut list = LineRecords(&mut records);
+        for s in [0u64, 32, 96, 128, 0x1234_5660, !31] {
+            list.push_sector(s);
+        }
+        let expect = [0u64, 32, 96, 128, 0x1234_5660, !31];
+        assert_eq!(LineRecords::sectors(&records).collect::<Vec<_>>(), expect);
+        assert_eq!(LineRecords::parts(records[2]), (0, 0b1000));
+        assert_eq!(LineRecords::record(0x2468ac, 0b0101) >> 7, 0x2468ac);
+    }
+
+    #[test]
+    fn l2_line_records_have_the_outcome_of_their_sectors() {
+        // The reference: `L2Lines::read` and `write` of the records' sectors (one address per
+        // sector) on a copy of the same L2, then both L2s' contents compared. Records of 1 to
+        // 16 distinct lines, ascending, with any masks; a small L2, so that dirty lines are
+        // evicted.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rtx3090.toml");
+        let mut cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
+        cfg.l2.size_bytes = 16 * 128 * 3;
+        let mut l2 = MemorySystem::new(&cfg).l2;
+        let mut reference = l2.clone();
+        let mut x = 9u64;
+        let mut next = move || {
+            x = crate::testing::lcg(x);
+            x >> 33
+        };
+        for _ in 0..20_000 {
+            let mut lines: Vec<u64> = (0..1 + next() % 16).map(|_| next() % 256).collect();
+            lines.sort_unstable();
+            lines.dedup();
+            let records: Vec<u64> = (lines.iter())
+                .map(|&l| LineRecords::record(l, 1 + (next() % 15) as u32))
+                .collect();
+            let sectors: Vec<u64> = LineRecords::sectors(&records).collect();
+            let (mut got, mut want) = (l2.lines().unwrap(), reference.lines().unwrap());
+            let (c, e) = if next() % 3 == 0 {
+                (got.write_lines(&records), want.write(&sectors))
+            } else {
+                (got.read_lines(&records), want.read(&sectors).unwrap())
+            };
+            assert_eq!(c, e, "{records:x?}");
+        }
+        for s in 0..256 * 4 {
+            let (mut t, mut u) = (L2Outcome::default(), L2Outcome::default());
+            assert_eq!(l2.read(s * 32, &mut t), reference.read(s * 32, &mut u));
+            assert_eq!(t, u, "{s}");
         }
     }
 

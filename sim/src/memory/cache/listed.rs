@@ -481,14 +481,15 @@ impl Listed {
     }
 
     /// Reads (looks up with allocation; `evict_first` for streamed fills) the ascending sectors
-    /// `sectors` (byte addresses, at most 64; `line_of` as [`super::SectorCache::line_map`]),
-    /// one lookup per line; pushes those that missed onto `missed`, in order. Returns (lines,
-    /// sectors hit). Not inlined: one loop for every request of sectors.
+    /// `sectors` (byte addresses, at most 64; `line_of` as [`super::SectorCache::line_map`],
+    /// `shifts` the log2 of its line's and sector's bytes), one lookup per line; pushes those
+    /// that missed onto `missed`, in order. Returns (lines, sectors hit). Not inlined: one loop
+    /// for every request of sectors.
     #[inline(never)]
     pub(super) fn read_sorted(
         &mut self,
         sectors: &[u64],
-        line_of: impl Fn(u64) -> (u64, u32),
+        (line_of, shifts): (impl Fn(u64) -> (u64, u32), (u32, u32)),
         evict_first: bool,
         missed: &mut impl super::MissList,
     ) -> (u32, u32) {
@@ -496,37 +497,38 @@ impl Listed {
         // of a table), found without a branch per sector: then the loop groups nothing.
         let shared = (sectors.iter().zip(sectors.iter().skip(1)))
             .fold(false, |acc, (&p, &n)| acc | (line_of(p).0 == line_of(n).0));
-        let run = (sectors, &line_of, missed);
+        let run = (sectors, (&line_of, shifts), missed);
         match (self.fronts.len().is_power_of_two(), shared, evict_first) {
             // A mask, which also keeps the set's index within `fronts` (no bounds check).
-            (true, false, false) => self.read_sorted_with::<false, false>(run, mask_set),
-            (true, false, true) => self.read_sorted_with::<false, true>(run, mask_set),
-            (true, true, false) => self.read_sorted_with::<true, false>(run, mask_set),
-            (true, true, true) => self.read_sorted_with::<true, true>(run, mask_set),
-            (false, false, false) => self.read_sorted_with::<false, false>(run, div_set),
-            (false, false, true) => self.read_sorted_with::<false, true>(run, div_set),
-            (false, true, false) => self.read_sorted_with::<true, false>(run, div_set),
-            (false, true, true) => self.read_sorted_with::<true, true>(run, div_set),
+            (true, false, false) => self.read_sorted_with::<false, false, _>(run, mask_set),
+            (true, false, true) => self.read_sorted_with::<false, true, _>(run, mask_set),
+            (true, true, false) => self.read_sorted_with::<true, false, _>(run, mask_set),
+            (true, true, true) => self.read_sorted_with::<true, true, _>(run, mask_set),
+            (false, false, false) => self.read_sorted_with::<false, false, _>(run, div_set),
+            (false, false, true) => self.read_sorted_with::<false, true, _>(run, div_set),
+            (false, true, false) => self.read_sorted_with::<true, false, _>(run, div_set),
+            (false, true, true) => self.read_sorted_with::<true, true, _>(run, div_set),
         }
     }
 
     /// [`Listed::read_sorted`] with `set_of` a line's set (of the number of sets), `GROUPED`
     /// when some sectors share a line.
     #[inline(always)]
-    fn read_sorted_with<const GROUPED: bool, const EVICT_FIRST: bool>(
+    fn read_sorted_with<const GROUPED: bool, const EVICT_FIRST: bool, M: super::MissList>(
         &mut self,
-        (sectors, line_of, missed): (
+        (sectors, (line_of, shifts), missed): (
             &[u64],
-            &impl Fn(u64) -> (u64, u32),
-            &mut impl super::MissList,
+            (&impl Fn(u64) -> (u64, u32), (u32, u32)),
+            &mut M,
         ),
         set_of: impl Fn(u64, usize) -> usize + Copy,
     ) -> (u32, u32) {
         assert!(sectors.len() <= 64, "at most 64 sectors a request");
         let (mut p, mut newest) = self.parts_for(sectors.len());
         // Bit `k`: sector `k` missed (pushed onto `missed` at the end, in order): a wholly
-        // missed line sets its bits without a test per sector.
-        let (mut lines, mut missing) = (0u32, 0u64);
+        // missed line sets its bits without a test per sector. A list of lines takes each
+        // line's misses as the loop finds them (`hit` counts their hits).
+        let (mut lines, mut missing, mut hit) = (0u32, 0u64, 0u32);
         let mut i = 0;
         while let Some(&first) = sectors.get(i) {
             let (line, mut mask) = line_of(first);
@@ -541,7 +543,12 @@ impl Listed {
             }
             lines += 1;
             let hits = p.read::<EVICT_FIRST>(line, mask, set_of, &mut newest);
-            if !GROUPED {
+            if M::LINES {
+                hit += hits.count_ones();
+                if hits != mask {
+                    missed.push_line(line, mask & !hits, shifts);
+                }
+            } else if !GROUPED {
                 missing |= u64::from(hits == 0) << i;
             } else if hits == 0 {
                 missing |= (u64::MAX >> (64 - (j - i))) << i;
@@ -553,6 +560,9 @@ impl Listed {
             i = j;
         }
         self.clock.newest = newest;
+        if M::LINES {
+            return (lines, hit);
+        }
         let hit = sectors.len() as u32 - missing.count_ones();
         if missing != 0 && missing == u64::MAX >> (64 - sectors.len()) {
             // Every sector missed (a streaming load's common case): all at once.
@@ -583,20 +593,20 @@ impl Listed {
         hits
     }
 
-    /// [`Listed::read_sorted`] of the `n` consecutive sectors from sector number `first`
-    /// (`per_line` of them a line, a power of two): the lines and their masks in closed form;
-    /// the missed sectors' numbers pushed onto `missed` shifted left by `sector_shift` (byte
-    /// addresses). Not inlined, as `read_sorted`.
+    /// [`Listed::read_sorted`] of the `n` consecutive sectors from sector number `first` (lines
+    /// and sectors of `1 << line_shift` and `1 << sector_shift` bytes): the lines and their
+    /// masks in closed form, each line's missed sectors pushed onto `missed` at once. Not
+    /// inlined, as `read_sorted`.
     #[inline(never)]
     pub(super) fn read_run(
         &mut self,
         (first, n): (u64, u32),
-        (per_line, sector_shift): (u32, u32),
+        (line_shift, sector_shift): (u32, u32),
         evict_first: bool,
-        missed: &mut Vec<u64>,
+        missed: &mut impl super::MissList,
     ) -> (u32, u32) {
         let run = (first, n);
-        let shifts = (per_line, sector_shift);
+        let shifts = (line_shift, sector_shift);
         match (self.fronts.len().is_power_of_two(), evict_first) {
             (true, false) => self.read_run_with::<false>(run, shifts, mask_set, missed),
             (true, true) => self.read_run_with::<true>(run, shifts, mask_set, missed),
@@ -610,10 +620,11 @@ impl Listed {
     fn read_run_with<const EVICT_FIRST: bool>(
         &mut self,
         (first, n): (u64, u32),
-        (per_line, sector_shift): (u32, u32),
+        shifts: (u32, u32),
         set_of: impl Fn(u64, usize) -> usize + Copy,
-        missed: &mut Vec<u64>,
+        missed: &mut impl super::MissList,
     ) -> (u32, u32) {
+        let per_line = shifts.0 - shifts.1;
         let (mut p, mut newest) = self.parts_for(n as usize);
         let mut s = first;
         let end = s + u64::from(n);
@@ -626,22 +637,8 @@ impl Listed {
             let hits = p.read::<EVICT_FIRST>(line, mask, set_of, &mut newest);
             lines += 1;
             hit += hits.count_ones();
-            if hits == 0 && next - s == 4 {
-                // A whole line of four sectors (the shipped configs'), wholly missed (a
-                // streaming load's common case): one copy of four, no loop.
-                let a = s << sector_shift;
-                let step = 1 << sector_shift;
-                missed.extend_from_slice(&[a, a + step, a + 2 * step, a + 3 * step]);
-            } else if hits == 0 {
-                // Wholly missed: an exact-size extend.
-                missed.extend((s..next).map(|k| k << sector_shift));
-            } else {
-                let top = line << per_line;
-                let mut miss = mask & !hits;
-                while miss != 0 {
-                    missed.push((top + u64::from(miss.trailing_zeros())) << sector_shift);
-                    miss &= miss - 1;
-                }
+            if hits != mask {
+                missed.push_line(line, mask & !hits, shifts);
             }
             s = next;
         }
