@@ -28,9 +28,7 @@ pub use occupancy::{occupancy, Occupancy};
 use crate::config::GpuConfig;
 use crate::error::{Error, Result};
 use crate::memory::image::GlobalView;
-use crate::memory::system::{
-    L2Lines, L2Model, L2Outcome, LineRecords, MemorySystem, Params, SmCaches,
-};
+use crate::memory::system::{L2Lines, L2Model, L2Outcome, MemorySystem, Params, SmCaches};
 use crate::memory::{Level, MemoryImage};
 use crate::metrics::{Counters, PcStats};
 use crate::ptx::ast::StateSpace;
@@ -869,27 +867,15 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
             }
         }
         lines = None;
-        // Line records as one address per sector, for the general path.
-        let expanded: Vec<u64>;
-        let (kind, addrs) = match req.kind {
-            L2Kind::LoadLines | L2Kind::StoreLines => {
-                expanded = LineRecords::sectors(addrs).collect();
-                let kind = match req.kind {
-                    L2Kind::LoadLines => &L2Kind::Load,
-                    _ => &L2Kind::Store,
-                };
-                (kind, &expanded[..])
-            }
-            ref kind => (kind, addrs),
-        };
         let mut t = L2Outcome::default();
         let served = |level: Level| ReqOut {
             lat: costs.global(level),
             dram: level == Level::Dram,
             dram_bytes: 0,
         };
-        let mut out = match kind {
-            L2Kind::LoadLines | L2Kind::StoreLines => unreachable!("expanded above"),
+        let mut out = match &req.kind {
+            // `Params::line_records` only where the L2 is `L2Lines`' (`fast`).
+            L2Kind::LoadLines | L2Kind::StoreLines => unreachable!("line records on a fast L2"),
             L2Kind::Load => {
                 let level = l2.read_request(addrs, &mut t);
                 c.l2_read_sectors += u64::from(t.sectors);
@@ -938,7 +924,7 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
                 }
             }
         };
-        out.dram_bytes = match kind {
+        out.dram_bytes = match req.kind {
             L2Kind::Const(..) => t.dram_read,
             _ => t.dram_read + t.dram_write,
         };

@@ -102,8 +102,8 @@ impl Params {
 
     /// Whether a global or local access's L2 sectors go onto the block log's request list as
     /// [`LineRecords`] (one per line) rather than one address per sector: on a config with
-    /// [`Params::sector_transactions`] whose L1 lines are [`LineRecords`]' (every shipped one
-    /// from Maxwell on).
+    /// [`Params::sector_transactions`] whose L1 lines are [`LineRecords`]' and whose L2 is
+    /// [`L2Lines`]' (which looks the records up as they stand).
     #[inline]
     pub fn line_records(&self) -> bool {
         self.line_records
@@ -997,13 +997,20 @@ impl MemorySystem {
             .into_par_iter()
             .map(|_| cold.clone())
             .collect();
+        let mut l2 = L2Model {
+            l2: SectorCache::new(l2g),
+            p: params,
+        };
+        // Line records only where the L2 pass takes them as they stand ([`L2Lines`]).
+        let line_records = params.line_records && l2.lines().is_some() && !tests_records_off();
+        l2.p.line_records = line_records;
         MemorySystem {
             sms,
-            l2: L2Model {
-                l2: SectorCache::new(l2g),
-                p: params,
+            l2,
+            params: Params {
+                line_records,
+                ..params
             },
-            params,
         }
     }
 
@@ -1106,6 +1113,19 @@ fn run_lines(p: &Params, first: u64, n: u32) -> u32 {
     let last = first + u64::from(n - 1) * u64::from(p.l1_sector_bytes);
     let shift = p.l1_line_bytes.trailing_zeros();
     ((last >> shift) - (first >> shift) + 1) as u32
+}
+
+/// Whether a test turned [`LineRecords`] off ([`tests::LINE_RECORDS_OFF`]), to compare the
+/// launches with those of one address per sector.
+#[cfg(test)]
+fn tests_records_off() -> bool {
+    tests::LINE_RECORDS_OFF.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+fn tests_records_off() -> bool {
+    false
 }
 
 /// Calls `f(line, mask)` for each L1 line the `n` consecutive L1 sectors from byte address
@@ -1374,7 +1394,9 @@ mod tests {
             cfg.l1.store_policy = policy;
             let mem = MemorySystem::new(&cfg);
             let p = mem.params;
-            assert!(p.line_records());
+            // `LineRecords`' geometry (not `p.line_records()`, which a test running meanwhile
+            // may turn off).
+            assert!(p.sector_transactions() && p.l1_shifts() == (7, 5));
             let sb = u64::from(p.l1_sector_bytes);
             let (mut fast, mut reference) = (mem.sms[0].clone(), mem.sms[0].clone());
             for _ in 0..20_000 {
@@ -1432,6 +1454,73 @@ mod tests {
                 assert_eq!(a, b, "{s}");
             }
         }
+    }
+
+    /// Every L2 request of global and local accesses as one address per sector (on all
+    /// threads: the outcomes are the same either way, so that other tests running meanwhile are
+    /// not disturbed).
+    pub(super) static LINE_RECORDS_OFF: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    /// Launches whose L2 requests are [`LineRecords`] give what they give with one address per
+    /// sector: the same outputs, counters, per-PC statistics and timing, on loads and stores
+    /// that are one run of sectors or not (offsets, strides, 16-byte elements, scattered
+    /// lanes), cached in L1, read-only, bypassing it (`dlcm = "cg"`), and local memory; on an
+    /// L1 of 256 ways in 4 sets (Ampere) and of 242 ways in 4 sets (Volta). The H200 (64-byte L2
+    /// fills) and Tesla (no L2 lines) keep sector lists.
+    #[test]
+    fn launches_with_line_records_match_those_of_sector_lists() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        // read_offset and write_offset with every global load bypassing L1.
+        let dir = std::env::temp_dir().join(format!("sim-line-records-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut cg = vec![];
+        for name in ["read_offset", "write_offset"] {
+            let text = std::fs::read_to_string(format!("{root}/kernels/{name}.toml")).unwrap();
+            let text = (text.replace("[[launch]]\n", "[[launch]]\ndlcm = \"cg\"\n"))
+                .replace("ptx = \"", &format!("ptx = \"{root}/kernels/"));
+            let path = dir.join(format!("{name}_cg.toml"));
+            std::fs::write(&path, text).unwrap();
+            cg.push(path.to_str().unwrap().to_string());
+        }
+        let local = format!("{root}/tests/fixtures/local_array.toml");
+        let cases: [(&str, &[(&str, i64)]); 11] = [
+            ("read_stride", &[("n", 3000)]),
+            ("transpose_smem", &[("n", 64)]),
+            ("transpose", &[("n", 64)]),
+            ("read_offset", &[("n", 3000)]),
+            ("write_offset", &[("n", 3000)]),
+            ("read_ldg", &[("n", 3000)]),
+            ("copy_float4", &[("n", 3000)]),
+            ("pseudo_random", &[("n", 20000)]),
+            (&cg[0], &[("n", 3000)]),
+            (&cg[1], &[("n", 3000)]),
+            (&local, &[]),
+        ];
+        for (gpu, records) in [
+            ("rtx3090", true),
+            ("v100", true),
+            ("h200", false),
+            ("c1060", false),
+        ] {
+            let path = format!("{root}/configs/{gpu}.toml");
+            let cfg = GpuConfig::load(std::path::Path::new(&path)).unwrap();
+            assert_eq!(
+                MemorySystem::new(&cfg).params.line_records(),
+                records,
+                "{gpu}"
+            );
+            if !records {
+                continue;
+            }
+            for (name, sets) in cases {
+                crate::testing::same_both_ways(gpu, name, sets, |on| {
+                    LINE_RECORDS_OFF.store(on, Relaxed)
+                });
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
