@@ -833,34 +833,42 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
             }
             let f = lines.as_mut().expect("the L2's geometry does not change");
             let sb = L2Lines::SECTOR_BYTES;
-            let (counts, store) = match req.kind {
-                L2Kind::LoadLines => (Some(f.read_lines(addrs)), false),
-                L2Kind::Load => (f.read(addrs), false),
-                L2Kind::StoreLines => (Some(f.write_lines(addrs)), true),
-                L2Kind::Store => (Some(f.write(addrs)), true),
-                _ => (None, false),
-            };
-            let out = counts.map(|r| {
-                let (read, written) = (u64::from(r.missed) * sb, u64::from(r.written) * sb);
-                dram_write += written;
-                if store {
-                    write_sectors += u64::from(r.sectors);
-                    write_hits += u64::from(r.hits);
-                    return ReqOut {
+            let out = match req.kind {
+                L2Kind::Load | L2Kind::LoadLines => {
+                    let counts = match req.kind {
+                        L2Kind::LoadLines => Some(f.read_lines(addrs)),
+                        _ => f.read(addrs),
+                    };
+                    counts.map(|r| {
+                        let (read, written) = (u64::from(r.missed) * sb, u64::from(r.written) * sb);
+                        read_sectors += u64::from(r.sectors);
+                        read_hits += u64::from(r.hits);
+                        dram_read += read;
+                        dram_write += written;
+                        ReqOut {
+                            lat: costs.global(r.level()),
+                            dram: r.missed != 0,
+                            dram_bytes: read + written,
+                        }
+                    })
+                }
+                L2Kind::Store | L2Kind::StoreLines => {
+                    let w = match req.kind {
+                        L2Kind::StoreLines => f.write_lines(addrs),
+                        _ => f.write(addrs),
+                    };
+                    let written = u64::from(w.written) * sb;
+                    write_sectors += u64::from(w.sectors);
+                    write_hits += u64::from(w.hits);
+                    dram_write += written;
+                    Some(ReqOut {
                         lat: costs.l2,
                         dram: false,
                         dram_bytes: written,
-                    };
+                    })
                 }
-                read_sectors += u64::from(r.sectors);
-                read_hits += u64::from(r.hits);
-                dram_read += read;
-                ReqOut {
-                    lat: costs.global(r.level()),
-                    dram: r.missed != 0,
-                    dram_bytes: read + written,
-                }
-            });
+                _ => None,
+            };
             if let Some(out) = out {
                 log.out.push(out);
                 continue;

@@ -786,6 +786,50 @@ mod tests {
         })
     }
 
+    /// A list with only [`MissList::push_sector`]: the general [`MissList::push_line`].
+    struct BySector(Vec<u64>);
+
+    impl MissList for BySector {
+        fn push_sector(&mut self, sector: u64) {
+            self.0.push(sector);
+        }
+    }
+
+    #[test]
+    fn a_vec_pushes_a_line_as_its_sectors_one_by_one() {
+        // `Vec`'s `push_line` (a whole line of four in one copy, others one by one) against the
+        // general one: every mask of lines of 2 to 16
+        // sectors, random ones of 32, after what the list held.
+        let mut x = 5u64;
+        for (line_shift, sector_shift) in [(7, 5), (6, 5), (7, 6), (8, 5), (9, 5), (10, 5)] {
+            let per_line = line_shift - sector_shift;
+            let masks: Vec<u32> = if per_line <= 4 {
+                (1..1u32 << (1 << per_line)).collect()
+            } else {
+                (0..5000)
+                    .map(|_| {
+                        x = crate::testing::lcg(x);
+                        let m = (x >> 20) as u32;
+                        // Runs as well as scattered bits.
+                        match x >> 60 & 3 {
+                            0 => m | 1,
+                            1 => (u32::MAX >> (m % 32)) << ((m >> 8) % 8),
+                            _ => m.max(1),
+                        }
+                    })
+                    .filter(|&m| m != 0)
+                    .collect()
+            };
+            for mask in masks {
+                let line = 0x1_2345 + u64::from(mask);
+                let (mut got, mut want) = (vec![7u64], BySector(vec![7u64]));
+                got.push_line(line, mask, (line_shift, sector_shift));
+                want.push_line(line, mask, (line_shift, sector_shift));
+                assert_eq!(got, want.0, "{mask:b} {line_shift} {sector_shift}");
+            }
+        }
+    }
+
     #[test]
     fn miss_then_hit_per_sector() {
         let mut c = l1();
