@@ -115,9 +115,10 @@ struct Plan {
     /// one test for the three.
     rare: u8,
     /// An ALU instruction or a load of one SASS slot or none (folded into another) and one
-    /// destination, without constant-pipe cycles: most of a stream, issued by [`Warp::fast`]
-    /// when it is not a unit's first use ([`FAST_LATER`] and [`FAST_FIRST`]: in waves that note
-    /// first uses, [`Env::fast`], and in the others) and a load's entry carries its latency.
+    /// destination, not a `bar.sync`: most of a stream, issued by [`Warp::fast`] when it is not
+    /// a unit's first use ([`FAST_LATER`] and [`FAST_FIRST`]: in waves that note first uses,
+    /// [`Env::fast`], and in the others) and a load's entry carries its latency. A pointer
+    /// parameter's load (constant-pipe cycles) is one too: every kernel's warps load a few.
     fast: u8,
     /// `!0` for a load, whose entry carries its latency, `0` for an ALU instruction: the latency
     /// [`Warp::fast`] adds to `result` is the entry's latency masked with it.
@@ -165,11 +166,11 @@ impl Plan {
             | flag(plan.unit.is_some(), UNIT);
         let fast = matches!(kind, Kind::Alu | Kind::Load)
             && plan.slots <= 1
-            && rare & !UNIT == 0
+            && rare & BARRIER == 0
             && plan.deps.n_dst == 1;
         Plan {
             rare,
-            fast: flag(fast, FAST_LATER) | flag(fast && rare == 0, FAST_FIRST),
+            fast: flag(fast, FAST_LATER) | flag(fast && rare & UNIT == 0, FAST_FIRST),
             ..plan
         }
     }
@@ -805,11 +806,15 @@ impl<R: Board + ?Sized> Warp<'_, R> {
         out
     }
 
-    /// [`Warp::step`] for a [`Plan::fast`] instruction: one slot or none, its one result after
-    /// its latency (`lat`, a load's, added to [`Plan::result`]).
+    /// [`Warp::step`] for a [`Plan::fast`] instruction: one slot or none, its constant-pipe
+    /// cycles, its one result after its latency (`lat`, a load's, added to [`Plan::result`]).
     #[inline(always)]
     fn fast(&mut self, p: &Plan, work: &mut SmWork, port: &mut Port, want: u32, lat: u32) {
         debug_assert!(p.fast != 0 && p.deps.n_dst == 1);
+        // In issue order, as the general path adds them (a sum of floats).
+        if p.rare & CONST != 0 {
+            work.const_cycles += p.const_cycles;
+        }
         let dst = p.deps.dst[0];
         let result = p.result + lat;
         if p.slots == 0 {

@@ -31,6 +31,11 @@ pub struct Port {
 /// Calendars longer than this (cycles) are trimmed to what warps can still ask for.
 pub const TRIM_SPAN: u64 = 1 << 14;
 
+/// Free words a calendar grows by past the one a request needs (1,024 cycles with it): a
+/// scheduler's requests move past the calendar's end every 64 cycles of its time, which took
+/// [`Port::take_on`]'s walk each time.
+const GROW: usize = 15;
+
 impl Port {
     /// Empties the calendar (every cycle free).
     pub fn reset(&mut self) {
@@ -98,13 +103,10 @@ impl Port {
             i += 1;
             below = 0;
         }
-        // Past the calendar's end (every 64 cycles of a scheduler's time): it grows to word `i`,
-        // all free but the cycles before the request.
-        if i == self.words.len() {
-            self.words.push(0);
-        } else {
-            self.words.resize(i + 1, 0);
-        }
+        // Past the calendar's end: it grows to word `i`, all free but the cycles before the
+        // request, and [`GROW`] free words past it, so that the next requests find their word
+        // in [`Port::take`] (a free word answers as this walk would: the cycle asked for).
+        self.words.resize(i + 1 + GROW, 0);
         self.long = self.span() > TRIM_SPAN;
         let bit = (!below).trailing_zeros();
         self.words[i] = 1 << bit;
@@ -562,7 +564,8 @@ pub(super) mod tests {
             p.take(0);
         }
         p.forget_before(130);
-        assert_eq!(p.span(), 128);
+        // The calendar grew to words 0 to `GROW` with the first request.
+        assert_eq!(p.span(), (1 + GROW as u64) * 64 - 128);
         // Cycles 128..200 are still taken.
         assert_eq!(p.take(130), 200);
         p.forget_before(10_000);
