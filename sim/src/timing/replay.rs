@@ -499,6 +499,8 @@ impl Sm {
         let schedulers = self.schedulers;
         let mut boards = boards.into_iter();
         let mut warps = Vec::with_capacity(total);
+        // The next warp's scheduler: the wave's warp number modulo the schedulers.
+        let mut port = 0;
         for (k, log) in logs.iter().enumerate() {
             let start = self.blocks[k].start;
             for (i, stream) in log.warps.iter().enumerate() {
@@ -510,11 +512,15 @@ impl Sm {
                     next: 0,
                     clock: start + cx.costs.warp_start(i as u32),
                     issued_max: 0,
-                    port: (warps.len() % schedulers) as u32,
+                    port,
                     drain: 0,
                     block: k as u32,
                     at_barrier: false,
                 });
+                port += 1;
+                if port as usize == schedulers {
+                    port = 0;
+                }
             }
         }
         let first_uses = logs.first().is_some_and(|l| l.wave == 0);
