@@ -284,16 +284,19 @@ struct Warp<'a, R: Board + ?Sized> {
     log: &'a BlockLog,
     /// Next entry of the stream.
     next: u32,
+    /// That entry while the warp is queued (read when the warp stopped before it, so that its
+    /// turn does not read the stream again).
+    cur: Entry,
     /// Issue floor: the warp's next instruction issues after it (cycles since the wave started).
     clock: u32,
     /// The latest cycle it issued an instruction (a branch's successors issue after it).
     issued_max: u32,
-    /// Its scheduler (the SM's warp number modulo the schedulers).
-    port: u32,
     /// Cycle by which every store has been acknowledged.
     drain: u32,
     /// Its block's index in the wave.
-    block: u32,
+    block: u16,
+    /// Its scheduler (the SM's warp number modulo the schedulers).
+    port: u8,
     /// Waiting at `bar.sync`.
     at_barrier: bool,
 }
@@ -510,11 +513,12 @@ impl Sm {
                     ready,
                     log,
                     next: 0,
+                    cur: Entry { pc: 0, lat: 0 },
                     clock: start + cx.costs.warp_start(i as u32),
                     issued_max: 0,
                     port,
                     drain: 0,
-                    block: k as u32,
+                    block: u16::try_from(k).expect("at most 65,536 blocks in a wave"),
                     at_barrier: false,
                 });
                 port += 1;
@@ -694,10 +698,11 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     /// [`Events::queue_or_retire`], whose issue time is the floor's next cycle (every register
     /// is ready at cycle 0 when the wave starts).
     fn queue_first(&mut self, w: usize) {
-        let h = &self.warps[w];
+        let h = &mut self.warps[w];
         match h.stream.first() {
-            Some(e) => {
+            Some(&e) => {
                 debug_assert_eq!(h.issue_time(&self.plans[e.pc as usize].deps), h.clock + 1);
+                h.cur = e;
                 self.q.push(pack(h.clock + 1, w as u32));
             }
             None => self.queue_or_retire(w),
@@ -706,9 +711,10 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
 
     /// Queues warp `w` for its next instruction, or retires it when its stream is done.
     fn queue_or_retire(&mut self, w: usize) {
-        let h = &self.warps[w];
+        let h = &mut self.warps[w];
         match h.stream.get(h.next as usize) {
-            Some(e) => {
+            Some(&e) => {
+                h.cur = e;
                 let t = h.issue_time(&self.plans[e.pc as usize].deps);
                 self.q.push(pack(t, w as u32));
             }
@@ -791,8 +797,9 @@ impl<R: Board + ?Sized> Warp<'_, R> {
         lim: u64,
     ) -> Option<u32> {
         let mut next = self.next as usize;
-        // A queued warp has an instruction to issue.
-        let &(mut e) = self.stream.get(next)?;
+        // A queued warp has an instruction to issue: its entry `next`.
+        debug_assert_eq!(self.stream.get(next), Some(&self.cur));
+        let mut e = self.cur;
         let mut p = &plans[e.pc as usize];
         let out = loop {
             next += 1;
@@ -810,6 +817,7 @@ impl<R: Board + ?Sized> Warp<'_, R> {
             p = &plans[e.pc as usize];
             want = self.issue_time(&p.deps);
             if u64::from(want) >= lim {
+                self.cur = e;
                 break Some(want);
             }
         };

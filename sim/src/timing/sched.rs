@@ -230,6 +230,11 @@ impl Ring {
     /// into it.
     #[inline(always)]
     fn move_to(&mut self, c: u64) {
+        // Most hand-overs stay in the cycle: every far key is past the ring's cycles already
+        // (only keys of later cycles go far, and a move back sends the ring's last ones).
+        if c == self.now {
+            return;
+        }
         self.now = c;
         if self.far_first >> 32 < c + SLOTS as u64 {
             self.pull_far();
