@@ -563,6 +563,33 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_port_gives_the_first_free_cycle_as_a_set_of_cycles_would() {
+        // Random requests, some far past the calendar's end (over the words it grew by, over
+        // the free words it holds): the answer is the first cycle from the request on that no
+        // earlier request took.
+        for seed in 1..100 {
+            let mut r = rng(seed);
+            let mut p = Port::default();
+            let mut taken = std::collections::BTreeSet::new();
+            let mut t = r(100);
+            for _ in 0..600 {
+                t += r(4);
+                let ask = match r(30) {
+                    0 => t + 64 * (GROW as u64) + r(200),
+                    1 => t + r(2000),
+                    _ => t.saturating_sub(r(40)),
+                };
+                let mut want = ask;
+                while taken.contains(&want) {
+                    want += 1;
+                }
+                taken.insert(want);
+                assert_eq!(p.take(ask), want, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
     fn a_port_forgets_the_past() {
         let mut p = Port::default();
         for _ in 0..200 {
