@@ -115,9 +115,10 @@ struct Plan {
     /// one test for the three.
     rare: u8,
     /// An ALU instruction or a load of one SASS slot or none (folded into another) and one
-    /// destination, without constant-pipe cycles: most of a stream, issued by [`Warp::fast`]
-    /// when it is not a unit's first use ([`FAST_LATER`] and [`FAST_FIRST`]: in waves that note
-    /// first uses, [`Env::fast`], and in the others) and a load's entry carries its latency.
+    /// destination, not a `bar.sync`: most of a stream, issued by [`Warp::fast`] when it is not
+    /// a unit's first use ([`FAST_LATER`] and [`FAST_FIRST`]: in waves that note first uses,
+    /// [`Env::fast`], and in the others) and a load's entry carries its latency. A pointer
+    /// parameter's load (constant-pipe cycles) is one too: every kernel's warps load a few.
     fast: u8,
     /// `!0` for a load, whose entry carries its latency, `0` for an ALU instruction: the latency
     /// [`Warp::fast`] adds to `result` is the entry's latency masked with it.
@@ -165,11 +166,11 @@ impl Plan {
             | flag(plan.unit.is_some(), UNIT);
         let fast = matches!(kind, Kind::Alu | Kind::Load)
             && plan.slots <= 1
-            && rare & !UNIT == 0
+            && rare & BARRIER == 0
             && plan.deps.n_dst == 1;
         Plan {
             rare,
-            fast: flag(fast, FAST_LATER) | flag(fast && rare == 0, FAST_FIRST),
+            fast: flag(fast, FAST_LATER) | flag(fast && rare & UNIT == 0, FAST_FIRST),
             ..plan
         }
     }
@@ -283,16 +284,19 @@ struct Warp<'a, R: Board + ?Sized> {
     log: &'a BlockLog,
     /// Next entry of the stream.
     next: u32,
+    /// That entry while the warp is queued (read when the warp stopped before it, so that its
+    /// turn does not read the stream again).
+    cur: Entry,
     /// Issue floor: the warp's next instruction issues after it (cycles since the wave started).
     clock: u32,
     /// The latest cycle it issued an instruction (a branch's successors issue after it).
     issued_max: u32,
-    /// Its scheduler (the SM's warp number modulo the schedulers).
-    port: u32,
     /// Cycle by which every store has been acknowledged.
     drain: u32,
     /// Its block's index in the wave.
-    block: u32,
+    block: u16,
+    /// Its scheduler (the SM's warp number modulo the schedulers).
+    port: u8,
     /// Waiting at `bar.sync`.
     at_barrier: bool,
 }
@@ -346,10 +350,16 @@ impl Board for [u32] {
 /// Registers a [`Small`] board holds.
 const SMALL: usize = 256;
 
+/// Entries of a [`Small`] board: [`SMALL`] and a cache line more, so that the boards of a wave,
+/// one after another, do not map a register's line to the same few sets of the host's L1 data
+/// cache (1 KiB apart, every fourth board's line of a register falls in the same set of a
+/// 4 KiB-periodic cache: conflict misses with 48 warps per SM).
+const BOARD: usize = SMALL + 16;
+
 /// The scoreboard of a program of at most [`SMALL`] registers: a register's index, below
 /// [`SMALL`], is its low byte, so that a look-up needs no bounds check (nor the board's length
 /// in a register of the replay's hot loop).
-type Small = [u32; SMALL];
+type Small = [u32; BOARD];
 
 impl Board for Small {
     #[inline(always)]
@@ -417,7 +427,7 @@ impl Replay {
             // The program's registers are zero before the wave (as in `regs`); the board's
             // other entries are never read.
             if self.small.len() < total {
-                self.small.resize(total, [0; SMALL]);
+                self.small.resize(total, [0; BOARD]);
             }
             let boards = &mut self.small[..total];
             // The first `n` entries, rounded up to 8, in 32-byte stores of a zero the compiler
@@ -492,6 +502,8 @@ impl Sm {
         let schedulers = self.schedulers;
         let mut boards = boards.into_iter();
         let mut warps = Vec::with_capacity(total);
+        // The next warp's scheduler: the wave's warp number modulo the schedulers.
+        let mut port = 0;
         for (k, log) in logs.iter().enumerate() {
             let start = self.blocks[k].start;
             for (i, stream) in log.warps.iter().enumerate() {
@@ -501,13 +513,18 @@ impl Sm {
                     ready,
                     log,
                     next: 0,
+                    cur: Entry { pc: 0, lat: 0 },
                     clock: start + cx.costs.warp_start(i as u32),
                     issued_max: 0,
-                    port: (warps.len() % schedulers) as u32,
+                    port,
                     drain: 0,
-                    block: k as u32,
+                    block: u16::try_from(k).expect("at most 65,536 blocks in a wave"),
                     at_barrier: false,
                 });
+                port += 1;
+                if port as usize == schedulers {
+                    port = 0;
+                }
             }
         }
         let first_uses = logs.first().is_some_and(|l| l.wave == 0);
@@ -632,6 +649,11 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     /// in the queue, as nothing enters the queue while it runs (only a barrier's release or the
     /// end of a block queues warps, and the warp stops there). Then [`Keys::switch`] queues it
     /// and hands over to `top`'s warp, or it parks at a barrier or retires.
+    ///
+    /// Not inlined into the wave's set-up: the event loop's registers are allocated on its own
+    /// (inlined, a change to the set-up moved the loop's spills by 1% of the host's
+    /// instructions either way).
+    #[inline(never)]
     fn run(&mut self, env: Env, work: &mut SmWork) {
         let plans = self.plans;
         let Some((mut key, mut top)) = self.q.pop_first() else {
@@ -676,10 +698,11 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     /// [`Events::queue_or_retire`], whose issue time is the floor's next cycle (every register
     /// is ready at cycle 0 when the wave starts).
     fn queue_first(&mut self, w: usize) {
-        let h = &self.warps[w];
+        let h = &mut self.warps[w];
         match h.stream.first() {
-            Some(e) => {
+            Some(&e) => {
                 debug_assert_eq!(h.issue_time(&self.plans[e.pc as usize].deps), h.clock + 1);
+                h.cur = e;
                 self.q.push(pack(h.clock + 1, w as u32));
             }
             None => self.queue_or_retire(w),
@@ -688,9 +711,10 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
 
     /// Queues warp `w` for its next instruction, or retires it when its stream is done.
     fn queue_or_retire(&mut self, w: usize) {
-        let h = &self.warps[w];
+        let h = &mut self.warps[w];
         match h.stream.get(h.next as usize) {
-            Some(e) => {
+            Some(&e) => {
+                h.cur = e;
                 let t = h.issue_time(&self.plans[e.pc as usize].deps);
                 self.q.push(pack(t, w as u32));
             }
@@ -773,8 +797,9 @@ impl<R: Board + ?Sized> Warp<'_, R> {
         lim: u64,
     ) -> Option<u32> {
         let mut next = self.next as usize;
-        // A queued warp has an instruction to issue.
-        let &(mut e) = self.stream.get(next)?;
+        // A queued warp has an instruction to issue: its entry `next`.
+        debug_assert_eq!(self.stream.get(next), Some(&self.cur));
+        let mut e = self.cur;
         let mut p = &plans[e.pc as usize];
         let out = loop {
             next += 1;
@@ -792,6 +817,7 @@ impl<R: Board + ?Sized> Warp<'_, R> {
             p = &plans[e.pc as usize];
             want = self.issue_time(&p.deps);
             if u64::from(want) >= lim {
+                self.cur = e;
                 break Some(want);
             }
         };
@@ -799,11 +825,15 @@ impl<R: Board + ?Sized> Warp<'_, R> {
         out
     }
 
-    /// [`Warp::step`] for a [`Plan::fast`] instruction: one slot or none, its one result after
-    /// its latency (`lat`, a load's, added to [`Plan::result`]).
+    /// [`Warp::step`] for a [`Plan::fast`] instruction: one slot or none, its constant-pipe
+    /// cycles, its one result after its latency (`lat`, a load's, added to [`Plan::result`]).
     #[inline(always)]
     fn fast(&mut self, p: &Plan, work: &mut SmWork, port: &mut Port, want: u32, lat: u32) {
         debug_assert!(p.fast != 0 && p.deps.n_dst == 1);
+        // In issue order, as the general path adds them (a sum of floats).
+        if p.rare & CONST != 0 {
+            work.const_cycles += p.const_cycles;
+        }
         let dst = p.deps.dst[0];
         let result = p.result + lat;
         if p.slots == 0 {
@@ -1153,7 +1183,7 @@ mod tests {
                 // The ring's replay on small boards (dirty past the program's registers), the
                 // heap's on the registers' slices.
                 let total = blocks * warps;
-                let mut small = vec![[0; SMALL]; total];
+                let mut small = vec![[0; BOARD]; total];
                 small.iter_mut().for_each(|b| b[8..].fill(u32::MAX));
                 let mut flat = vec![0; total * 8];
                 let boards = flat.chunks_mut(8).collect();
@@ -1259,7 +1289,7 @@ mod tests {
                     })
                     .collect();
                 let total = blocks * warps;
-                let (mut sa, mut sb) = (vec![[0; SMALL]; total], vec![[0; SMALL]; total]);
+                let (mut sa, mut sb) = (vec![[0; BOARD]; total], vec![[0; BOARD]; total]);
                 let ra = a.wave_with(
                     &mut Ring::default(),
                     sa.iter_mut().collect(),

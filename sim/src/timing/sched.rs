@@ -31,6 +31,11 @@ pub struct Port {
 /// Calendars longer than this (cycles) are trimmed to what warps can still ask for.
 pub const TRIM_SPAN: u64 = 1 << 14;
 
+/// Free words a calendar grows by past the one a request needs (1,024 cycles with it): a
+/// scheduler's requests move past the calendar's end every 64 cycles of its time, which took
+/// [`Port::take_on`]'s walk each time.
+const GROW: usize = 15;
+
 impl Port {
     /// Empties the calendar (every cycle free).
     pub fn reset(&mut self) {
@@ -98,13 +103,10 @@ impl Port {
             i += 1;
             below = 0;
         }
-        // Past the calendar's end (every 64 cycles of a scheduler's time): it grows to word `i`,
-        // all free but the cycles before the request.
-        if i == self.words.len() {
-            self.words.push(0);
-        } else {
-            self.words.resize(i + 1, 0);
-        }
+        // Past the calendar's end: it grows to word `i`, all free but the cycles before the
+        // request, and [`GROW`] free words past it, so that the next requests find their word
+        // in [`Port::take`] (a free word answers as this walk would: the cycle asked for).
+        self.words.resize(i + 1 + GROW, 0);
         self.long = self.span() > TRIM_SPAN;
         let bit = (!below).trailing_zeros();
         self.words[i] = 1 << bit;
@@ -228,6 +230,11 @@ impl Ring {
     /// into it.
     #[inline(always)]
     fn move_to(&mut self, c: u64) {
+        // Most hand-overs stay in the cycle: every far key is past the ring's cycles already
+        // (only keys of later cycles go far, and a move back sends the ring's last ones).
+        if c == self.now {
+            return;
+        }
         self.now = c;
         if self.far_first >> 32 < c + SLOTS as u64 {
             self.pull_far();
@@ -556,13 +563,41 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_port_gives_the_first_free_cycle_as_a_set_of_cycles_would() {
+        // Random requests, some far past the calendar's end (over the words it grew by, over
+        // the free words it holds): the answer is the first cycle from the request on that no
+        // earlier request took.
+        for seed in 1..100 {
+            let mut r = rng(seed);
+            let mut p = Port::default();
+            let mut taken = std::collections::BTreeSet::new();
+            let mut t = r(100);
+            for _ in 0..600 {
+                t += r(4);
+                let ask = match r(30) {
+                    0 => t + 64 * (GROW as u64) + r(200),
+                    1 => t + r(2000),
+                    _ => t.saturating_sub(r(40)),
+                };
+                let mut want = ask;
+                while taken.contains(&want) {
+                    want += 1;
+                }
+                taken.insert(want);
+                assert_eq!(p.take(ask), want, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
     fn a_port_forgets_the_past() {
         let mut p = Port::default();
         for _ in 0..200 {
             p.take(0);
         }
         p.forget_before(130);
-        assert_eq!(p.span(), 128);
+        // The calendar grew to words 0 to `GROW` with the first request.
+        assert_eq!(p.span(), (1 + GROW as u64) * 64 - 128);
         // Cycles 128..200 are still taken.
         assert_eq!(p.take(130), 200);
         p.forget_before(10_000);
