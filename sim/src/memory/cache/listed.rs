@@ -225,14 +225,26 @@ impl Parts<'_> {
     }
 
     /// The least recent slot of set `set`: the last of its ring when no lookup found it since
-    /// it took its place there, else the one with the smallest stamp.
+    /// it took its place there, else the one with the smallest stamp; and whether it is the
+    /// ring's last (then [`Parts::make_recent`] only sets the front: no second look at the ring).
     #[inline(always)]
-    fn victim(&self, set: usize) -> usize {
+    fn victim(&self, set: usize) -> (usize, bool) {
         let last = self.nodes[self.fronts[set] as usize].prev as usize;
         if self.stamps[last] == self.nodes[last].fill {
-            return last;
+            return (last, true);
         }
-        search(self.stamps, set * self.ways, self.ways)
+        (search(self.stamps, set * self.ways, self.ways), false)
+    }
+
+    /// [`Parts::move_to_front`] of a victim `(v, last)` from [`Parts::victim`]: the ring's last
+    /// slot becomes its first by the front alone (as `move_to_front` does for it).
+    #[inline(always)]
+    fn make_recent(&mut self, (v, last): (usize, bool), set: usize) {
+        if last {
+            self.fronts[set] = v as u32;
+        } else {
+            self.move_to_front(v, set);
+        }
     }
 }
 
@@ -361,7 +373,8 @@ impl Listed {
         // its place in the ring.
         let stamp = becomes_recent(sectors, evict_first).then(|| self.newest());
         let mut p = self.parts();
-        let v = p.victim(set);
+        let victim = p.victim(set);
+        let v = victim.0;
         let node = &mut p.nodes[v];
         let old = node.tag;
         let out = node.slot.refill(old != EMPTY, sectors, write);
@@ -369,7 +382,7 @@ impl Listed {
         if let Some(stamp) = stamp {
             p.stamps[v] = stamp;
             p.nodes[v].fill = stamp;
-            p.move_to_front(v, set);
+            p.make_recent(victim, set);
         }
         // Out of the old line's chain before the slot's link is rewritten for the new one's.
         if old != EMPTY {
@@ -436,7 +449,8 @@ impl Parts<'_> {
         };
         // As `Listed::refill` (a read's L1 line is never dirty: nothing to write back).
         let set = set_of(line, self.fronts.len());
-        let v = self.victim(set);
+        let victim = self.victim(set);
+        let v = victim.0;
         let node = &mut self.nodes[v];
         let old = node.tag;
         node.slot = Slot {
@@ -448,7 +462,7 @@ impl Parts<'_> {
             self.stamps[v] = *newest;
             self.nodes[v].fill = *newest;
             *newest += 1;
-            self.move_to_front(v, set);
+            self.make_recent(victim, set);
         }
         if old != EMPTY {
             self.remove_slot(old, v as u32);
@@ -657,4 +671,41 @@ fn mask_set(line: u64, sets: usize) -> usize {
 #[inline(always)]
 fn div_set(line: u64, sets: usize) -> usize {
     (line % sets as u64) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The store's rings: each set's front and every slot's links.
+    fn rings(l: &Listed) -> (Vec<u32>, Vec<(u32, u32)>) {
+        let links = l.nodes.iter().map(|n| (n.prev, n.next)).collect();
+        (l.fronts.clone(), links)
+    }
+
+    #[test]
+    fn make_recent_turns_the_ring_as_move_to_front_does() {
+        // Stores of 1 to 256 ways after random hits, misses, streamed fills and invalidations
+        // (which leave victims that are not the ring's last): the victim made recent both ways.
+        for ways in [1, 2, 8, 256] {
+            let mut l = Listed::new(2, ways);
+            let mut x = 7u64;
+            for i in 0..4000 {
+                x = crate::testing::lcg(x);
+                let line = (x >> 33) % (ways as u64 * 8);
+                let set = (line % 2) as usize;
+                if i % 7 == 0 {
+                    l.invalidate(line, set);
+                } else {
+                    let flags = (false, true, x & 0x300 == 0x300);
+                    l.access(set, line, 1 << (x >> 20 & 3), flags);
+                }
+                let (mut fast, mut general) = (l.clone(), l.clone());
+                let victim = fast.parts().victim(set);
+                fast.parts().make_recent(victim, set);
+                general.parts().move_to_front(victim.0, set);
+                assert_eq!(rings(&fast), rings(&general), "{ways} ways: op {i}");
+            }
+        }
+    }
 }
