@@ -1075,6 +1075,36 @@ mod tests {
         }
     }
 
+    /// `blocks` blocks of `warps` warps in `wave`, each warp a random stream of up to 29 entries
+    /// (pcs below `pcs`; latencies under 30 cycles, one in five up to 600).
+    fn random_logs(
+        r: &mut impl FnMut(u64) -> u64,
+        wave: usize,
+        blocks: usize,
+        warps: usize,
+        pcs: u64,
+    ) -> Vec<BlockLog> {
+        (0..blocks)
+            .map(|_| {
+                let streams: Vec<Vec<(u32, u32)>> = (0..warps)
+                    .map(|_| {
+                        (0..r(30))
+                            .map(|_| {
+                                let lat = if r(5) == 0 { 1 + r(600) } else { r(30) };
+                                (r(pcs) as u32, lat as u32)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let streams: Vec<&[(u32, u32)]> = streams.iter().map(Vec::as_slice).collect();
+                BlockLog {
+                    wave,
+                    ..block(&streams)
+                }
+            })
+            .collect()
+    }
+
     fn replay(program: &Program, costs: &Costs, logs: &[BlockLog]) -> Vec<u64> {
         let plans = Plans::new(costs, program);
         let cx = Ctx {
@@ -1160,26 +1190,7 @@ mod tests {
             for wave in 0..2 {
                 let blocks = 1 + r(4) as usize;
                 let warps = 1 + r(16) as usize;
-                let logs: Vec<BlockLog> = (0..blocks)
-                    .map(|_| {
-                        let streams: Vec<Vec<(u32, u32)>> = (0..warps)
-                            .map(|_| {
-                                (0..r(30))
-                                    .map(|_| {
-                                        let lat = if r(5) == 0 { 1 + r(600) } else { r(30) };
-                                        (r(12) as u32, lat as u32)
-                                    })
-                                    .collect()
-                            })
-                            .collect();
-                        let streams: Vec<&[(u32, u32)]> =
-                            streams.iter().map(Vec::as_slice).collect();
-                        BlockLog {
-                            wave,
-                            ..block(&streams)
-                        }
-                    })
-                    .collect();
+                let logs = random_logs(&mut r, wave, blocks, warps, 12);
                 // The ring's replay on small boards (dirty past the program's registers), the
                 // heap's on the registers' slices.
                 let total = blocks * warps;
@@ -1268,26 +1279,7 @@ mod tests {
             for wave in 0..2 {
                 let blocks = 1 + r(4) as usize;
                 let warps = 1 + r(16) as usize;
-                let logs: Vec<BlockLog> = (0..blocks)
-                    .map(|_| {
-                        let streams: Vec<Vec<(u32, u32)>> = (0..warps)
-                            .map(|_| {
-                                (0..r(30))
-                                    .map(|_| {
-                                        let lat = if r(5) == 0 { 1 + r(600) } else { r(30) };
-                                        (r(14) as u32, lat as u32)
-                                    })
-                                    .collect()
-                            })
-                            .collect();
-                        let streams: Vec<&[(u32, u32)]> =
-                            streams.iter().map(Vec::as_slice).collect();
-                        BlockLog {
-                            wave,
-                            ..block(&streams)
-                        }
-                    })
-                    .collect();
+                let logs = random_logs(&mut r, wave, blocks, warps, 14);
                 let total = blocks * warps;
                 let (mut sa, mut sb) = (vec![[0; BOARD]; total], vec![[0; BOARD]; total]);
                 let ra = a.wave_with(
