@@ -99,6 +99,8 @@ enum Kind {
 #[derive(Debug, Clone, Copy, Default)]
 struct Plan {
     deps: Deps,
+    /// Its instruction's index in the program.
+    pc: u32,
     kind: Kind,
     /// SASS issue slots ([`crate::timing::sass::Sass::slots`]).
     slots: u32,
@@ -141,6 +143,7 @@ impl Plan {
         };
         let plan = Plan {
             deps: Deps::of(inst),
+            pc,
             kind,
             slots: u32::from(s.slots),
             // A load's result waits for its entry's latency alone.
@@ -175,6 +178,26 @@ impl Plan {
         }
     }
 }
+
+/// The plan a warp holds before it is queued (no instruction).
+const IDLE: Plan = Plan {
+    deps: Deps {
+        src: [0; 7],
+        n_src: 0,
+        dst: [0; 4],
+        n_dst: 0,
+    },
+    pc: 0,
+    kind: Kind::Nothing,
+    slots: 0,
+    result: 0,
+    const_cycles: 0.0,
+    unit: None,
+    if_converted: false,
+    rare: 0,
+    fast: 0,
+    lat_mask: 0,
+};
 
 /// [`Plan::rare`]: constant-pipe cycles.
 const CONST: u8 = 1;
@@ -282,11 +305,13 @@ struct Warp<'a, R: Board + ?Sized> {
     ready: &'a mut R,
     /// Its block's log.
     log: &'a BlockLog,
+    /// The plan of the next entry's instruction while the warp is queued (found when the warp
+    /// stopped before it, so that its turn reads neither the stream nor the plans again).
+    plan: &'a Plan,
     /// Next entry of the stream.
     next: u32,
-    /// That entry while the warp is queued (read when the warp stopped before it, so that its
-    /// turn does not read the stream again).
-    cur: Entry,
+    /// That entry's latency while the warp is queued.
+    lat: u32,
     /// Issue floor: the warp's next instruction issues after it (cycles since the wave started).
     clock: u32,
     /// The latest cycle it issued an instruction (a branch's successors issue after it).
@@ -512,8 +537,9 @@ impl Sm {
                     stream,
                     ready,
                     log,
+                    plan: &IDLE,
                     next: 0,
-                    cur: Entry { pc: 0, lat: 0 },
+                    lat: 0,
                     clock: start + cx.costs.warp_start(i as u32),
                     issued_max: 0,
                     port,
@@ -701,8 +727,9 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
         let h = &mut self.warps[w];
         match h.stream.first() {
             Some(&e) => {
-                debug_assert_eq!(h.issue_time(&self.plans[e.pc as usize].deps), h.clock + 1);
-                h.cur = e;
+                h.plan = &self.plans[e.pc as usize];
+                h.lat = e.lat;
+                debug_assert_eq!(h.issue_time(&h.plan.deps), h.clock + 1);
                 self.q.push(pack(h.clock + 1, w as u32));
             }
             None => self.queue_or_retire(w),
@@ -714,8 +741,9 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
         let h = &mut self.warps[w];
         match h.stream.get(h.next as usize) {
             Some(&e) => {
-                h.cur = e;
-                let t = h.issue_time(&self.plans[e.pc as usize].deps);
+                h.plan = &self.plans[e.pc as usize];
+                h.lat = e.lat;
+                let t = h.issue_time(&h.plan.deps);
                 self.q.push(pack(t, w as u32));
             }
             None => {
@@ -781,7 +809,7 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     }
 }
 
-impl<R: Board + ?Sized> Warp<'_, R> {
+impl<'a, R: Board + ?Sized> Warp<'a, R> {
     /// Issues the warp's instructions, the first ready at cycle `want`, until the key of the
     /// next one is not below `lim << 32` (nor its cycle below `lim` when the warp's number is
     /// smaller than the next key's): returns that instruction's cycle; or until it parks at a
@@ -790,7 +818,7 @@ impl<R: Board + ?Sized> Warp<'_, R> {
     fn run(
         &mut self,
         env: Env,
-        plans: &[Plan],
+        plans: &'a [Plan],
         work: &mut SmWork,
         port: &mut Port,
         mut want: u32,
@@ -798,26 +826,27 @@ impl<R: Board + ?Sized> Warp<'_, R> {
     ) -> Option<u32> {
         let mut next = self.next as usize;
         // A queued warp has an instruction to issue: its entry `next`.
-        debug_assert_eq!(self.stream.get(next), Some(&self.cur));
-        let mut e = self.cur;
-        let mut p = &plans[e.pc as usize];
+        debug_assert_eq!(
+            self.stream.get(next).map(|e| (e.pc, e.lat)),
+            Some((self.plan.pc, self.lat))
+        );
+        let (mut p, mut e_lat) = (self.plan, self.lat);
         let out = loop {
             next += 1;
             // A load's plain latency (a ticket or an access the general path resolves).
-            let lat = e.lat & p.lat_mask;
+            let lat = e_lat & p.lat_mask;
             if p.fast & env.fast != 0 && lat & (TICKET | MEM) == 0 {
                 self.fast(p, work, port, want, lat);
-            } else if self.step(env, p, work, port, want, e) {
+            } else if self.step(env, p, work, port, want, e_lat) {
                 break None;
             }
             let Some(&n) = self.stream.get(next) else {
                 break None;
             };
-            e = n;
-            p = &plans[e.pc as usize];
+            (p, e_lat) = (&plans[n.pc as usize], n.lat);
             want = self.issue_time(&p.deps);
             if u64::from(want) >= lim {
-                self.cur = e;
+                (self.plan, self.lat) = (p, e_lat);
                 break Some(want);
             }
         };
@@ -859,9 +888,9 @@ impl<R: Board + ?Sized> Warp<'_, R> {
         };
     }
 
-    /// Issues the instruction of `e`, planned as `p` and ready at cycle `want`, on the warp's
-    /// scheduler `port`, accounting it on the SM's `work`; returns whether the warp parked at a
-    /// barrier.
+    /// Issues the instruction planned as `p`, of an entry with latency `lat` and ready at cycle
+    /// `want`, on the warp's scheduler `port`, accounting it on the SM's `work`; returns whether
+    /// the warp parked at a barrier.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn step(
@@ -871,7 +900,7 @@ impl<R: Board + ?Sized> Warp<'_, R> {
         work: &mut SmWork,
         port: &mut Port,
         want: u32,
-        e: Entry,
+        lat: u32,
     ) -> bool {
         debug_assert_eq!(want, self.issue_time(&p.deps));
         let costs = env.costs;
@@ -910,17 +939,17 @@ impl<R: Board + ?Sized> Warp<'_, R> {
                 if !p.if_converted {
                     self.clock = self.clock.max(issue).max(self.issued_max);
                 }
-                if e.lat == 1 {
-                    let k = work.skipped(costs, e.pc);
+                if lat == 1 {
+                    let k = work.skipped(costs, p.pc);
                     if k > 0 {
                         self.clock = take_slots(port, self.clock + 1, k).1;
                     }
                 }
                 None
             }
-            Kind::Load => Some(issue + latency(e.lat, costs, log, work)),
+            Kind::Load => Some(issue + latency(lat, costs, log, work)),
             Kind::Drain => {
-                self.drain = self.drain.max(issue + latency(e.lat, costs, log, work));
+                self.drain = self.drain.max(issue + latency(lat, costs, log, work));
                 None
             }
             Kind::Shfl => Some(issue + env.shared_latency),
