@@ -20,7 +20,8 @@ pub struct Port {
     origin: u64,
     /// First cycle the calendar covers (a multiple of 64).
     base: u64,
-    /// Bit `c % 64` of word `(c - base) / 64` is set when cycle `c` is taken.
+    /// Bit `c % 64` of word `(c - base) / 64` is set when cycle `c` is free (a request shifts
+    /// its word's free bits down without inverting them first).
     words: Vec<u64>,
     /// `base - origin`, kept so that a request finds its word without the two.
     shift: i64,
@@ -75,10 +76,10 @@ impl Port {
         let d = t.wrapping_sub(self.shift as u64);
         // Most requests find a free cycle in their own word: `k` cycles after `t`.
         if let Some(word) = self.words.get_mut((d / 64) as usize) {
-            let free = !*word >> (d % 64);
+            let free = *word >> (d % 64);
             if free != 0 {
                 let k = free.trailing_zeros();
-                *word |= 1 << (d % 64 + u64::from(k));
+                *word &= !(1 << (d % 64 + u64::from(k)));
                 return t + u64::from(k);
             }
         }
@@ -94,10 +95,10 @@ impl Port {
         let mut i = (d / 64) as usize;
         let mut below = (1u64 << (d % 64)) - 1;
         while let Some(word) = self.words.get_mut(i) {
-            let w = *word | below;
-            if w != u64::MAX {
-                let bit = (!w).trailing_zeros();
-                *word |= 1 << bit;
+            let free = *word & !below;
+            if free != 0 {
+                let bit = free.trailing_zeros();
+                *word &= !(1 << bit);
                 return ((i as u64 * 64 + u64::from(bit)) as i64 + self.shift) as u64;
             }
             i += 1;
@@ -106,10 +107,10 @@ impl Port {
         // Past the calendar's end: it grows to word `i`, all free but the cycles before the
         // request, and [`GROW`] free words past it, so that the next requests find their word
         // in [`Port::take`] (a free word answers as this walk would: the cycle asked for).
-        self.words.resize(i + 1 + GROW, 0);
+        self.words.resize(i + 1 + GROW, !0);
         self.long = self.span() > TRIM_SPAN;
         let bit = (!below).trailing_zeros();
-        self.words[i] = 1 << bit;
+        self.words[i] = !(1 << bit);
         ((i as u64 * 64 + u64::from(bit)) as i64 + self.shift) as u64
     }
 
