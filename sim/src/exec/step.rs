@@ -192,7 +192,8 @@ impl Ctx<'_> {
     /// [`Ctx::word_access`] leaves to the general path.
     #[inline(always)]
     fn segment(&mut self, w: &mut Warp, a: u32, b: u32) -> (u32, Seg) {
-        let forms = self.forms;
+        // Cut at `b`, so that the loop's `pc < b` bounds its entries' indexing too.
+        let forms = &self.forms[..b as usize];
         let idx = w.index as usize;
         // Out of the log while the loop runs: the word accesses do not touch the streams.
         let mut stream = std::mem::take(&mut self.log.warps[idx]);
