@@ -212,7 +212,7 @@ impl Ctx<'_> {
                 while pc < b {
                     let p = &forms[pc as usize];
                     match p.op {
-                        Fast::Mem(plan) => match self.segment_word(w, p, pc, plan) {
+                        Fast::Mem(ref plan) => match self.segment_word(w, p, pc, plan) {
                             Ok(lat) => stream[base + (pc - a) as usize].lat = lat,
                             Err(exec) => {
                                 stop = (pc, Seg::Mem(exec));
@@ -280,7 +280,7 @@ impl Ctx<'_> {
         w: &mut Warp,
         p: &Pre,
         pc: u32,
-        plan: super::fast::MemPlan,
+        plan: &super::fast::MemPlan,
     ) -> std::result::Result<u32, u32> {
         let exec = if p.guard == NO_REG {
             u32::MAX
@@ -288,7 +288,7 @@ impl Ctx<'_> {
             guard_bits(&w.regs, p.guard, p.negated)
         };
         let lat = if exec == u32::MAX {
-            self.word_access(w, pc, plan)
+            self.word_access(w, pc, *plan)
         } else {
             None
         };
