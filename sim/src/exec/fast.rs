@@ -196,57 +196,82 @@ pub struct Form {
     pub c: Opd,
 }
 
-/// `$dst = out` where `out[l] = e(x, y, z)` of lane `l` of the sources `$s`: rows `a`, `c`
-/// and second source `b` ([`Lanes`]), for all 32 lanes.
+/// `$dst = out` where `out[l] = e(x, y, z)` of lane `l` of the sources `$s`: row `a`, and
+/// second and third sources `b` and `c` ([`Lanes`]), for all 32 lanes.
 macro_rules! each {
     ($s:ident, $dst:expr, |$x:ident, $y:ident, $z:ident| $e:expr) => {{
         let (a, b, c) = $s;
         let mut out = [0u64; 32];
         for l in 0..32 {
-            let ($x, $y, $z) = (a[l], b.at(l), c[l]);
+            let ($x, $y, $z) = (a[l], b.at(l), c.at(l));
             out[l] = $e;
         }
         $dst = out;
     }};
 }
 
+/// `$body` with `$c` bound to third source `$opd` ([`Lanes`]): row `$r[i]` of a register, or
+/// one value for an immediate (so that `mul`'s addend of 0 folds away rather than being read
+/// from a row of zeros). Only the kernels that read a third source resolve it.
+macro_rules! with_c {
+    ($opd:expr, $r:expr, |$c:ident| $body:expr) => {{
+        match $opd {
+            Opd::Reg(i) => {
+                let $c: &[u64; 32] = &$r[usize::from(i)];
+                $body
+            }
+            Opd::Imm(v) => {
+                let $c = Splat(v);
+                $body
+            }
+        }
+    }};
+}
+
 /// `$dst[l] = kernel($a[l], $b[l], $c[l])` for all 32 lanes `l`: one loop per kernel, so the
 /// compiler sees the operation (and vectorizes most), each arm writing the destination row
 /// itself (through a row returned from the match, the compiler went through the stack).
+/// `$c` is the third source's [`Opd`], resolved in rows `$r` by the kernels that read it.
 macro_rules! compute {
-    ($k:expr, $a:expr, $b:expr, $c:expr, $dst:expr) => {{
-        let s: (&[u64; 32], _, &[u64; 32]) = ($a, $b, $c);
+    ($k:expr, $a:expr, $b:expr, $c:expr, $r:expr, $dst:expr) => {{
+        let (a, b): (&[u64; 32], _) = ($a, $b);
+        let s = (a, b, Splat(0));
         match $k {
             Kernel::Add(m) => each!(s, $dst, |x, y, _z| x.wrapping_add(y) & m),
             Kernel::Sub(m) => each!(s, $dst, |x, y, _z| x.wrapping_sub(y) & m),
             Kernel::And => each!(s, $dst, |x, y, _z| x & y),
             Kernel::Or => each!(s, $dst, |x, y, _z| x | y),
             Kernel::Xor => each!(s, $dst, |x, y, _z| x ^ y),
-            Kernel::MulLo(m) => {
+            Kernel::MulLo(m) => with_c!($c, $r, |c| {
+                let s = (a, b, c);
                 each!(s, $dst, |x, y, z| x.wrapping_mul(y).wrapping_add(z) & m)
-            }
-            Kernel::MulLo32(m) => {
+            }),
+            Kernel::MulLo32(m) => with_c!($c, $r, |c| {
+                let s = (a, b, c);
                 each!(s, $dst, |x, y, z| ((x & 0xffff_ffff) * (y & 0xffff_ffff))
                     .wrapping_add(z)
                     & m)
-            }
-            Kernel::WideS32 { wm } => {
+            }),
+            Kernel::WideS32 { wm } => with_c!($c, $r, |c| {
+                let s = (a, b, c);
                 each!(s, $dst, |x, y, z| ((x as i32 as i64 * y as i32 as i64)
                     as u64)
                     .wrapping_add(z)
                     & wm)
-            }
-            Kernel::WideS { sh, wm } => {
+            }),
+            Kernel::WideS { sh, wm } => with_c!($c, $r, |c| {
+                let s = (a, b, c);
                 each!(
                     s,
                     $dst,
                     |x, y, z| (sext_by(x, sh).wrapping_mul(sext_by(y, sh)) as u64).wrapping_add(z)
                         & wm
                 )
-            }
-            Kernel::WideU { m, wm } => {
+            }),
+            Kernel::WideU { m, wm } => with_c!($c, $r, |c| {
+                let s = (a, b, c);
                 each!(s, $dst, |x, y, z| ((x & m) * (y & m)).wrapping_add(z) & wm)
-            }
+            }),
             Kernel::Shl { bits, m } => {
                 each!(s, $dst, |x, y, _z| if y & 0xffff_ffff >= bits {
                     0
@@ -296,11 +321,12 @@ macro_rules! compute {
             Kernel::FAdd => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) + f32_of(y))),
             Kernel::FSub => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) - f32_of(y))),
             Kernel::FMul => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) * f32_of(y))),
-            Kernel::FFma => {
+            Kernel::FFma => with_c!($c, $r, |c| {
+                let s = (a, b, c);
                 each!(s, $dst, |x, y, z| from_f32(
                     f32_of(x).mul_add(f32_of(y), f32_of(z))
                 ))
-            }
+            }),
         }
     }};
 }
@@ -491,8 +517,8 @@ impl Form {
         let rows = regs.as_chunks_mut::<32>().0;
         let d = usize::from(self.d);
         let r: &[[u64; 32]] = rows;
-        // Immediates are built on the stack only when present.
-        let (sa, sc);
+        // An immediate first source is built on the stack only when present.
+        let sa;
         let a = match self.a {
             Opd::Reg(i) => &r[usize::from(i)],
             Opd::Imm(v) => {
@@ -500,17 +526,9 @@ impl Form {
                 &sa
             }
         };
-        let c = match self.c {
-            Opd::Reg(i) => &r[usize::from(i)],
-            Opd::Imm(0) => &ZEROS,
-            Opd::Imm(v) => {
-                sc = [v; 32];
-                &sc
-            }
-        };
         match self.b {
-            Opd::Reg(i) => compute!(self.kernel, a, &r[usize::from(i)], c, rows[d]),
-            Opd::Imm(v) => compute!(self.kernel, a, Splat(v), c, rows[d]),
+            Opd::Reg(i) => compute!(self.kernel, a, &r[usize::from(i)], self.c, r, rows[d]),
+            Opd::Imm(v) => compute!(self.kernel, a, Splat(v), self.c, r, rows[d]),
         }
     }
 
@@ -556,9 +574,6 @@ impl Lanes for Splat {
     }
 }
 
-/// 32 lanes of zeros: the value of a source a kernel does not read.
-static ZEROS: [u64; 32] = [0; 32];
-
 /// What the warp loop does with one instruction, decided once per launch ([`forms`]).
 ///
 /// Besides the integer [`Form`]s, the instructions whose value is the same for every lane of a
@@ -566,7 +581,12 @@ static ZEROS: [u64; 32] = [0; 32];
 /// the `%tid` rows and the control flow of a converged warp run in the warp loop's straight-line
 /// path (`exec::step`), which does each one's bookkeeping itself. Every variant but
 /// [`Fast::Form`], [`Fast::Bra`] and [`Fast::Nop`] is made for unguarded instructions only.
+///
+/// An explicit one-byte tag (`repr(u8)`), so that the warp loop's dispatch on it is one jump
+/// table (a tag in a niche of [`Kernel`]'s was first mapped to the variant's index by a few
+/// instructions per entry).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(u8)]
 pub enum Fast {
     /// The general path of the warp loop.
     General,
@@ -762,13 +782,16 @@ impl Pre {
     }
 
     /// An entry a full, converged warp runs in a segment (`exec::step`'s `Ctx::segment`): a
-    /// plain entry, or a load or store whose plan is a whole-warp access of 32-bit words
-    /// ([`MemPlan`]), guarded or not (its guard is tested there). Such a run of entries needs
-    /// its bookkeeping once: each executes once for every lane, in order, unless a word access
-    /// leaves its instruction to the memory path, which ends the segment there.
+    /// plain entry, a load or store whose plan is a whole-warp access of 32-bit words
+    /// ([`MemPlan`]), guarded or not (its guard is tested there), a branch (guarded or not:
+    /// one that no lane takes goes on in the segment, one that every lane takes ends it) or an
+    /// exit. Such a run of entries needs its bookkeeping once: each executes once for every
+    /// lane, in order, unless a word access leaves its instruction to the memory path or a
+    /// branch diverges, which ends the segment there.
     pub fn in_segment(&self) -> bool {
         match self.op {
             Fast::Mem(p) => p.word != Word::General,
+            Fast::Bra { .. } | Fast::Exit => true,
             _ => self.plain(),
         }
     }
@@ -953,7 +976,10 @@ pub fn invariants(pre: &mut [Pre], insts: &[DInst], tid_fixed: bool) {
     }
 }
 
-/// Sets each entry's [`Pre::run_end`] and [`Pre::seg_end`], from the last entry back.
+/// Sets each entry's [`Pre::run_end`] and [`Pre::seg_end`], from the last entry back. A
+/// segment ends after an exit or an unguarded branch: no warp runs on past them in it (and a
+/// segment copies the stream entries of all its PCs before it runs: those of the PCs after
+/// would only be taken back).
 fn mark_runs(pre: &mut [Pre]) {
     let (mut end, mut seg) = (pre.len() as u32, pre.len() as u32);
     for (pc, p) in pre.iter_mut().enumerate().rev() {
@@ -962,6 +988,10 @@ fn mark_runs(pre: &mut [Pre]) {
         }
         if !p.in_segment() {
             seg = pc as u32;
+        } else if matches!(p.op, Fast::Exit)
+            || (matches!(p.op, Fast::Bra { .. }) && p.guard == NO_REG)
+        {
+            seg = pc as u32 + 1;
         }
         p.run_end = end;
         p.seg_end = seg;
@@ -1532,7 +1562,8 @@ pub(crate) mod tests {
     }
 
     /// Runs of plain entries end at the next entry that is not plain, or at the program's end;
-    /// segments at the next entry neither plain nor a word access.
+    /// segments at the next entry neither plain, a word access, a branch nor an exit, or after
+    /// an unguarded branch or an exit.
     #[test]
     fn runs_end_at_entries_that_are_not_plain() {
         let pre = |op: Fast, guard: u16| Pre {
@@ -1572,7 +1603,7 @@ pub(crate) mod tests {
         let ends: Vec<u32> = p.iter().map(|p| p.run_end).collect();
         assert_eq!(ends, [2, 2, 2, 4, 4, 5, 7, 7, 8, 10, 10, 11]);
         let segs: Vec<u32> = p.iter().map(|p| p.seg_end).collect();
-        assert_eq!(segs, [2, 2, 2, 4, 4, 5, 10, 10, 10, 10, 10, 12]);
+        assert_eq!(segs, [3, 3, 3, 4, 4, 5, 10, 10, 10, 10, 10, 12]);
     }
 
     /// Parameters and broadcasts are invariant, and forms of their registers, when each is

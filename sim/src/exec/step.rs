@@ -125,8 +125,8 @@ impl Ctx<'_> {
     /// warp's exit. Every lane of a converged warp is at the PC, so the lanes at it are the live
     /// ones.
     ///
-    /// A full warp runs each segment of entries ([`Pre::in_segment`]: plain entries and
-    /// whole-warp word accesses) through [`Ctx::segment`], with its bookkeeping done once for
+    /// A full warp runs each segment of entries ([`Pre::in_segment`]: plain entries, whole-warp
+    /// word accesses, branches and exits) through [`Ctx::segment`], with its bookkeeping done once for
     /// the segment; the other entries, and a partial warp's runs of plain entries, go through
     /// [`Ctx::entry`]. `%clock` is counted at the end.
     ///
@@ -147,15 +147,22 @@ impl Ctx<'_> {
                 break None;
             };
             if live == u32::MAX && pre.seg_end > pc {
-                // The segment from `pc`, cut at the budget.
-                let end = u64::from(pre.seg_end).min(u64::from(pc) + left) as u32;
-                let (stop, exec) = self.segment(w, pc, end);
+                // The segment from `pc`, cut at the budget (saturating: a forward branch moves
+                // the PC on further than the budget goes down, and a budget may be near
+                // `u64::MAX`).
+                let end = u64::from(pre.seg_end).min(u64::from(pc).saturating_add(left)) as u32;
+                let (stop, how) = self.segment(w, pc, end);
                 left -= u64::from(stop - pc);
                 pc = stop;
-                if stop < end {
-                    break Some(exec);
+                match how {
+                    Seg::Ran => continue,
+                    Seg::Jump(target) => {
+                        pc = target;
+                        continue;
+                    }
+                    Seg::Mem(exec) => break Some(exec),
+                    Seg::Left => break None,
                 }
-                continue;
             }
             match self.entry(w, pre, &mut pc, &mut left, threads) {
                 Stop::Next => {}
@@ -172,17 +179,21 @@ impl Ctx<'_> {
 
     /// Runs the entries of full converged warp `w` at PCs `a..b`, all in one segment
     /// ([`Pre::in_segment`]) and within the budget, as the general path would one at a time:
-    /// their stream entries are copied from [`Runs::entries`] (a word access's latency written
-    /// into its own), the per-PC statistics and the uniform datapath's counters counted once
-    /// for the PCs it ran; once every invariant entry has filled its register in this register
+    /// their stream entries are copied from [`Runs::entries`] (a word access's latency, and a
+    /// taken branch's, written into its own), the per-PC statistics and the uniform datapath's
+    /// counters counted once for the PCs it ran (less the threads of a branch no lane took:
+    /// none ran it); once every invariant entry has filled its register in this register
     /// file, it steps over the invariant entries ([`Pre::next`]).
     ///
-    /// Returns where it stopped: `b` (with `u32::MAX`), or the PC of a load or store it leaves
-    /// to [`Ctx::mem_step`], uncounted, with its lanes: one whose guard does not let every lane
-    /// run, or that [`Ctx::word_access`] leaves to the general path.
+    /// Returns the end of the PCs it ran and counted, and what next ([`Seg`]): `b` when it ran
+    /// them all; a branch every lane takes, or an exit, is the last it runs; it stops, uncounted,
+    /// at a branch that diverges (for the general path) and at a load or store it leaves to
+    /// [`Ctx::mem_step`]: one whose guard does not let every lane run, or that
+    /// [`Ctx::word_access`] leaves to the general path.
     #[inline(always)]
-    fn segment(&mut self, w: &mut Warp, a: u32, b: u32) -> (u32, u32) {
-        let forms = self.forms;
+    fn segment(&mut self, w: &mut Warp, a: u32, b: u32) -> (u32, Seg) {
+        // Cut at `b`, so that the loop's `pc < b` bounds its entries' indexing too.
+        let forms = &self.forms[..b as usize];
         let idx = w.index as usize;
         // Out of the log while the loop runs: the word accesses do not touch the streams.
         let mut stream = std::mem::take(&mut self.log.warps[idx]);
@@ -193,32 +204,60 @@ impl Ctx<'_> {
         if settled && forms[a as usize].invariant {
             pc = forms[a as usize].next;
         }
-        let mut stop = (b, u32::MAX);
-        while pc < b {
-            let p = &forms[pc as usize];
-            if let Fast::Mem(plan) = p.op {
-                let exec = if p.guard == NO_REG {
-                    u32::MAX
-                } else {
-                    guard_bits(&w.regs, p.guard, p.negated)
-                };
-                let lat = if exec == u32::MAX {
-                    self.word_access(w, pc, plan)
-                } else {
-                    None
-                };
-                let Some(lat) = lat else {
-                    stop = (pc, exec);
-                    break;
-                };
-                stream[base + (pc - a) as usize].lat = lat;
-            } else {
-                plain(&p.op, w, &self.ctaid, u32::MAX);
-                if p.invariant {
-                    settle(p, w);
+        let mut stop = (b, Seg::Ran);
+        // One loop per case, so that a settled register file's (the common case) neither
+        // tests for invariant entries (it steps over them) nor chooses its next PC.
+        macro_rules! seg_loop {
+            ($settled:expr) => {
+                while pc < b {
+                    let p = &forms[pc as usize];
+                    match p.op {
+                        Fast::Mem(ref plan) => match self.segment_word(w, p, pc, plan) {
+                            Ok(lat) => stream[base + (pc - a) as usize].lat = lat,
+                            Err(exec) => {
+                                stop = (pc, Seg::Mem(exec));
+                                break;
+                            }
+                        },
+                        Fast::Bra { target } => {
+                            let exec = if p.guard == NO_REG {
+                                u32::MAX
+                            } else {
+                                guard_bits(&w.regs, p.guard, p.negated)
+                            };
+                            if exec == u32::MAX {
+                                // Taken by every lane: the timing pass needs to know.
+                                stream[base + (pc - a) as usize].lat = 1;
+                                stop = (pc + 1, Seg::Jump(target));
+                                break;
+                            }
+                            if exec != 0 {
+                                stop = (pc, Seg::Left);
+                                break;
+                            }
+                            // Taken by no lane: no thread ran it.
+                            uncount_threads(&mut self.runs.diff, pc as usize, 32);
+                        }
+                        Fast::Exit => {
+                            w.live = 0;
+                            stop = (pc + 1, Seg::Left);
+                            break;
+                        }
+                        ref op => {
+                            plain(op, w, &self.ctaid, u32::MAX);
+                            if !$settled && p.invariant {
+                                settle(p, w);
+                            }
+                        }
+                    }
+                    pc = if $settled { p.next } else { pc + 1 };
                 }
-            }
-            pc = if settled { p.next } else { pc + 1 };
+            };
+        }
+        if settled {
+            seg_loop!(true);
+        } else {
+            seg_loop!(false);
         }
         let end = stop.0;
         if end < b {
@@ -230,6 +269,30 @@ impl Ctx<'_> {
         count_uniform(self.counters, (&runs.uniform, &runs.flops), a, end, 32);
         count_run(&mut runs.diff, a, end, 32);
         stop
+    }
+
+    /// The word access `plan` at `pc` (entry `p`) of a segment of full warp `w`: its latency,
+    /// or, having done nothing, the lanes its guard lets run when [`Ctx::segment`] leaves it to
+    /// [`Ctx::mem_step`] (some lanes' guard is off, or [`Ctx::word_access`] declines it).
+    #[inline(always)]
+    fn segment_word(
+        &mut self,
+        w: &mut Warp,
+        p: &Pre,
+        pc: u32,
+        plan: &super::fast::MemPlan,
+    ) -> std::result::Result<u32, u32> {
+        let exec = if p.guard == NO_REG {
+            u32::MAX
+        } else {
+            guard_bits(&w.regs, p.guard, p.negated)
+        };
+        let lat = if exec == u32::MAX {
+            self.word_access(w, pc, *plan)
+        } else {
+            None
+        };
+        lat.ok_or(exec)
     }
 
     /// One step of [`Ctx::run_straight`] at `pc`, whose entry is `pre`, that is not a segment
@@ -262,8 +325,9 @@ impl Ctx<'_> {
         } = &mut **runs;
         let stream = &mut log.warps[w.index as usize];
         let live = w.live;
-        // A partial warp's plain run from `pc`, cut at the budget.
-        let end = u64::from(pre.run_end).min(u64::from(*pc) + *left) as u32;
+        // A partial warp's plain run from `pc`, cut at the budget (saturating, as in
+        // `run_straight`).
+        let end = u64::from(pre.run_end).min(u64::from(*pc).saturating_add(*left)) as u32;
         if end > *pc {
             let (a, b) = (*pc as usize, end as usize);
             let settled = w.unsettled == 0;
@@ -900,6 +964,19 @@ fn settle(p: &Pre, w: &mut Warp) {
     }
 }
 
+/// How [`Ctx::segment`] ended, for [`Ctx::run_straight`].
+#[derive(Debug, Clone, Copy)]
+enum Seg {
+    /// It ran every PC it was given: go on from the next one.
+    Ran,
+    /// At a branch every lane took: go on from its target.
+    Jump(u32),
+    /// At a load or store for [`Ctx::mem_step`], within the budget, with its lanes.
+    Mem(u32),
+    /// At a branch that diverges (for the general path), or after the warp's exit.
+    Left,
+}
+
 /// What [`Ctx::entry`] leaves [`Ctx::run_straight`] to do.
 enum Stop {
     /// Go on from the next PC.
@@ -1027,6 +1104,14 @@ fn count_flop(counters: &mut Counters, k: FlopKind, threads: u64) {
     *slot += threads;
 }
 
+/// Takes `threads` threads back from the count of PC `pc` in `diff` (a branch inside a
+/// segment that no lane took: [`count_run`] counted every thread of the segment there).
+#[inline(always)]
+fn uncount_threads(diff: &mut [[u64; 2]], pc: usize, threads: u64) {
+    diff[pc][1] = diff[pc][1].wrapping_sub(threads);
+    diff[pc + 1][1] = diff[pc + 1][1].wrapping_add(threads);
+}
+
 /// Counts one execution of the plain run over PCs `a..b` by `threads` threads in `diff`.
 #[inline(always)]
 fn count_run(diff: &mut [[u64; 2]], a: usize, b: usize, threads: u64) {
@@ -1147,8 +1232,89 @@ mod tests {
         }
         // A misaligned store inside a segment faults.
         let faults = format!("{head}{}", launch(40, 2));
-        for (k, (text, faults)) in [(text, false), (faults, true)].iter().enumerate() {
-            let path = dir.join(format!("seg_mix_{k}.toml"));
+        segments_vs_entries(&dir, "seg_mix", &[(text, false), (faults, true)]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A kernel whose segments hold branches (guarded by a predicate or its negation, taken by
+    /// no lane, part of a warp or all its lanes; unguarded; a loop's backward branch) and
+    /// exits, run on blocks with a partial warp and under budgets that end a launch anywhere,
+    /// gives the same results and errors with segments as entry by entry.
+    #[test]
+    fn segments_with_branches_match_entry_by_entry() {
+        const PTX: &str = "
+.version 8.8
+.target sm_80
+.address_size 64
+.visible .entry seg_bra(.param .u64 p_dst, .param .u32 p_k)
+{
+	.reg .pred 	%p<4>;
+	.reg .b32 	%r<12>;
+	.reg .b64 	%rd<6>;
+	ld.param.u64 	%rd1, [p_dst];
+	ld.param.u32 	%r1, [p_k];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r2, %tid.x;
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mad.lo.s32 	%r5, %r3, %r4, %r2;
+	mul.wide.u32 	%rd3, %r5, 4;
+	add.s64 	%rd4, %rd2, %rd3;
+	ld.global.u32 	%r6, [%rd4];
+	setp.lt.u32 	%p1, %r2, %r1;
+	@%p1 bra 	$L_a;
+	add.s32 	%r6, %r6, 1;
+	st.global.u32 	[%rd4], %r6;
+$L_a:
+	setp.ge.u32 	%p2, %r2, %r1;
+	@!%p2 bra 	$L_b;
+	add.s32 	%r6, %r6, 2;
+$L_b:
+	mov.u32 	%r8, 0;
+$L_loop:
+	add.s32 	%r8, %r8, 1;
+	add.s32 	%r6, %r6, %r8;
+	setp.lt.u32 	%p3, %r8, 3;
+	@%p3 bra 	$L_loop;
+	add.s32 	%r7, %r6, %r5;
+	st.global.u32 	[%rd4], %r7;
+	bra 	$L_c;
+	add.s32 	%r7, %r7, 100;
+$L_c:
+	setp.eq.u32 	%p3, %r1, 0;
+	@%p3 bra 	$L_d;
+	st.global.u32 	[%rd4+1200], %r7;
+	ret;
+$L_d:
+	st.global.u32 	[%rd4+2400], %r7;
+}
+";
+        let dir = std::env::temp_dir().join(format!("sim-seg-bra-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("seg_bra.ptx"), PTX).unwrap();
+        let mut text = "name = \"seg_bra\"\ndescription = \"test\"\nptx = \"seg_bra.ptx\"\n\
+                        [params]\nn = 1\n\
+                        [[buffer]]\nname = \"dst\"\ntype = \"u32\"\ncount = \"900\"\n\
+                        init = \"random:7\"\noutput = true\n\n"
+            .to_string();
+        // Guards that pass for no lane, part of the first warp, whole warps, every lane.
+        for k in [0, 5, 32, 33, 64, 80] {
+            text += &format!(
+                "[[launch]]\nlabel = \"k{k}\"\nkernel = \"seg_bra\"\ngrid = [3, 1, 1]\n\
+                 block = [80, 1, 1]\nargs = [\"dst\", {k}]\n\n"
+            );
+        }
+        segments_vs_entries(&dir, "seg_bra", &[(text, false)]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Runs each workload of `texts` (written into `dir` as `{name}_{k}.toml`, next to its PTX)
+    /// under budgets that end a launch at many places, with segments and entry by entry
+    /// ([`super::super::fast::tests::SEGMENTS_OFF`]); asserts the same launches or error, and
+    /// that the unlimited run fails exactly where the text's flag says so.
+    fn segments_vs_entries(dir: &std::path::Path, name: &str, texts: &[(String, bool)]) {
+        for (k, (text, faults)) in texts.iter().enumerate() {
+            let path = dir.join(format!("{name}_{k}.toml"));
             std::fs::write(&path, text).unwrap();
             let cfg = format!("{}/../configs/rtx3090.toml", env!("CARGO_MANIFEST_DIR"));
             let cfg = crate::config::GpuConfig::load(std::path::Path::new(&cfg)).unwrap();
@@ -1158,6 +1324,8 @@ mod tests {
                 1,
                 7,
                 13,
+                17,
+                20,
                 40,
                 101,
                 200,
@@ -1167,6 +1335,9 @@ mod tests {
                 252,
                 254,
                 260,
+                300,
+                333,
+                400,
             ] {
                 let opts = crate::run::Options {
                     keep_outputs: true,
@@ -1186,10 +1357,9 @@ mod tests {
                 if budget == u64::MAX {
                     assert_eq!(one.starts_with("error"), *faults, "{k}: {one:.300}");
                 }
-                assert_eq!(seg, one, "{k} budget {budget}");
+                assert_eq!(seg, one, "{name} {k} budget {budget}");
             }
         }
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// Two overlapping runs and one at the end: each PC counts the runs over it.

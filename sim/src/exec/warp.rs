@@ -105,7 +105,8 @@ impl Warp {
         }
         let n = threads.saturating_sub(first).min(32);
         self.live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-        self.pc = [0; 32];
+        // `pc` is left as it is: a converged warp does not read it, and the step that makes
+        // it diverge writes every live lane's (`advance`).
         self.converged = true;
         self.common_pc = 0;
         self.at_barrier = false;
@@ -214,6 +215,24 @@ impl Warp {
 #[cfg(test)]
 mod tests {
     use super::Warp;
+
+    /// A reset warp keeps the per-lane PCs an earlier warp left, and never reads them: the
+    /// step that makes it diverge writes every live lane's, a full warp's or a partial one's.
+    #[test]
+    fn divergence_after_reset_ignores_old_pcs() {
+        for (block, live) in [([64, 1, 1], u32::MAX), ([40, 1, 1], 0xff)] {
+            let mut w = Warp::new(1, 0);
+            w.pc = std::array::from_fn(|l| l as u32 % 3);
+            w.converged = false;
+            w.reset(1, block);
+            assert_eq!(w.next(), (0, live));
+            w.advance(0, live, 0b1010, 5);
+            assert!(!w.converged);
+            assert_eq!(w.next(), (1, live & !0b1010));
+            w.advance(1, live & !0b1010, 0, 0);
+            assert_eq!(w.next(), (2, live & !0b1010));
+        }
+    }
 
     /// `tid` of a register file reset warp after warp (the shortcut from the warp before, the
     /// same warp again) is that of a fresh register file for each warp (the divisions).
