@@ -220,11 +220,7 @@ impl Ctx<'_> {
                             }
                         },
                         Fast::Bra { target } => {
-                            let exec = if p.guard == NO_REG {
-                                u32::MAX
-                            } else {
-                                guard_bits(&w.regs, p.guard, p.negated)
-                            };
+                            let exec = pre_guard_mask(w, p);
                             if exec == u32::MAX {
                                 // Taken by every lane: the timing pass needs to know.
                                 stream[base + (pc - a) as usize].lat = 1;
@@ -282,11 +278,7 @@ impl Ctx<'_> {
         pc: u32,
         plan: &super::fast::MemPlan,
     ) -> std::result::Result<u32, u32> {
-        let exec = if p.guard == NO_REG {
-            u32::MAX
-        } else {
-            guard_bits(&w.regs, p.guard, p.negated)
-        };
+        let exec = pre_guard_mask(w, p);
         let lat = if exec == u32::MAX {
             self.word_access(w, pc, *plan)
         } else {
@@ -878,6 +870,16 @@ pub fn lanes(mut mask: u32) -> impl Iterator<Item = usize> {
             Some(l as usize)
         }
     })
+}
+
+/// Lanes whose guard predicate lets the entry `p` run (all when unguarded): [`guard_mask`] of
+/// the warp loop's pre-decoded entry.
+#[inline(always)]
+fn pre_guard_mask(w: &Warp, p: &Pre) -> u32 {
+    if p.guard == NO_REG {
+        return u32::MAX;
+    }
+    guard_bits(&w.regs, p.guard, p.negated)
 }
 
 /// Lanes whose guard predicate lets the instruction run (all when unguarded).
