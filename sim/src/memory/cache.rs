@@ -7,6 +7,7 @@
 //! [`super::MemoryImage`]. Set index = line number mod sets (real
 //! GPUs hash the index; the hash is unpublished).
 
+mod compact;
 mod listed;
 
 /// Geometry of a cache, in bytes.
@@ -180,6 +181,10 @@ pub struct SectorCache {
     ordered: bool,
     /// Per set of an ordered cache, its ways most recent first, a nibble each ([`Order`]).
     order: Vec<Order>,
+    /// Of an ordered cache of 16 ways and lines of up to four sectors (the shipped configs' L2),
+    /// its sets as one record each ([`compact`]), while `tags`, `slots` and `order` stay empty:
+    /// until a line the records cannot hold moves the sets there ([`SectorCache::widen`]).
+    compact: Vec<compact::Set>,
     /// The tag store of a cache that does not keep its sets in order (empty otherwise).
     listed: listed::Listed,
 }
@@ -195,8 +200,21 @@ impl SectorCache {
     }
 
     /// An empty cache of geometry `geom` whose sets are `ordered` (at most 16 ways), or ranked by
-    /// recency lists.
+    /// recency lists; an ordered one in compact records where they hold its sets.
     fn new_as(geom: Geometry, ordered: bool) -> Self {
+        let mut c = Self::new_wide(geom, ordered);
+        if ordered && c.ways == 16 && c.line_shift - c.sector_shift <= 2 {
+            c.tags = Vec::new();
+            c.slots = Vec::new();
+            c.order = Vec::new();
+            c.compact = vec![compact::Set::new(); c.sets as usize];
+        }
+        c
+    }
+
+    /// [`SectorCache::new_as`], an ordered cache's sets in the general store (`tags`, `slots`,
+    /// `order`) whatever its geometry.
+    fn new_wide(geom: Geometry, ordered: bool) -> Self {
         let sets = geom.sets();
         let ways = geom.associativity.max(1);
         let mut c = SectorCache {
@@ -210,6 +228,7 @@ impl SectorCache {
             slots: Vec::new(),
             ordered,
             order: Vec::new(),
+            compact: Vec::new(),
             listed: listed::Listed::new(0, ways as usize),
         };
         c.reset();
@@ -228,20 +247,60 @@ impl SectorCache {
         }
     }
 
-    /// [`SectorCache::access_line`] on a cache whose sets are in recency order.
+    /// [`SectorCache::access_line`] on a cache whose sets are in recency order. `flags`:
+    /// (write, allocate, evict_first).
     #[inline(always)]
     fn access_ordered(
         &mut self,
-        set: usize,
         line: u64,
         sectors: u32,
-        write: bool,
-        allocate: bool,
-        evict_first: bool,
+        flags: (bool, bool, bool),
     ) -> LineOutcome {
-        let flags = (write, allocate, evict_first);
+        let (set, q) = split_line(self.set_mask, self.sets, line);
+        if !self.compact.is_empty() {
+            if q < u64::from(compact::Set::EMPTY) {
+                return self.compact[set].access(q as u32, sectors, flags);
+            }
+            self.widen();
+        }
         let parts = (&mut self.tags[..], &mut self.slots[..], &mut self.order[..]);
         ordered_access(parts, self.ways, set, line, sectors, flags)
+    }
+
+    /// [`SectorCache::access_ordered`] out of line: the lookups of [`SixteenWays`] that its
+    /// compact records do not take (none in the shipped configs).
+    #[cold]
+    #[inline(never)]
+    fn access_ordered_cold(
+        &mut self,
+        line: u64,
+        sectors: u32,
+        flags: (bool, bool, bool),
+    ) -> LineOutcome {
+        self.access_ordered(line, sectors, flags)
+    }
+
+    /// Moves the sets of a cache in compact records into the general store (a line the records
+    /// cannot hold came), ways, sectors and recency as they were.
+    #[cold]
+    #[inline(never)]
+    fn widen(&mut self) {
+        let sets = std::mem::take(&mut self.compact);
+        let n = sets.len() * self.ways;
+        (self.tags, self.slots) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        self.order = Vec::with_capacity(sets.len());
+        for (s, set) in sets.iter().enumerate() {
+            for (w, &q) in set.tags.iter().enumerate() {
+                let line = match q {
+                    compact::Set::EMPTY => EMPTY,
+                    _ => u64::from(q) * self.sets + s as u64,
+                };
+                let (valid, dirty) = set.sectors(w);
+                self.tags.push(line);
+                self.slots.push(Slot { valid, dirty });
+            }
+            self.order.push(set.order);
+        }
     }
 
     /// The geometry.
@@ -262,14 +321,7 @@ impl SectorCache {
         if !self.ordered {
             return None;
         }
-        Some(OrderedSets {
-            tags: &mut self.tags,
-            slots: &mut self.slots,
-            order: &mut self.order,
-            ways: self.ways,
-            set_mask: self.set_mask,
-            sets: self.sets,
-        })
+        Some(OrderedSets { c: self })
     }
 
     /// Looks up the sector holding byte `addr`. On a miss with `allocate`, the sector is filled
@@ -342,10 +394,10 @@ impl SectorCache {
         allocate: bool,
         evict_first: bool,
     ) -> LineOutcome {
-        let set = self.set_of(line);
         if self.ordered {
-            return self.access_ordered(set, line, sectors, write, allocate, evict_first);
+            return self.access_ordered(line, sectors, (write, allocate, evict_first));
         }
+        let set = self.set_of(line);
         (self.listed).access(set, line, sectors, (write, allocate, evict_first))
     }
 
@@ -454,6 +506,11 @@ impl SectorCache {
         let line = addr >> self.line_shift;
         let ways = self.ways;
         let set = self.set_of(line);
+        if !self.compact.is_empty() {
+            let q = split_line(self.set_mask, self.sets, line).1;
+            // A line the records cannot hold is in none of them.
+            return q < u64::from(compact::Set::EMPTY) && self.compact[set].invalidate(q as u32);
+        }
         if self.ordered {
             let base = set * ways;
             let tags = &mut self.tags[base..base + ways];
@@ -479,6 +536,17 @@ fn set_index(set_mask: Option<u64>, sets: u64, line: u64) -> usize {
     match set_mask {
         Some(m) => (line & m) as usize,
         None => (line % sets) as usize,
+    }
+}
+
+/// The set of line number `line` in a cache of `sets` sets, and the line's quotient by the set
+/// count (which, with the set, names the line: the tag of a compact record). One division gives
+/// both; a shift and a mask when the count is a power of two (`set_mask`, as [`set_index`]).
+#[inline(always)]
+fn split_line(set_mask: Option<u64>, sets: u64, line: u64) -> (usize, u64) {
+    match set_mask {
+        Some(m) => ((line & m) as usize, line >> m.count_ones()),
+        None => ((line % sets) as usize, line / sets),
     }
 }
 
@@ -531,12 +599,7 @@ fn ordered_set_access(
 /// The sets of a cache that keeps them in recency order, its parts borrowed apart and its set
 /// index decided, for a loop of many lookups ([`SectorCache::ordered_sets`]).
 pub struct OrderedSets<'a> {
-    tags: &'a mut [u64],
-    slots: &'a mut [Slot],
-    order: &'a mut [Order],
-    ways: usize,
-    set_mask: Option<u64>,
-    sets: u64,
+    c: &'a mut SectorCache,
 }
 
 impl<'a> OrderedSets<'a> {
@@ -550,37 +613,28 @@ impl<'a> OrderedSets<'a> {
         allocate: bool,
         evict_first: bool,
     ) -> LineOutcome {
-        let set = set_index(self.set_mask, self.sets, line);
-        let parts = (&mut *self.tags, &mut *self.slots, &mut *self.order);
-        let flags = (write, allocate, evict_first);
-        ordered_access(parts, self.ways, set, line, sectors, flags)
+        (self.c).access_ordered(line, sectors, (write, allocate, evict_first))
     }
 
     /// The sets as [`SixteenWays`], if they have 16 ways (the shipped configs' L2).
     #[inline]
     pub fn sixteen(self) -> Option<SixteenWays<'a>> {
-        if self.ways != 16 {
+        if self.c.ways != 16 {
             return None;
         }
-        let (tags, _) = self.tags.as_chunks_mut::<16>();
-        let (slots, _) = self.slots.as_chunks_mut::<16>();
         Some(SixteenWays {
-            tags,
-            slots,
-            order: self.order,
-            set_mask: self.set_mask,
-            sets: std::num::NonZeroU64::new(self.sets)?,
+            set_mask: self.c.set_mask,
+            sets: std::num::NonZeroU64::new(self.c.sets)?,
+            c: self.c,
         })
     }
 }
 
-/// The sets of a 16-way cache that keeps them in recency order (the shipped configs' L2), each
-/// set's ways fixed-size arrays, so that a lookup slices nothing ([`OrderedSets::sixteen`]): for
-/// the L2 pass's loop over the lines of a block's requests.
+/// The sets of a 16-way cache that keeps them in recency order (the shipped configs' L2), its set
+/// index decided ([`OrderedSets::sixteen`]): for the L2 pass's loop over the lines of a block's
+/// requests, which its compact records take inline (any other lookup out of line).
 pub struct SixteenWays<'a> {
-    tags: &'a mut [[u64; 16]],
-    slots: &'a mut [[Slot; 16]],
-    order: &'a mut [Order],
+    c: &'a mut SectorCache,
     set_mask: Option<u64>,
     /// Not zero, so that the set index's division needs no check.
     sets: std::num::NonZeroU64,
@@ -591,16 +645,17 @@ impl SixteenWays<'_> {
     /// and not streamed: a read, or a write when `WRITE`.
     #[inline(always)]
     pub fn access_line<const WRITE: bool>(&mut self, line: u64, sectors: u32) -> LineOutcome {
-        let set = match self.set_mask {
-            Some(m) => (line & m) as usize,
-            None => (line % self.sets) as usize,
+        let (set, q) = match self.set_mask {
+            Some(m) => ((line & m) as usize, line >> m.count_ones()),
+            None => ((line % self.sets) as usize, line / self.sets),
         };
-        let (t, sl, o) = (
-            &mut self.tags[set],
-            &mut self.slots[set],
-            &mut self.order[set],
-        );
-        ordered_set_access(t, sl, o, line, sectors, (WRITE, true, false))
+        let flags = (WRITE, true, false);
+        if q < u64::from(compact::Set::EMPTY) {
+            if let Some(s) = self.c.compact.get_mut(set) {
+                return s.access(q as u32, sectors, flags);
+            }
+        }
+        self.c.access_ordered_cold(line, sectors, flags)
     }
 }
 
@@ -1005,6 +1060,7 @@ mod tests {
         // cache, so that hits, evictions, streamed fills and invalidations all happen.
         for (ways, ordered, squeeze) in [
             (8, true, false),
+            (16, true, false),
             (1, false, false),
             (2, false, true),
             (8, false, false),
@@ -1133,10 +1189,11 @@ mod tests {
 
     #[test]
     fn sixteen_way_sets_look_lines_up_as_access_line_does() {
-        // 4 sets (a mask) and 3 (a division); reads and writes of a few sectors of lines that
-        // compete for the sets, so that hits, dirty evictions and refills all happen. The
-        // reference: the same cache looked up with `access_line`.
-        for sets in [4u64, 3] {
+        // 4 sets (a mask) and 3 (a division), in compact records and in the general store;
+        // reads and writes of a few sectors of lines that compete for the sets, so that hits,
+        // dirty evictions and refills all happen. The reference: the same cache in the general
+        // store looked up with `access_line`.
+        for (sets, widened) in [(4u64, false), (3, false), (4, true), (3, true)] {
             let geom = Geometry {
                 size_bytes: sets * 16 * 128,
                 line_bytes: 128,
@@ -1144,7 +1201,10 @@ mod tests {
                 associativity: 16,
             };
             let mut c = SectorCache::new(geom);
-            assert!(c.ordered);
+            assert!(c.ordered && !c.compact.is_empty());
+            if widened {
+                c.widen();
+            }
             assert!(SectorCache::new(Geometry {
                 associativity: 8,
                 ..geom
@@ -1153,7 +1213,7 @@ mod tests {
             .unwrap()
             .sixteen()
             .is_none());
-            let mut reference = c.clone();
+            let mut reference = SectorCache::new_wide(geom, true);
             let mut x = 2024u64;
             for _ in 0..20_000 {
                 x = crate::testing::lcg(x);
@@ -1169,6 +1229,116 @@ mod tests {
                 };
                 assert_eq!(got, expect, "{sets} sets, line {line}, mask {mask:b}");
             }
+            assert_eq!(c.compact.is_empty(), widened);
+        }
+    }
+
+    #[test]
+    fn compact_sets_are_taken_where_they_hold_the_geometry() {
+        let geom = |associativity, line_bytes, sector_bytes| Geometry {
+            size_bytes: 3 * 16 * 256,
+            line_bytes,
+            sector_bytes,
+            associativity,
+        };
+        // 16 ways of lines of one, two or four sectors: compact records.
+        for (line, sector) in [(128, 32), (128, 64), (128, 128), (64, 32)] {
+            let c = SectorCache::new(geom(16, line, sector));
+            assert!(!c.compact.is_empty() && c.tags.is_empty() && c.order.is_empty());
+            assert_eq!(c.compact.len() as u64, c.sets);
+        }
+        // More sectors per line, fewer ways, or ways on recency lists: the general stores.
+        for (ways, line, sector, ordered) in [
+            (16, 128, 16, true),
+            (16, 256, 32, true),
+            (8, 128, 32, true),
+            (15, 128, 32, true),
+            (16, 128, 32, false),
+        ] {
+            let c = SectorCache::new_as(geom(ways, line, sector), ordered);
+            assert!(c.compact.is_empty(), "{ways} {line} {sector} {ordered}");
+            assert_eq!(
+                c.tags.len(),
+                if ordered {
+                    c.sets as usize * ways as usize
+                } else {
+                    0
+                }
+            );
+        }
+        // A record is two host cache lines, aligned.
+        assert_eq!(std::mem::size_of::<compact::Set>(), 128);
+        assert_eq!(std::mem::align_of::<compact::Set>(), 128);
+    }
+
+    #[test]
+    fn compact_sets_have_the_outcome_of_the_general_store() {
+        // 16 ways, 3 and 5 sets (a division) and 4 (a mask), lines of four, two and one sectors:
+        // reads, writes (dirty evictions), streamed fills, lookups without allocation and
+        // invalidations, on lines from six times the cache.
+        for (sets, sector_bytes) in [(3u64, 32u32), (4, 32), (5, 32), (3, 64), (4, 128)] {
+            let geom = Geometry {
+                size_bytes: sets * 16 * 128,
+                line_bytes: 128,
+                sector_bytes,
+                associativity: 16,
+            };
+            let mut compact = SectorCache::new(geom);
+            assert!(!compact.compact.is_empty());
+            let mut wide = SectorCache::new_wide(geom, true);
+            same_outcomes(&mut compact, &mut wide, 99 + sets, sets * 16 * 6, 7, true);
+            assert!(!compact.compact.is_empty(), "no line left the records");
+        }
+    }
+
+    #[test]
+    fn a_line_the_records_cannot_hold_moves_the_sets_to_the_general_store() {
+        // 3 sets (a division) and 4 (a mask): lines whose quotients fit the records, until one
+        // of quotient `Set::EMPTY` or more comes; the cache then goes on in the general store,
+        // with the ways, sectors and recency it had. The reference is in the general store
+        // throughout.
+        for sets in [3u64, 4] {
+            let geom = Geometry {
+                size_bytes: sets * 16 * 128,
+                line_bytes: 128,
+                sector_bytes: 32,
+                associativity: 16,
+            };
+            let mut c = SectorCache::new(geom);
+            let mut wide = SectorCache::new_wide(geom, true);
+            let huge = u64::from(compact::Set::EMPTY) * sets;
+            let (mut x, mut widened) = (17u64, false);
+            for i in 0..30_000u64 {
+                x = crate::testing::lcg(x);
+                // Lines near 0 and just below the largest quotient the records hold; from op
+                // 20,000 on, some beyond it.
+                let near = (x >> 20) % (sets * 40);
+                let line = match x >> 60 {
+                    0..=9 => near,
+                    10..=14 => huge - 1 - near,
+                    _ if i >= 20_000 => huge + near,
+                    _ => near,
+                };
+                let addr = line * 128 + (x >> 8 & 3) * 32;
+                let (write, allocate, evict_first) = (x & 1 == 1, x & 8 != 8, x & 6 == 6);
+                if i % 11 == 0 {
+                    assert_eq!(c.invalidate(addr), wide.invalidate(addr), "op {i}");
+                } else {
+                    assert_eq!(
+                        c.access_as(addr, write, allocate, evict_first),
+                        wide.access_as(addr, write, allocate, evict_first),
+                        "{sets} sets: op {i}, line {line:#x}"
+                    );
+                }
+                // Invalidating a line the records cannot hold leaves them as they are.
+                if i == 10_000 {
+                    assert!(!c.invalidate(huge * 128) && !c.compact.is_empty());
+                }
+                widened |= i % 11 != 0 && line >= huge;
+                assert_eq!(c.compact.is_empty(), widened, "op {i}");
+            }
+            assert!(c.compact.is_empty(), "a line beyond the records came");
+            assert_eq!((c.tags, c.order), (wide.tags, wide.order));
         }
     }
 
