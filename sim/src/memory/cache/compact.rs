@@ -100,16 +100,17 @@ impl Set {
         true
     }
 
-    /// The way holding the line of quotient `q`, if one does: the 16 tags compared at once
-    /// (two vector compares), a miss told before the way is found.
+    /// The way holding the line of quotient `q`, if one does: the 16 tags compared at once,
+    /// four ways at a time (written so that the compares become two vector compares and a
+    /// byte mask; a fold over the ways compiled to scalar compares in part).
     #[inline(always)]
     fn way_of(&self, q: u32) -> Option<usize> {
-        if !self.tags.iter().fold(false, |any, &t| any | (t == q)) {
-            return None;
+        let mut hits = 0u32;
+        for c in self.tags.chunks_exact(4).rev() {
+            let eq = |w: usize| u32::from(c[w] == q) << w;
+            hits = hits << 4 | eq(0) | eq(1) | eq(2) | eq(3);
         }
-        let hits =
-            (self.tags.iter().enumerate()).fold(0u32, |m, (w, &t)| m | u32::from(t == q) << w);
-        Some(hits.trailing_zeros() as usize)
+        (hits != 0).then(|| hits.trailing_zeros() as usize)
     }
 
     /// Way `w`'s valid and dirty sectors.
