@@ -152,12 +152,9 @@ pub struct LaunchStats {
 /// of the blocks it ran in the current wave.
 #[derive(Default)]
 struct SmRun {
-    /// Register files: one per warp of a block, or one for a kernel without barriers.
-    warps: Vec<Warp>,
-    /// `warps` and `shared` are made for this launch (the first batch makes them, from the
-    /// ones an earlier launch left where there are).
-    ready: bool,
-    shared: Vec<u8>,
+    /// The SM's own register files and shared memory, for a launch whose blocks may see what
+    /// the SM's earlier block left in them ([`Files::pooled`]); otherwise a thread's run them.
+    files: Files,
     counters: Counters,
     per_pc: Vec<PcStats>,
     /// Per PC, the allocation of its last whole-warp global access ([`step::Ctx::alloc_hints`]).
@@ -182,11 +179,115 @@ struct SmRun {
     runs: step::Runs,
 }
 
+/// The register files and shared memory that an SM's blocks run in.
+///
+/// A launch whose kernel reads no register before writing it ([`Files::pooled`]) runs each SM's
+/// batch in the files of the thread that runs it ([`Pool`]), so that the SMs a thread runs one
+/// after another reuse the rows the one before left in the host's caches (per-SM files, 106 KiB
+/// per SM on transpose_smem, missed the host's L1 and L2 on every SM's batch). Nothing a block
+/// can see depends on which SM's block ran in them before: shared memory is zeroed for each
+/// block, local memory is zeroed for each warp ([`Warp::reset`]), every register is written
+/// before it is read, and the rows an invariant entry fixes ([`Warp::fixed`]) hold values of
+/// the launch (parameters, immediates, the block shape, `%tid` of the file's warp), the same on
+/// every SM.
+#[derive(Default)]
+struct Files {
+    /// Register files: one per warp of a block, or one for a kernel without barriers.
+    warps: Vec<Warp>,
+    /// Shared memory of the block that runs.
+    shared: Vec<u8>,
+    /// `warps` and `shared` are made for this launch (the first batch that runs in them makes
+    /// them, from the ones an earlier launch left where there are).
+    ready: bool,
+}
+
+impl Files {
+    /// Whether a launch whose kernel may read the registers `clear` before writing them
+    /// ([`regs::read_before_written`]; `None`: any, through `shfl`) may run its SMs in any
+    /// thread's files: when it reads none, nothing in them shows from block to block.
+    fn pooled(clear: Option<&[u16]>) -> bool {
+        clear.is_some_and(|c| c.is_empty())
+    }
+
+    /// Makes the files over for `launch` (once per launch, before its first block runs in them):
+    /// `files` register files of the program's registers, each with all the invariant entries
+    /// of `forms` to run, and the launch's shared memory.
+    fn prepare(
+        &mut self,
+        launch: &Launch,
+        forms: &[fast::Pre],
+        files: usize,
+        clear: Option<&[u16]>,
+    ) {
+        if self.ready {
+            return;
+        }
+        self.ready = true;
+        // The register files an earlier launch left, made over, and new ones past them. Every
+        // register file starts with all the launch's invariant entries to run.
+        let (num_regs, local) = (launch.program.num_regs, launch.local_bytes);
+        self.warps.truncate(files);
+        self.warps
+            .iter_mut()
+            .for_each(|w| w.relaunch(num_regs, local, clear));
+        self.warps.resize_with(files, || Warp::new(num_regs, local));
+        let invariants = forms.iter().filter(|p| p.invariant).count() as u32;
+        self.warps.iter_mut().for_each(|w| w.unsettled = invariants);
+        // Cleared for each block ([`zero_shared`]).
+        self.shared.resize(launch.shared_bytes as usize, 0);
+    }
+}
+
+/// Where SMs' blocks run ([`Files`]): a test switch ([`tests::FILES`]) picks other ways than
+/// the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FilesMode {
+    /// In the files of the thread that runs them, where the launch allows it.
+    Pooled,
+    /// In the SM's own files.
+    Own,
+    /// Even SMs in their thread's files, odd ones in their own (as when a thread's are busy).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Mixed,
+}
+
+/// Per thread of the pool that runs pass 1, its [`Files`] (and one more for a thread outside
+/// the pool), for a launch that pools them ([`Files::pooled`]).
+struct Pool(Vec<std::sync::Mutex<Files>>);
+
+impl Pool {
+    /// The files of `slots` threads, from those of an earlier launch (`kept`), to be made over
+    /// for this launch by their first batch.
+    fn new(kept: Vec<Files>, slots: usize) -> Pool {
+        let mut files = kept;
+        files.resize_with(slots, Files::default);
+        files.iter_mut().for_each(|f| f.ready = false);
+        Pool(files.into_iter().map(std::sync::Mutex::new).collect())
+    }
+
+    /// The files of the calling thread, or `None` when another holds them (a thread runs
+    /// another launch's SM while it waits: then the SM's own files serve, with the same result).
+    fn mine(&self) -> Option<std::sync::MutexGuard<'_, Files>> {
+        let last = self.0.len() - 1;
+        let slot = rayon::current_thread_index().map_or(last, |i| i.min(last));
+        self.0[slot].try_lock().ok()
+    }
+
+    /// What the next launch may reuse.
+    fn leave(self) -> Vec<Files> {
+        (self.0.into_iter())
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect()
+    }
+}
+
 /// What one launch's SMs leave for the next launch's ([`run_with`]): allocations whose contents
 /// each launch starts afresh, kept so that a launch does not allocate and grow them anew.
 #[derive(Default)]
 pub struct Scratch {
     sms: Vec<SmScratch>,
+    /// The threads' register files and shared memory ([`Pool`]).
+    pool: Vec<Files>,
 }
 
 /// The [`Scratch`] the last run of this process left ([`Scratch::kept`], [`Scratch::keep`]).
@@ -225,8 +326,7 @@ struct SmScratch {
     replay: Replay,
     logs: [Vec<BlockLog>; 2],
     maps: SectorMaps,
-    warps: Vec<Warp>,
-    shared: Vec<u8>,
+    files: Files,
 }
 
 /// Runs `launch` to completion over `image`, through the hierarchy `mem`.
@@ -332,6 +432,18 @@ pub fn run_with(
     // The registers whose rows a kernel may read before writing them: cleared when an SM's
     // register files are made over for this launch, the others left as they are.
     let clear = regs::read_before_written(launch.program);
+    // The register files and shared memory of the pool's threads, when the launch's SMs may
+    // share them ([`Files`]); the last for a thread outside the pool.
+    #[cfg(test)]
+    let mode = tests::FILES.get();
+    #[cfg(not(test))]
+    let mode = FilesMode::Pooled;
+    let pool = (mode != FilesMode::Own && Files::pooled(clear.as_deref())).then(|| {
+        Pool::new(
+            std::mem::take(&mut scratch.pool),
+            rayon::current_num_threads() + 1,
+        )
+    });
     // Built once and cloned by each SM (building it per SM grew its vectors push by push).
     let runs = step::Runs::new(&forms, &costs);
     let cx = crate::timing::replay::Ctx {
@@ -370,6 +482,15 @@ pub fn run_with(
             snap = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
         }
         let run_sm = |(s, (st, cache)): (usize, (&mut SmRun, &mut SmCaches))| {
+            let pooled = pool
+                .as_ref()
+                .filter(|_| mode != FilesMode::Mixed || s % 2 == 0);
+            let mut mine = pooled.and_then(Pool::mine);
+            let mut own = None;
+            let files = match &mut mine {
+                Some(f) => &mut **f,
+                None => own.insert(std::mem::take(&mut st.files)),
+            };
             run_batch_on_sm(
                 cfg,
                 launch,
@@ -381,6 +502,7 @@ pub fn run_with(
                 params,
                 cache,
                 st,
+                files,
                 s,
                 buf,
                 per_wave,
@@ -390,7 +512,10 @@ pub fn run_with(
                 nwarps,
                 barrier_free,
                 clear.as_deref(),
-            )
+            );
+            if let Some(files) = own {
+                st.files = files;
+            }
         };
         // Blocks of one SM run in order on one thread; SMs in parallel, unless the kernel has
         // global atomics: their read-modify-writes must see each other, in a fixed order.
@@ -509,6 +634,9 @@ pub fn run_with(
         sampled,
         ..Default::default()
     };
+    if let Some(pool) = pool {
+        scratch.pool = pool.leave();
+    }
     for mut st in sms {
         scratch.sms.push(st.leave());
         counters.add(&st.counters);
@@ -607,12 +735,11 @@ impl SmRun {
             mut replay,
             logs,
             maps,
-            warps,
-            shared,
+            mut files,
         } = kept;
-        // Made over for this launch by its first batch ([`Warp::relaunch`]).
-        self.warps = warps;
-        self.shared = shared;
+        // Made over for this launch by its first batch ([`Files::prepare`]).
+        files.ready = false;
+        self.files = files;
         replay.relaunch();
         self.replay = replay;
         // Logs are emptied as blocks take them ([`BlockLog::reset`]).
@@ -626,8 +753,7 @@ impl SmRun {
             replay: std::mem::take(&mut self.replay),
             logs: std::mem::take(&mut self.logs),
             maps: self.work.take_maps(),
-            warps: std::mem::take(&mut self.warps),
-            shared: std::mem::take(&mut self.shared),
+            files: std::mem::take(&mut self.files),
         }
     }
 
@@ -663,7 +789,8 @@ fn sampling_error(samples: &[f64], population: u64) -> f64 {
 const BATCH_BLOCKS: u64 = 8;
 
 /// Pass 1 for SM `s`: runs its blocks among `first..last` (block `b` runs on SM `b % count`, in
-/// wave `b / per_wave`), logging them in buffer `buf`.
+/// wave `b / per_wave`) in the register files and shared memory `files`, logging them in
+/// buffer `buf`.
 #[allow(clippy::too_many_arguments)] // the pass's inputs, each read-only or owned by this SM
 fn run_batch_on_sm(
     cfg: &GpuConfig,
@@ -676,6 +803,7 @@ fn run_batch_on_sm(
     params: &Params,
     caches: &mut SmCaches,
     st: &mut SmRun,
+    files: &mut Files,
     s: usize,
     buf: usize,
     per_wave: u64,
@@ -693,22 +821,8 @@ fn run_batch_on_sm(
     st.executed = 0;
     // Without barriers one register file serves every warp in turn ([`run_warps_in_turn`]):
     // the others would only be allocated and zeroed per SM and launch.
-    let files = if barrier_free { 1 } else { nwarps };
-    if !st.ready {
-        st.ready = true;
-        // The register files an earlier launch left, made over, and new ones past them. Every
-        // register file starts with all the launch's invariant entries to run.
-        let (num_regs, local) = (launch.program.num_regs, launch.local_bytes);
-        st.warps.truncate(files);
-        st.warps
-            .iter_mut()
-            .for_each(|w| w.relaunch(num_regs, local, clear));
-        st.warps.resize_with(files, || Warp::new(num_regs, local));
-        let invariants = forms.iter().filter(|p| p.invariant).count() as u32;
-        st.warps.iter_mut().for_each(|w| w.unsettled = invariants);
-        // Cleared below for each block.
-        st.shared.resize(launch.shared_bytes as usize, 0);
-    }
+    let count = if barrier_free { 1 } else { nwarps };
+    files.prepare(launch, forms, count, clear);
     if st.runs.is_empty() {
         st.runs = runs.clone();
     }
@@ -720,11 +834,11 @@ fn run_batch_on_sm(
             (b / u64::from(gx) % u64::from(gy)) as u32,
             (b / (u64::from(gx) * u64::from(gy))) as u32,
         ];
-        zero_shared(&mut st.shared);
+        zero_shared(&mut files.shared);
         // Without barriers each warp runs to its exit before the next starts, so one register
         // file serves them all in turn and stays in the host's L1 (one per warp did not).
         if !barrier_free {
-            for (w, warp) in st.warps.iter_mut().enumerate() {
+            for (w, warp) in files.warps.iter_mut().enumerate() {
                 warp.reset(w as u32, dims.block);
             }
         }
@@ -749,7 +863,7 @@ fn run_batch_on_sm(
             constant,
             caches: &mut *caches,
             params,
-            shared: &mut st.shared,
+            shared: &mut files.shared,
             counters: &mut st.counters,
             per_pc: &mut st.per_pc,
             runs: &mut st.runs,
@@ -765,9 +879,9 @@ fn run_batch_on_sm(
             sync: sync::BlockSync::default(),
         };
         let ran = if barrier_free {
-            run_warps_in_turn(&mut ctx, &mut st.warps[0], nwarps, dims.block)
+            run_warps_in_turn(&mut ctx, &mut files.warps[0], nwarps, dims.block)
         } else {
-            run_block(&mut ctx, &mut st.warps)
+            run_block(&mut ctx, &mut files.warps)
         };
         if let Err(e) = ran {
             st.error = Some((b, e));
@@ -978,6 +1092,81 @@ fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
         ctx.sync.release(warps);
         for w in warps.iter_mut().filter(|w| w.live != 0) {
             w.at_barrier = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FilesMode;
+    use crate::run::{run_workload, Options};
+
+    thread_local! {
+        /// Where the SMs of launches run on this thread run their blocks ([`super::Files`]).
+        pub(super) static FILES: std::cell::Cell<FilesMode> =
+            const { std::cell::Cell::new(FilesMode::Pooled) };
+    }
+
+    /// Bundled workload `name` with `sets` on `configs/{gpu}.toml` on a pool of `threads`
+    /// threads, its SMs' blocks running as `mode` says: the launches (outputs, counters,
+    /// per-PC statistics, timing), printed.
+    fn launches(
+        gpu: &str,
+        name: &str,
+        sets: &[(&str, i64)],
+        threads: usize,
+        mode: FilesMode,
+    ) -> String {
+        let path = format!("{}/../configs/{gpu}.toml", env!("CARGO_MANIFEST_DIR"));
+        let cfg = crate::config::GpuConfig::load(std::path::Path::new(&path)).unwrap();
+        let w = crate::workload::Workload::resolve(name).unwrap();
+        let opts = Options {
+            sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            keep_outputs: true,
+            ..Default::default()
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            FILES.set(mode);
+            let r = run_workload(&cfg, &w, &opts);
+            FILES.set(FilesMode::Pooled);
+            format!("{:?}", r.unwrap().launches)
+        })
+    }
+
+    /// SMs whose blocks run in their threads' register files and shared memory, one after
+    /// another in the same ones (one thread), on two or three threads, or some in their own,
+    /// give the results of SMs that each have their own: on kernels with barriers (a file per
+    /// warp, `%tid` invariant), without (one file in turn), with `shfl` (own files always),
+    /// partial warps and blocks, and on GPUs of other SM counts.
+    #[test]
+    fn pooled_files_match_own_files() {
+        // (GPU, workload, `--set` overrides)
+        type Case<'a> = (&'a str, &'a str, &'a [(&'a str, i64)]);
+        let cases: [Case; 8] = [
+            ("rtx3090", "transpose_smem", &[("n", 96)]),
+            ("rtx3090", "read_stride", &[("n", 3000)]),
+            ("t4", "reduce", &[("n", 8192)]),
+            ("rtx3090", "stencil_1d", &[("n", 4096)]),
+            ("rtx3090", "smem_stride", &[]),
+            ("h200", "conv2d", &[]),
+            ("rtx3090", "pseudo_random", &[("n", 20_000)]),
+            ("t4", "transpose_smem", &[("n", 80)]),
+        ];
+        for (gpu, name, sets) in cases {
+            let own = launches(gpu, name, sets, 2, FilesMode::Own);
+            for threads in [1, 2, 3] {
+                for mode in [FilesMode::Pooled, FilesMode::Mixed] {
+                    assert_eq!(
+                        launches(gpu, name, sets, threads, mode),
+                        own,
+                        "{gpu} {name}: {mode:?} on {threads} threads"
+                    );
+                }
+            }
         }
     }
 }
