@@ -916,9 +916,9 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
                     }
                 }
             }
-            L2Kind::Const(pc, served) => {
+            L2Kind::Const { pc, start, end } => {
                 let mut far = addrs.iter();
-                let served: Vec<Level> = served
+                let served: Vec<Level> = log.served[*start as usize..*end as usize]
                     .iter()
                     .map(|s| match s {
                         Some(l) => *l,
@@ -933,7 +933,7 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
             }
         };
         out.dram_bytes = match req.kind {
-            L2Kind::Const(..) => t.dram_read,
+            L2Kind::Const { .. } => t.dram_read,
             _ => t.dram_read + t.dram_write,
         };
         c.dram_read_bytes += t.dram_read;
