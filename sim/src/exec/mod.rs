@@ -738,9 +738,19 @@ fn run_batch_on_sm(
             let log = like.map_or_else(BlockLog::default, log_like);
             st.logs[buf].push(log);
         }
-        let log = &mut st.logs[buf][st.used[buf]];
+        let used = st.used[buf];
         st.used[buf] += 1;
+        let (ahead, other) = match &mut st.logs {
+            [a, o] if buf == 0 => (a, &*o),
+            [o, a] => (a, &*o),
+        };
+        let (before, rest) = ahead.split_at_mut(used);
+        let log = &mut rest[0];
         log.reset(b, (b / per_wave) as usize, nwarps);
+        // Room for what the buffer's previous log, or the other buffer's first, holds.
+        if let Some(like) = before.last().or(other.first()) {
+            log.make_room(like);
+        }
         let mut ctx = step::Ctx {
             cfg,
             launch,

@@ -146,6 +146,28 @@ impl BlockLog {
         self.ldc.iter_mut().for_each(Vec::clear);
     }
 
+    /// Gives an emptied log ([`BlockLog::reset`]) room for what `like` (the log of another block
+    /// of the launch) holds, where it has less: a log kept from an earlier launch (or batch) with
+    /// smaller buffers grew them as the block ran, and growing a buffer copies all of its old
+    /// allocation (`realloc` does not know that the buffer is nearly empty): cold memory
+    /// copied per block and buffer. An empty buffer is replaced instead, copying nothing.
+    pub fn make_room(&mut self, like: &BlockLog) {
+        fn room<T>(v: &mut Vec<T>, n: usize) {
+            if v.capacity() < n {
+                debug_assert!(v.is_empty());
+                *v = Vec::with_capacity(n);
+            }
+        }
+        for (w, l) in self.warps.iter_mut().zip(&like.warps) {
+            room(w, l.len());
+        }
+        room(&mut self.reqs, like.reqs.len());
+        room(&mut self.addrs, like.addrs.len());
+        room(&mut self.out, like.reqs.len());
+        room(&mut self.mems, like.mems.len());
+        room(&mut self.sectors, like.sectors.len());
+    }
+
     /// Adds a global or local access; returns its [`Entry::lat`] ([`MEM`] | record).
     #[inline]
     pub fn mem(&mut self, rec: MemRec) -> u32 {
@@ -224,6 +246,45 @@ mod tests {
             assert_eq!(log.load_hits, scan, "{bits:b}");
             log.reset(1, 0, 1);
             assert!(!log.load_hits && log.mems.is_empty());
+        }
+    }
+
+    #[test]
+    fn an_emptied_log_gets_room_for_a_like_one_without_shrinking() {
+        // A log of a larger block (`like`), a kept log of smaller buffers and one of larger:
+        // after `make_room` each buffer holds at least what `like` holds, those that had the
+        // room keep their allocation, and every buffer is empty.
+        let mut like = BlockLog::default();
+        like.reset(0, 0, 3);
+        for (w, n) in [5usize, 70, 0].into_iter().enumerate() {
+            like.warps[w].extend((0..n as u32).map(|pc| Entry { pc, lat: 0 }));
+        }
+        for i in 0..40u64 {
+            like.request(L2Kind::Load, &[i, i + 1]);
+            like.mem(rec(false, false));
+            like.sectors.push(i);
+        }
+        for big in [false, true] {
+            let n = if big { 1000 } else { 1 };
+            let mut log = BlockLog::default();
+            log.reset(0, 0, 3);
+            log.warps.iter_mut().for_each(|w| w.reserve_exact(n));
+            log.addrs.reserve_exact(n);
+            log.sectors.reserve_exact(n);
+            let kept = (log.addrs.as_ptr(), log.warps[1].as_ptr());
+            log.reset(1, 0, 3);
+            log.make_room(&like);
+            for (w, l) in log.warps.iter().zip(&like.warps) {
+                assert!(w.is_empty() && w.capacity() >= l.len());
+            }
+            let room = |c: usize, n: usize, len: usize| c >= n && len == 0;
+            assert!(room(log.reqs.capacity(), 40, log.reqs.len()));
+            assert!(room(log.out.capacity(), 40, log.out.len()));
+            assert!(room(log.addrs.capacity(), 80, log.addrs.len()));
+            assert!(room(log.mems.capacity(), 40, log.mems.len()));
+            assert!(room(log.sectors.capacity(), 40, log.sectors.len()));
+            let now = (log.addrs.as_ptr(), log.warps[1].as_ptr());
+            assert_eq!(now == kept, big);
         }
     }
 
