@@ -4,7 +4,7 @@
 use super::decode::{DInst, Src, NO_REG};
 use super::fast::{MemPlan, Word};
 use super::step::{for_lanes, lanes, Ctx};
-use super::trace::{L2Kind, MemRec, MEM};
+use super::trace::{L2Kind, MemRec};
 use super::warp::Warp;
 use crate::error::{Error, Result};
 use crate::memory::coalesce;
@@ -1045,9 +1045,7 @@ impl Ctx<'_> {
         if !o.to_l2.is_empty() {
             // Priced by the L2 pass, which knows where the misses were served.
             let served = o.served.iter().map(|&l| (l != Level::L2).then_some(l));
-            return self
-                .log
-                .request(L2Kind::Const(pc, served.collect()), &o.to_l2);
+            return self.log.const_request(pc, served, &o.to_l2);
         }
         // Every request was served by a constant level.
         let served = &o.served[..];
@@ -1358,15 +1356,14 @@ impl Ctx<'_> {
             (true, true) => log.request_from(L2Kind::Store, req),
             (true, false) => self.costs.l2,
         };
-        log.mems.push(MemRec {
+        log.mem(MemRec {
             lat,
             dwf: dwf + l1_misses,
             start,
             end,
             store,
             hit,
-        });
-        MEM | (log.mems.len() - 1) as u32
+        })
     }
 
     /// The L1 part of [`Self::model_global`] for an access whose sectors are not one run (or

@@ -852,9 +852,19 @@ fn run_batch_on_sm(
             let log = like.map_or_else(BlockLog::default, log_like);
             st.logs[buf].push(log);
         }
-        let log = &mut st.logs[buf][st.used[buf]];
+        let used = st.used[buf];
         st.used[buf] += 1;
+        let (ahead, other) = match &mut st.logs {
+            [a, o] if buf == 0 => (a, &*o),
+            [o, a] => (a, &*o),
+        };
+        let (before, rest) = ahead.split_at_mut(used);
+        let log = &mut rest[0];
         log.reset(b, (b / per_wave) as usize, nwarps);
+        // Room for what the buffer's previous log, or the other buffer's first, holds.
+        if let Some(like) = before.last().or(other.first()) {
+            log.make_room(like);
+        }
         let mut ctx = step::Ctx {
             cfg,
             launch,
@@ -1030,9 +1040,9 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
                     }
                 }
             }
-            L2Kind::Const(pc, served) => {
+            L2Kind::Const { pc, start, end } => {
                 let mut far = addrs.iter();
-                let served: Vec<Level> = served
+                let served: Vec<Level> = log.served[*start as usize..*end as usize]
                     .iter()
                     .map(|s| match s {
                         Some(l) => *l,
@@ -1047,7 +1057,7 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
             }
         };
         out.dram_bytes = match req.kind {
-            L2Kind::Const(..) => t.dram_read,
+            L2Kind::Const { .. } => t.dram_read,
             _ => t.dram_read + t.dram_write,
         };
         c.dram_read_bytes += t.dram_read;

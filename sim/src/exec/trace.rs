@@ -53,8 +53,9 @@ pub struct Entry {
     pub lat: u32,
 }
 
-/// What an L2 request is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What an L2 request is. (Plain data: emptying a log's requests reads none of them, where a
+/// kind that owned an allocation had each request's tag read, a batch after it was written.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum L2Kind {
     /// A global or local load's L1 misses; its latency is the farthest level's.
     Load,
@@ -70,13 +71,21 @@ pub enum L2Kind {
         /// The result is read (`atom`), so its latency matters; else acknowledged like a store.
         returns: bool,
     },
-    /// An indexed constant load at `pc`: where each request was served, `None` for those that missed
-    /// every constant level (their addresses are the request's, in order).
-    Const(u32, Vec<Option<Level>>),
+    /// An indexed constant load at `pc`: where each of its requests was served,
+    /// `BlockLog::served[start..end]`, `None` for those that missed every constant level (their
+    /// addresses are the request's, in order).
+    Const {
+        /// Its instruction.
+        pc: u32,
+        /// Its first request's level in `BlockLog::served`.
+        start: u32,
+        /// End of its levels.
+        end: u32,
+    },
 }
 
 /// One warp instruction's traffic to L2.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct L2Req {
     /// What it is.
     pub kind: L2Kind,
@@ -106,6 +115,11 @@ pub struct BlockLog {
     pub mems: Vec<MemRec>,
     /// Their sector numbers, one after another.
     pub sectors: Vec<u64>,
+    /// Some global or local load hit L1 throughout ([`MemRec::hit`]): the timing pass keeps the
+    /// fills in flight only for waves with one ([`crate::timing::SmWork::expect_hits`]).
+    pub load_hits: bool,
+    /// Where the requests of indexed constant loads were served ([`L2Kind::Const`]).
+    pub served: Vec<Option<Level>>,
     /// Constant-pipe work ([`crate::timing::Costs::ldc_work`]) of the LDCs the constant caches
     /// served, in issue order, and of those L2 served, in request order: the timing pass adds
     /// them to the SM's work (in that order, as the passes found them), so that the L2 pass of
@@ -127,7 +141,54 @@ impl BlockLog {
         self.out.clear();
         self.mems.clear();
         self.sectors.clear();
+        self.load_hits = false;
+        self.served.clear();
         self.ldc.iter_mut().for_each(Vec::clear);
+    }
+
+    /// Gives an emptied log ([`BlockLog::reset`]) room for what `like` (the log of another block
+    /// of the launch) holds, where it has less: a log kept from an earlier launch (or batch) with
+    /// smaller buffers grew them as the block ran, and growing a buffer copies all of its old
+    /// allocation (`realloc` does not know that the buffer is nearly empty): cold memory
+    /// copied per block and buffer. An empty buffer is replaced instead, copying nothing.
+    pub fn make_room(&mut self, like: &BlockLog) {
+        fn room<T>(v: &mut Vec<T>, n: usize) {
+            if v.capacity() < n {
+                debug_assert!(v.is_empty());
+                *v = Vec::with_capacity(n);
+            }
+        }
+        for (w, l) in self.warps.iter_mut().zip(&like.warps) {
+            room(w, l.len());
+        }
+        room(&mut self.reqs, like.reqs.len());
+        room(&mut self.addrs, like.addrs.len());
+        room(&mut self.out, like.reqs.len());
+        room(&mut self.mems, like.mems.len());
+        room(&mut self.sectors, like.sectors.len());
+    }
+
+    /// Adds a global or local access; returns its [`Entry::lat`] ([`MEM`] | record).
+    #[inline]
+    pub fn mem(&mut self, rec: MemRec) -> u32 {
+        self.load_hits |= rec.hit && !rec.store;
+        self.mems.push(rec);
+        MEM | (self.mems.len() - 1) as u32
+    }
+
+    /// Adds an indexed constant load's request at `pc`: `served`, where each of its requests was
+    /// served (`None`: by none of the constant levels), and `addrs`, those of the `None` ones in
+    /// order. Returns its ticket, as [`BlockLog::request`].
+    pub fn const_request(
+        &mut self,
+        pc: u32,
+        served: impl IntoIterator<Item = Option<Level>>,
+        addrs: &[u64],
+    ) -> u32 {
+        let start = self.served.len() as u32;
+        self.served.extend(served);
+        let end = self.served.len() as u32;
+        self.request(L2Kind::Const { pc, start, end }, addrs)
     }
 
     /// Adds a request; returns the ticket its latency will be found under.
@@ -148,5 +209,104 @@ impl BlockLog {
             end: self.addrs.len() as u32,
         });
         TICKET | (self.reqs.len() - 1) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(store: bool, hit: bool) -> MemRec {
+        MemRec {
+            lat: 0,
+            dwf: 1,
+            start: 0,
+            end: 0,
+            store,
+            hit,
+        }
+    }
+
+    #[test]
+    fn a_log_notes_whether_a_load_hit_until_it_is_reset() {
+        // Every sequence of up to four records: `load_hits` is the scan of the records it
+        // replaces, and each record's entry indexes it.
+        for bits in 0..(1u32 << 8) {
+            let mut log = BlockLog::default();
+            log.reset(0, 0, 1);
+            let n = (bits & 3) as usize + 1;
+            let recs: Vec<MemRec> = (0..n)
+                .map(|i| rec(bits >> (2 + i) & 1 != 0, bits >> (3 + i) & 1 != 0))
+                .collect();
+            for (i, &r) in recs.iter().enumerate() {
+                assert_eq!(log.mem(r), MEM | i as u32);
+            }
+            assert_eq!(log.mems, recs);
+            let scan = log.mems.iter().any(|m| m.hit && !m.store);
+            assert_eq!(log.load_hits, scan, "{bits:b}");
+            log.reset(1, 0, 1);
+            assert!(!log.load_hits && log.mems.is_empty());
+        }
+    }
+
+    #[test]
+    fn an_emptied_log_gets_room_for_a_like_one_without_shrinking() {
+        // A log of a larger block (`like`), a kept log of smaller buffers and one of larger:
+        // after `make_room` each buffer holds at least what `like` holds, those that had the
+        // room keep their allocation, and every buffer is empty.
+        let mut like = BlockLog::default();
+        like.reset(0, 0, 3);
+        for (w, n) in [5usize, 70, 0].into_iter().enumerate() {
+            like.warps[w].extend((0..n as u32).map(|pc| Entry { pc, lat: 0 }));
+        }
+        for i in 0..40u64 {
+            like.request(L2Kind::Load, &[i, i + 1]);
+            like.mem(rec(false, false));
+            like.sectors.push(i);
+        }
+        for big in [false, true] {
+            let n = if big { 1000 } else { 1 };
+            let mut log = BlockLog::default();
+            log.reset(0, 0, 3);
+            log.warps.iter_mut().for_each(|w| w.reserve_exact(n));
+            log.addrs.reserve_exact(n);
+            log.sectors.reserve_exact(n);
+            let kept = (log.addrs.as_ptr(), log.warps[1].as_ptr());
+            log.reset(1, 0, 3);
+            log.make_room(&like);
+            for (w, l) in log.warps.iter().zip(&like.warps) {
+                assert!(w.is_empty() && w.capacity() >= l.len());
+            }
+            let room = |c: usize, n: usize, len: usize| c >= n && len == 0;
+            assert!(room(log.reqs.capacity(), 40, log.reqs.len()));
+            assert!(room(log.out.capacity(), 40, log.out.len()));
+            assert!(room(log.addrs.capacity(), 80, log.addrs.len()));
+            assert!(room(log.mems.capacity(), 40, log.mems.len()));
+            assert!(room(log.sectors.capacity(), 40, log.sectors.len()));
+            let now = (log.addrs.as_ptr(), log.warps[1].as_ptr());
+            assert_eq!(now == kept, big);
+        }
+    }
+
+    #[test]
+    fn constant_requests_keep_their_levels_apart() {
+        let mut log = BlockLog::default();
+        log.reset(0, 0, 2);
+        let a = [Some(Level::Cache(0)), None, None];
+        let b = [None, Some(Level::Cache(1))];
+        let ta = log.const_request(7, a, &[64, 128]);
+        let tb = log.const_request(9, b, &[256]);
+        assert_eq!((ta, tb), (TICKET, TICKET | 1));
+        let levels = |r: &L2Req| match r.kind {
+            L2Kind::Const { pc, start, end } => {
+                (pc, log.served[start as usize..end as usize].to_vec())
+            }
+            _ => unreachable!(),
+        };
+        assert_eq!(levels(&log.reqs[0]), (7, a.to_vec()));
+        assert_eq!(levels(&log.reqs[1]), (9, b.to_vec()));
+        assert_eq!(&log.addrs[log.reqs[1].start as usize..], &[256]);
+        log.reset(1, 0, 2);
+        assert!(log.served.is_empty() && log.reqs.is_empty());
     }
 }

@@ -622,6 +622,11 @@ impl SmWork {
             self.l2_write_lines += lines;
             return lat;
         }
+        if !hit && self.no_hits {
+            // Its fills are not recorded: the sectors (of a log written a batch ago, out of the
+            // host's caches by now) are not read.
+            return lat;
+        }
         let (first, last) = match sectors {
             [] => return lat,
             [f, .., l] => (*f, *l),

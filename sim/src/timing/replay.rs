@@ -258,24 +258,36 @@ pub struct Ctx<'a> {
     pub plans: &'a Plans,
 }
 
-/// Reusable state of an SM's replay: registers, schedulers, block slots, the queue of ready
-/// warps.
+/// Reusable state of an SM's replay: schedulers and block slots, which carry over from wave to
+/// wave. (The queue of ready warps and their scoreboards start each wave afresh: they are the
+/// host thread's, [`Scratch`].)
 #[derive(Debug, Default)]
 pub struct Replay {
+    sm: Sm,
+}
+
+/// What a wave's replay uses only while it runs: the queue of ready warps and their scoreboards.
+/// One per host thread rather than per SM: a thread replays the waves of its SMs one after
+/// another, and each SM's own (a 32 KiB ring, 1 KiB a warp of boards) had left the host's caches
+/// by the time the SM's next batch came (about 1% of read_stride's last-level misses).
+#[derive(Debug, Default)]
+struct Scratch {
     /// Warps waiting to issue, for waves of at most [`RING`] warps (every configured GPU's);
-    /// made by the first wave that needs it (an SM's run state is made afresh per launch and
-    /// takes the previous launch's replay over, so that a default replay allocates nothing).
+    /// made by the first wave that needs it.
     ring: Option<Ring>,
     /// Warps waiting to issue, for larger waves.
     heap: Heap,
     /// Per warp of the wave, the cycle each register's value is ready (the program's registers
-    /// of warp 0, then of warp 1, and so on), but for waves [`Replay::small`] takes.
+    /// of warp 0, then of warp 1, and so on), but for waves [`Scratch::small`] takes.
     regs: Vec<u32>,
     /// The same per warp as a [`Small`] board, for waves of at most [`RING`] warps of a
     /// program of at most [`SMALL`] registers.
     small: Vec<Small>,
-    /// The rest.
-    sm: Sm,
+}
+
+thread_local! {
+    /// This thread's [`Scratch`].
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// An SM's replay state but for its queue of ready warps and their scoreboards.
@@ -301,7 +313,8 @@ struct Sm {
 struct Warp<'a, R: Board + ?Sized> {
     /// The instructions it executed, in order.
     stream: &'a [Entry],
-    /// Cycle each register's value is ready (its part of [`Replay::regs`] or [`Replay::small`]).
+    /// Cycle each register's value is ready (its part of [`Scratch::regs`] or
+    /// [`Scratch::small`]).
     ready: &'a mut R,
     /// Its block's log.
     log: &'a BlockLog,
@@ -426,8 +439,7 @@ fn pack(t: u32, w: u32) -> u64 {
 
 impl Replay {
     /// Readies a replay another launch used for a new launch: the state a new one starts with,
-    /// keeping the allocations (registers, calendars) so that the launch does not grow them
-    /// anew.
+    /// keeping the allocations (calendars) so that the launch does not grow them anew.
     pub fn relaunch(&mut self) {
         let sm = &mut self.sm;
         sm.blocks.clear();
@@ -435,19 +447,22 @@ impl Replay {
         sm.slots.clear();
         sm.last_start = 0.0;
         sm.origin = 0;
-        if let Some(ring) = &mut self.ring {
-            ring.clear();
-        }
-        self.heap.clear();
     }
 
     /// Replays the wave whose blocks left `logs` (latencies resolved, in dispatch order) on one
     /// SM, accounting its work on `work`; returns each block's cycles from its start to its last
     /// warp's retirement, in order.
     pub fn wave(&mut self, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
+        SCRATCH.with_borrow_mut(|scratch| scratch.wave(&mut self.sm, cx, logs, work))
+    }
+}
+
+impl Scratch {
+    /// [`Replay::wave`] of `sm` on this scratch (its queue and boards are made afresh for the
+    /// wave, [`Keys::clear`] and zeroed registers).
+    fn wave(&mut self, sm: &mut Sm, cx: Ctx, logs: &[BlockLog], work: &mut SmWork) -> Vec<u64> {
         let total: usize = logs.iter().map(|l| l.warps.len()).sum();
         let n = cx.program.num_regs;
-        let sm = &mut self.sm;
         if total <= RING && n <= SMALL {
             // The program's registers are zero before the wave (as in `regs`); the board's
             // other entries are never read.
@@ -603,9 +618,11 @@ impl Sm {
             self.schedulers = schedulers;
         }
         work.set_dram_share(cx.costs);
-        // Fills in flight matter only to loads that hit L1 (a scan of a few bytes per access
-        // spares a wave without them the fills' map).
-        work.expect_hits((logs.iter().flat_map(|l| &l.mems)).any(|m| m.hit && !m.store));
+        // Fills in flight matter only to loads that hit L1 (a wave without them is spared the
+        // fills' map).
+        // (A flag per log: scanning the records read them a batch after they were written, out
+        // of the host's caches.)
+        work.expect_hits(logs.iter().any(|l| l.load_hits));
         let starts = self.place(cx, logs);
         let origin = starts.first().map_or(0, |&(_, s)| s as u64);
         work.advance(origin.saturating_sub(self.origin));
@@ -1239,6 +1256,75 @@ mod tests {
             }
             let json = |w: &SmWork| serde_json::to_string(w).unwrap();
             assert_eq!(json(&wa), json(&wb), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn sms_sharing_a_threads_scratch_replay_as_alone() {
+        // Random programs, three SMs of three waves each (up to 96 warps: the ring and the
+        // heap, small boards and the registers' slices): replaying the SMs' waves interleaved
+        // on this thread (one scratch, left by another SM's wave) gives every SM the cycles and
+        // work it gets with its waves alone on a fresh thread (a fresh scratch).
+        for seed in 1..40 {
+            let mut r = rng(seed);
+            let reg = |r: &mut dyn FnMut(u64) -> u64| r(8) as u16;
+            let insts: Vec<DInst> = (0..12)
+                .map(|_| match r(8) {
+                    0 | 1 => load(reg(&mut r)),
+                    2 => DInst {
+                        op: Op::BarSync,
+                        dst: [NO_REG; 4],
+                        ..mov(0, None)
+                    },
+                    _ => {
+                        let src = if r(4) > 0 { Some(reg(&mut r)) } else { None };
+                        mov(reg(&mut r), src)
+                    }
+                })
+                .collect();
+            let (mut p, c) = setup(insts, 1 + r(4) as u32);
+            // Beyond [`SMALL`] registers: the registers' slices.
+            if r(4) == 0 {
+                p.num_regs = SMALL + 1;
+            }
+            let waves: Vec<Vec<Vec<BlockLog>>> = (0..3)
+                .map(|_| {
+                    (0..3)
+                        .map(|wave| {
+                            let (blocks, warps) = (1 + r(6) as usize, 1 + r(16) as usize);
+                            random_logs(&mut r, wave, blocks, warps, 12)
+                        })
+                        .collect()
+                })
+                .collect();
+            let run = |sms: &[usize]| {
+                let plans = Plans::new(&c, &p);
+                let cx = Ctx {
+                    program: &p,
+                    costs: &c,
+                    shared_latency: 23,
+                    plans: &plans,
+                };
+                let mut replays: Vec<Replay> = (0..3).map(|_| Replay::default()).collect();
+                let mut works = vec![SmWork::default(); 3];
+                let mut cycles = vec![vec![]; 3];
+                for wave in 0..3 {
+                    for &s in sms {
+                        let logs = &waves[s].get(wave).expect("three waves");
+                        let out = replays[s].wave(cx, logs, &mut works[s]);
+                        cycles[s].push(out);
+                    }
+                }
+                let json = |w: &SmWork| serde_json::to_string(w).unwrap();
+                (sms.iter())
+                    .map(|&s| (cycles[s].clone(), json(&works[s])))
+                    .collect::<Vec<_>>()
+            };
+            let shared = run(&[0, 1, 2]);
+            for (s, shared) in shared.iter().enumerate() {
+                let alone = std::thread::scope(|t| t.spawn(|| run(&[s])).join().unwrap());
+                assert_eq!(&alone[0], shared, "seed {seed} sm {s}");
+            }
         }
     }
 
