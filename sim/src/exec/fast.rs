@@ -922,6 +922,13 @@ pub fn forms(launch: &super::Launch, tid_fixed: bool) -> Vec<Pre> {
     pre
 }
 
+/// The registers the invariant entries of `pre` write ([`Pre::invariant`]).
+pub fn invariant_registers(pre: &[Pre]) -> Vec<u16> {
+    (pre.iter().filter(|p| p.invariant))
+        .filter_map(|p| p.writes().map(|(d, _)| d))
+        .collect()
+}
+
 /// Sets each entry's [`Pre::next`] (once [`invariants`] has marked them), from the last back.
 pub fn mark_next(pre: &mut [Pre]) {
     let mut next = pre.len() as u32;

@@ -444,6 +444,21 @@ pub fn run_with(
             rayon::current_num_threads() + 1,
         )
     });
+    // Pooled register files hold only the rows the kernel's live ranges need
+    // ([`regs::compact`]; invariant entries' registers keep their own): fewer rows to miss in
+    // the host's caches. Pass 1 runs the renamed program; the timing pass keeps the PTX's
+    // registers (its scoreboards follow them), and so do the costs (same PCs).
+    let compacted = (pool.as_ref())
+        .and_then(|_| regs::compact(launch.program, &fast::invariant_registers(&forms)));
+    let renamed = (compacted.as_ref()).map(|program| Launch {
+        program,
+        ..launch.clone()
+    });
+    let run_launch = renamed.as_ref().unwrap_or(launch);
+    let forms = match renamed {
+        Some(_) => fast::forms(run_launch, !barrier_free),
+        None => forms,
+    };
     // Built once and cloned by each SM (building it per SM grew its vectors push by push).
     let runs = step::Runs::new(&forms, &costs);
     let cx = crate::timing::replay::Ctx {
@@ -493,7 +508,7 @@ pub fn run_with(
             };
             run_batch_on_sm(
                 cfg,
-                launch,
+                run_launch,
                 &forms,
                 &runs,
                 &costs,

@@ -89,6 +89,89 @@ pub fn read_before_written(p: &Program) -> Option<Vec<u16>> {
     Some(live_in[0].iter().map(|r| r as u16).collect())
 }
 
+/// `p` with its registers renamed onto as few rows as their live ranges allow, for running it:
+/// two registers share a row when neither is written while the other is live (nor by an
+/// instruction that reads the other: an instruction never writes a row it reads from, whatever
+/// order it reads and writes lanes in). The registers in `keep` (by index) keep a row of their
+/// own. `None` when renaming cannot keep the results: a register may be read before it is
+/// written ([`read_before_written`]: what an earlier block left in the row would change).
+///
+/// Each lane runs the program's instructions in the order of some path through it, so a
+/// register's value at a read is the one its last write on that path left; sharing its row
+/// with registers not live there changes no read. The PCs stay as they are; only register
+/// indices change (`reg_slots` is each row's widest register's).
+pub fn compact(p: &Program, keep: &[u16]) -> Option<Program> {
+    let row = rows(p, keep)?;
+    let map = |r: u16| row.get(usize::from(r)).copied().unwrap_or(r);
+    let src = |s: Src| match s {
+        Src::Reg(r) => Src::Reg(map(r)),
+        Src::NotPred(r) => Src::NotPred(map(r)),
+        s => s,
+    };
+    let mut q = p.clone();
+    for i in &mut q.insts {
+        i.guard = map(i.guard);
+        i.dst = i.dst.map(map);
+        i.src = i.src.map(src);
+        if let Some(a) = &mut i.addr {
+            a.base = src(a.base);
+        }
+    }
+    q.num_regs = row.iter().map(|&r| usize::from(r) + 1).max().unwrap_or(0);
+    q.reg_slots = vec![0; q.num_regs];
+    for (r, &slots) in p.reg_slots.iter().enumerate() {
+        let s = &mut q.reg_slots[usize::from(row[r])];
+        *s = (*s).max(slots);
+    }
+    Some(q)
+}
+
+/// The row of each register of `p` that [`compact`] renames it to.
+fn rows(p: &Program, keep: &[u16]) -> Option<Vec<u16>> {
+    if !read_before_written(p)?.is_empty() {
+        return None;
+    }
+    let n = p.reg_slots.len();
+    let (_, live_out) = liveness(p);
+    let mut clash = vec![Set::new(n); n];
+    let mut edge = |a: u16, b: u16| {
+        if a != b {
+            clash[usize::from(a)].insert(b);
+            clash[usize::from(b)].insert(a);
+        }
+    };
+    for (i, out) in p.insts.iter().zip(&live_out) {
+        for d in defs(i) {
+            out.iter().for_each(|r| edge(d, r as u16));
+            uses(i).chain(defs(i)).for_each(|r| edge(d, r));
+        }
+    }
+    let mut own = vec![false; n];
+    keep.iter().for_each(|&r| own[usize::from(r)] = true);
+    // Greedy, in index order: the lowest row that no renamed neighbour holds and that no kept
+    // register holds.
+    let mut row = vec![u16::MAX; n];
+    let mut rows = 0u16;
+    let mut exclusive: Vec<bool> = vec![];
+    for r in 0..n {
+        let taken: Vec<u16> = (clash[r].iter())
+            .map(|x| row[x])
+            .filter(|&c| c != u16::MAX)
+            .collect();
+        let pick = if own[r] {
+            None
+        } else {
+            (0..rows).find(|&c| !exclusive[usize::from(c)] && !taken.contains(&c))
+        };
+        row[r] = pick.unwrap_or_else(|| {
+            exclusive.push(own[r]);
+            rows += 1;
+            rows - 1
+        });
+    }
+    Some(row)
+}
+
 /// 32-bit slots each register needs: its width's ([`Program::reg_slots`]), except that values
 /// loaded from `.param` space need none.
 fn value_slots(p: &Program) -> Vec<u8> {
@@ -337,6 +420,95 @@ mod tests {
              ld.global.u32 %r3, [%rd1+8];\nst.global.u32 [%rd1+12], %r3;\nret;",
         );
         assert_eq!(peak_pressure(&p), 1);
+    }
+
+    /// [`compact`] gives registers that clash (one written while the other is live, or by an
+    /// instruction that reads it) different rows, kept registers rows of their own, and shares
+    /// the others': on a chain, a guarded write, and every entry of the bundled PTX.
+    #[test]
+    fn compacted_rows_never_clash() {
+        // Every row a pc's instruction writes differs from those of the other registers live
+        // after it and of its operands; kept registers share no row.
+        let check = |p: &Program, keep: &[u16], what: &str| -> Option<usize> {
+            let row = rows(p, keep)?;
+            let (_, live_out) = liveness(p);
+            for (pc, (i, out)) in p.insts.iter().zip(&live_out).enumerate() {
+                for d in defs(i) {
+                    let others = out.iter().map(|r| r as u16).chain(uses(i)).chain(defs(i));
+                    for r in others.filter(|&r| r != d) {
+                        let (a, b) = (row[usize::from(d)], row[usize::from(r)]);
+                        assert_ne!(a, b, "{what}: pc {pc} writes {d} over {r}");
+                    }
+                }
+            }
+            for &k in keep {
+                let shared = (0..row.len())
+                    .filter(|&r| row[r] == row[usize::from(k)])
+                    .count();
+                assert_eq!(shared, 1, "{what}: kept {k} shares its row");
+            }
+            let q = compact(p, keep).expect("renamed");
+            assert_eq!(q.insts.len(), p.insts.len());
+            assert!(q.num_regs <= p.num_regs);
+            Some(q.num_regs)
+        };
+        // %r1 dies into %r2, %r2 into %r3: one row serves all three; %rd1 lives throughout.
+        let p = program(
+            ".reg .b32 %r<4>; .reg .b64 %rd<2>;",
+            "ld.param.u64 %rd1, [k_p];\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 1;\n\
+             add.s32 %r3, %r2, %r2;\nst.global.u32 [%rd1], %r3;\nret;",
+        );
+        // %rd1, %r1..%r3 (and their neighbours), the carry flag: fewer rows than registers.
+        let n = check(&p, &[], "chain").unwrap();
+        assert!(n < p.num_regs, "{n} rows of {}", p.num_regs);
+        let Src::Reg(r1) = p.insts[2].src[0] else {
+            panic!("add reads %r1")
+        };
+        assert!(check(&p, &[r1], "chain, %r1 kept").unwrap() > n - 1);
+        // A guarded write keeps the old value live through it: %r2 and %r1 clash.
+        let p = program(
+            ".reg .pred %p<2>; .reg .b32 %r<4>; .reg .b64 %rd<2>;",
+            "ld.param.u64 %rd1, [k_p];\nmov.u32 %r1, %tid.x;\nmov.u32 %r2, 5;\n\
+             setp.eq.u32 %p1, %r1, 0;\n@%p1 mov.u32 %r2, %r1;\nst.global.u32 [%rd1], %r2;\nret;",
+        );
+        check(&p, &[], "guarded").unwrap();
+        // A register read before it is written: no renaming.
+        let p = program(
+            ".reg .b32 %r<3>; .reg .b64 %rd<2>;",
+            "ld.param.u64 %rd1, [k_p];\nadd.s32 %r2, %r1, 1;\nst.global.u32 [%rd1], %r2;\nret;",
+        );
+        assert!(compact(&p, &[]).is_none());
+        // Every entry of the bundled PTX.
+        let dir = format!("{}/../kernels/ptx", env!("CARGO_MANIFEST_DIR"));
+        let mut renamed = 0;
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "ptx") {
+                continue;
+            }
+            let file = path.display().to_string();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let m = crate::ptx::parse(&text, &file).unwrap();
+            for f in m.functions.iter().filter(|f| f.is_entry) {
+                let f = crate::ptx::inline::inline_calls(&m, f, &text, &file).unwrap();
+                let mut symbols = HashMap::new();
+                for v in m.globals.iter().chain(&f.locals) {
+                    symbols.insert(v.name.clone(), decode::SymbolAddr::Global(0));
+                }
+                for q in &f.params {
+                    symbols.insert(q.name.clone(), decode::SymbolAddr::Param(0));
+                }
+                let p = decode::decode(&f, &symbols, &text, &file).unwrap();
+                let what = format!("{file} {}", f.name);
+                // Keep every third register too.
+                let keep: Vec<u16> = (0..p.num_regs as u16).step_by(3).collect();
+                if check(&p, &[], &what).is_some() {
+                    check(&p, &keep, &what).unwrap();
+                    renamed += 1;
+                }
+            }
+        }
+        assert!(renamed > 10, "{renamed} entries renamed");
     }
 
     #[test]
