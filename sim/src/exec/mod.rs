@@ -880,7 +880,7 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
                 _ => None,
             };
             if let Some(out) = out {
-                log.out.push(out);
+                log.out.push(out.into());
                 continue;
             }
         }
@@ -926,16 +926,17 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
                     }
                 }
             }
-            L2Kind::Const { pc, start, end } => {
+            L2Kind::Const(i) => {
+                let trace::ConstReq { pc, start, end } = log.consts[*i as usize];
                 let mut far = addrs.iter();
-                let served: Vec<Level> = log.served[*start as usize..*end as usize]
+                let served: Vec<Level> = log.served[start as usize..end as usize]
                     .iter()
                     .map(|s| match s {
                         Some(l) => *l,
                         None => l2.read(*far.next().expect("one address per miss"), &mut t),
                     })
                     .collect();
-                log.ldc[1].extend(costs.ldc_work(*pc, &served));
+                log.ldc[1].extend(costs.ldc_work(pc, &served));
                 ReqOut {
                     lat: costs.constant_load(&served),
                     ..Default::default()
@@ -943,12 +944,12 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
             }
         };
         out.dram_bytes = match req.kind {
-            L2Kind::Const { .. } => t.dram_read,
+            L2Kind::Const(_) => t.dram_read,
             _ => t.dram_read + t.dram_write,
         };
         c.dram_read_bytes += t.dram_read;
         c.dram_write_bytes += t.dram_write;
-        log.out.push(out);
+        log.out.push(out.into());
     }
     c.l2_read_sectors += read_sectors;
     c.l2_read_hits += read_hits;
