@@ -43,6 +43,47 @@ pub struct ReqOut {
     pub dram_bytes: u64,
 }
 
+/// A [`ReqOut`] as a log keeps it, in 8 bytes instead of 16 (the timing pass reads the
+/// outcomes a batch after the L2 pass wrote them, out of the host's caches): the DRAM bytes with
+/// the DRAM flag in their top bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Out {
+    lat: u32,
+    /// [`ReqOut::dram_bytes`] | [`Out::DRAM`] when [`ReqOut::dram`].
+    bytes: u32,
+}
+
+impl Out {
+    /// [`Out::bytes`]' flag for [`ReqOut::dram`].
+    const DRAM: u32 = 1 << 31;
+
+    /// The outcome it keeps.
+    #[inline]
+    pub fn get(self) -> ReqOut {
+        ReqOut {
+            lat: self.lat,
+            dram: self.bytes & Self::DRAM != 0,
+            dram_bytes: u64::from(self.bytes & !Self::DRAM),
+        }
+    }
+}
+
+impl From<ReqOut> for Out {
+    /// Keeps `o`. Panics if it moved 2 GiB or more (a request is one warp instruction's
+    /// traffic: a few KiB at most).
+    #[inline]
+    fn from(o: ReqOut) -> Self {
+        let bytes = u32::try_from(o.dram_bytes)
+            .ok()
+            .filter(|b| b & Self::DRAM == 0)
+            .expect("a request moves less than 2 GiB");
+        Out {
+            lat: o.lat,
+            bytes: bytes | if o.dram { Self::DRAM } else { 0 },
+        }
+    }
+}
+
 /// One warp instruction as executed: its PC and, for loads and stores, the latency in cycles or
 /// a ticket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,17 +112,21 @@ pub enum L2Kind {
         /// The result is read (`atom`), so its latency matters; else acknowledged like a store.
         returns: bool,
     },
-    /// An indexed constant load at `pc`: where each of its requests was served,
-    /// `BlockLog::served[start..end]`, `None` for those that missed every constant level (their
-    /// addresses are the request's, in order).
-    Const {
-        /// Its instruction.
-        pc: u32,
-        /// Its first request's level in `BlockLog::served`.
-        start: u32,
-        /// End of its levels.
-        end: u32,
-    },
+    /// An indexed constant load: `BlockLog::consts[i]` (kept apart, so that every request is
+    /// 16 bytes).
+    Const(u32),
+}
+
+/// An indexed constant load's request ([`L2Kind::Const`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConstReq {
+    /// Its instruction.
+    pub pc: u32,
+    /// Where each of its requests was served, `BlockLog::served[start..end]`: `None` for those
+    /// that missed every constant level (their addresses are the request's, in order).
+    pub start: u32,
+    /// End of its levels.
+    pub end: u32,
 }
 
 /// One warp instruction's traffic to L2.
@@ -110,7 +155,7 @@ pub struct BlockLog {
     /// The addresses of all requests, one after another (one allocation for the block).
     pub addrs: Vec<u64>,
     /// What the L2 pass found for each request.
-    pub out: Vec<ReqOut>,
+    pub out: Vec<Out>,
     /// Global and local accesses, for the timing pass.
     pub mems: Vec<MemRec>,
     /// Their sector numbers, one after another.
@@ -118,7 +163,9 @@ pub struct BlockLog {
     /// Some global or local load hit L1 throughout ([`MemRec::hit`]): the timing pass keeps the
     /// fills in flight only for waves with one ([`crate::timing::SmWork::expect_hits`]).
     pub load_hits: bool,
-    /// Where the requests of indexed constant loads were served ([`L2Kind::Const`]).
+    /// Indexed constant loads' requests ([`L2Kind::Const`]).
+    pub consts: Vec<ConstReq>,
+    /// Where their requests were served ([`ConstReq::start`]).
     pub served: Vec<Option<Level>>,
     /// Constant-pipe work ([`crate::timing::Costs::ldc_work`]) of the LDCs the constant caches
     /// served, in issue order, and of those L2 served, in request order: the timing pass adds
@@ -142,6 +189,7 @@ impl BlockLog {
         self.mems.clear();
         self.sectors.clear();
         self.load_hits = false;
+        self.consts.clear();
         self.served.clear();
         self.ldc.iter_mut().for_each(Vec::clear);
     }
@@ -188,7 +236,9 @@ impl BlockLog {
         let start = self.served.len() as u32;
         self.served.extend(served);
         let end = self.served.len() as u32;
-        self.request(L2Kind::Const { pc, start, end }, addrs)
+        self.consts.push(ConstReq { pc, start, end });
+        let i = self.consts.len() as u32 - 1;
+        self.request(L2Kind::Const(i), addrs)
     }
 
     /// Adds a request; returns the ticket its latency will be found under.
@@ -289,6 +339,37 @@ mod tests {
     }
 
     #[test]
+    fn requests_are_16_bytes_and_outcomes_8_kept_as_they_were() {
+        assert_eq!(std::mem::size_of::<L2Req>(), 16);
+        assert_eq!(std::mem::size_of::<Out>(), 8);
+        let mut seed = 5u64;
+        for k in 0..2000u64 {
+            seed = crate::testing::lcg(seed);
+            let dram_bytes = match k % 4 {
+                0 => 0,
+                1 => (1 << 31) - 1,
+                _ => (seed >> 40) % (1 << (k % 31)),
+            };
+            let o = ReqOut {
+                lat: (seed >> 7) as u32,
+                dram: seed & 1 != 0,
+                dram_bytes,
+            };
+            assert_eq!(Out::from(o).get(), o);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "less than 2 GiB")]
+    fn an_outcome_of_2_gib_is_refused() {
+        let _ = Out::from(ReqOut {
+            lat: 1,
+            dram: true,
+            dram_bytes: 1 << 31,
+        });
+    }
+
+    #[test]
     fn constant_requests_keep_their_levels_apart() {
         let mut log = BlockLog::default();
         log.reset(0, 0, 2);
@@ -298,7 +379,8 @@ mod tests {
         let tb = log.const_request(9, b, &[256]);
         assert_eq!((ta, tb), (TICKET, TICKET | 1));
         let levels = |r: &L2Req| match r.kind {
-            L2Kind::Const { pc, start, end } => {
+            L2Kind::Const(i) => {
+                let ConstReq { pc, start, end } = log.consts[i as usize];
                 (pc, log.served[start as usize..end as usize].to_vec())
             }
             _ => unreachable!(),

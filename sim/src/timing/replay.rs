@@ -1025,7 +1025,7 @@ fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
         if lat & TICKET == 0 {
             return lat;
         }
-        let o = log.out[(lat & !TICKET) as usize];
+        let o = log.out[(lat & !TICKET) as usize].get();
         if o.dram {
             costs.dram_queued(work.queue_dram(o.dram_bytes))
         } else {
