@@ -100,6 +100,28 @@ pub(crate) mod testing {
             .wrapping_add(1442695040888963407)
     }
 
+    /// `configs/{gpu}.toml`, bundled workload `name`, and options setting its parameters `sets`
+    /// and keeping its outputs: what a test runs with [`crate::run::run_workload`].
+    pub(crate) fn bundled(
+        gpu: &str,
+        name: &str,
+        sets: &[(&str, i64)],
+    ) -> (
+        crate::config::GpuConfig,
+        crate::workload::Workload,
+        crate::run::Options,
+    ) {
+        let path = format!("{}/../configs/{gpu}.toml", env!("CARGO_MANIFEST_DIR"));
+        let cfg = crate::config::GpuConfig::load(std::path::Path::new(&path)).unwrap();
+        let w = crate::workload::Workload::resolve(name).unwrap();
+        let opts = crate::run::Options {
+            sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            keep_outputs: true,
+            ..Default::default()
+        };
+        (cfg, w, opts)
+    }
+
     /// Runs bundled workload `name` with parameters `sets` on `configs/{gpu}.toml` twice, after
     /// `switch(false)` and after `switch(true)` (a test switch forcing one of two paths), and
     /// asserts the launches (outputs, counters, per-PC statistics, timing) are the same. The
@@ -110,18 +132,10 @@ pub(crate) mod testing {
         sets: &[(&str, i64)],
         switch: impl Fn(bool),
     ) {
-        use crate::run::{run_workload, Options};
-        let path = format!("{}/../configs/{gpu}.toml", env!("CARGO_MANIFEST_DIR"));
-        let cfg = crate::config::GpuConfig::load(std::path::Path::new(&path)).unwrap();
-        let w = crate::workload::Workload::resolve(name).unwrap();
-        let opts = Options {
-            sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            keep_outputs: true,
-            ..Default::default()
-        };
+        let (cfg, w, opts) = bundled(gpu, name, sets);
         let run = |on: bool| {
             switch(on);
-            let r = run_workload(&cfg, &w, &opts).unwrap();
+            let r = crate::run::run_workload(&cfg, &w, &opts).unwrap();
             switch(false);
             format!("{:?}", r.launches)
         };

@@ -1140,7 +1140,7 @@ fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::FilesMode;
-    use crate::run::{run_workload, Options};
+    use crate::run::run_workload;
 
     thread_local! {
         /// Where the SMs of launches run on this thread run their blocks ([`super::Files`]).
@@ -1158,14 +1158,7 @@ mod tests {
         threads: usize,
         mode: FilesMode,
     ) -> String {
-        let path = format!("{}/../configs/{gpu}.toml", env!("CARGO_MANIFEST_DIR"));
-        let cfg = crate::config::GpuConfig::load(std::path::Path::new(&path)).unwrap();
-        let w = crate::workload::Workload::resolve(name).unwrap();
-        let opts = Options {
-            sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            keep_outputs: true,
-            ..Default::default()
-        };
+        let (cfg, w, opts) = crate::testing::bundled(gpu, name, sets);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()

@@ -1200,6 +1200,25 @@ mod tests {
         assert_eq!(replay(&p, &c, &logs), vec![105, 8]);
     }
 
+    /// Twelve random instructions of 8 registers: loads, `bar.sync`s and moves (some of an
+    /// immediate), drawn from `r`.
+    fn random_insts(r: &mut impl FnMut(u64) -> u64) -> Vec<DInst> {
+        (0..12)
+            .map(|_| match r(8) {
+                0 | 1 => load(r(8) as u16),
+                2 => DInst {
+                    op: Op::BarSync,
+                    dst: [NO_REG; 4],
+                    ..mov(0, None)
+                },
+                _ => {
+                    let src = if r(4) > 0 { Some(r(8) as u16) } else { None };
+                    mov(r(8) as u16, src)
+                }
+            })
+            .collect()
+    }
+
     #[test]
     fn the_ring_and_the_heap_replay_alike() {
         // Random programs of ALU instructions, loads and barriers, random streams of them, two
@@ -1208,21 +1227,7 @@ mod tests {
         // on the SM's work.
         for seed in 1..80 {
             let mut r = rng(seed);
-            let reg = |r: &mut dyn FnMut(u64) -> u64| r(8) as u16;
-            let insts = (0..12)
-                .map(|_| match r(8) {
-                    0 | 1 => load(reg(&mut r)),
-                    2 => DInst {
-                        op: Op::BarSync,
-                        dst: [NO_REG; 4],
-                        ..mov(0, None)
-                    },
-                    _ => {
-                        let src = if r(4) > 0 { Some(reg(&mut r)) } else { None };
-                        mov(reg(&mut r), src)
-                    }
-                })
-                .collect();
+            let insts = random_insts(&mut r);
             let (p, c) = setup(insts, 1 + r(4) as u32);
             let plans = Plans::new(&c, &p);
             let cx = Ctx {
@@ -1267,21 +1272,7 @@ mod tests {
         // work it gets with its waves alone on a fresh thread (a fresh scratch).
         for seed in 1..40 {
             let mut r = rng(seed);
-            let reg = |r: &mut dyn FnMut(u64) -> u64| r(8) as u16;
-            let insts: Vec<DInst> = (0..12)
-                .map(|_| match r(8) {
-                    0 | 1 => load(reg(&mut r)),
-                    2 => DInst {
-                        op: Op::BarSync,
-                        dst: [NO_REG; 4],
-                        ..mov(0, None)
-                    },
-                    _ => {
-                        let src = if r(4) > 0 { Some(reg(&mut r)) } else { None };
-                        mov(reg(&mut r), src)
-                    }
-                })
-                .collect();
+            let insts = random_insts(&mut r);
             let (mut p, c) = setup(insts, 1 + r(4) as u32);
             // Beyond [`SMALL`] registers: the registers' slices.
             if r(4) == 0 {
