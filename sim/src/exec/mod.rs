@@ -873,14 +873,8 @@ fn run_batch_on_sm(
             }
         }
         if st.logs[buf].len() <= st.used[buf] {
-            // Sized as the SM's last log of this buffer, or the other buffer's first: blocks of a
-            // launch log alike, so the new one does not grow its buffers step by step.
-            let like = match st.used[buf].checked_sub(1) {
-                Some(i) => st.logs[buf].get(i),
-                None => st.logs[1 - buf].first(),
-            };
-            let log = like.map_or_else(BlockLog::default, log_like);
-            st.logs[buf].push(log);
+            // Sized below, as a kept log is.
+            st.logs[buf].push(BlockLog::default());
         }
         let used = st.used[buf];
         st.used[buf] += 1;
@@ -891,7 +885,8 @@ fn run_batch_on_sm(
         let (before, rest) = ahead.split_at_mut(used);
         let log = &mut rest[0];
         log.reset(b, (b / per_wave) as usize, nwarps);
-        // Room for what the buffer's previous log, or the other buffer's first, holds.
+        // Room for what the buffer's previous log, or the other buffer's first, holds: blocks of
+        // a launch log alike, so the log does not grow its buffers step by step.
         if let Some(like) = before.last().or(other.first()) {
             log.make_room(like);
         }
@@ -954,17 +949,12 @@ fn zero_shared(buf: &mut [u8]) {
 /// An empty log with room for what `like` (the log of another block of the launch) holds; its L2
 /// outcomes may not be known yet, so they get room for its requests.
 fn log_like(like: &BlockLog) -> BlockLog {
-    BlockLog {
-        warps: (like.warps.iter())
-            .map(|w| Vec::with_capacity(w.len()))
-            .collect(),
-        reqs: Vec::with_capacity(like.reqs.len()),
-        addrs: Vec::with_capacity(like.addrs.len()),
-        out: Vec::with_capacity(like.reqs.len()),
-        mems: Vec::with_capacity(like.mems.len()),
-        sectors: Vec::with_capacity(like.sectors.len()),
+    let mut log = BlockLog {
+        warps: vec![Vec::new(); like.warps.len()],
         ..Default::default()
-    }
+    };
+    log.make_room(like);
+    log
 }
 
 /// Pass 2 for one block: runs its L2 requests in order through `l2`, counts their traffic and

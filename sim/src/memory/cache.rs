@@ -295,9 +295,8 @@ impl SectorCache {
                     compact::Set::EMPTY => EMPTY,
                     _ => u64::from(q) * self.sets + s as u64,
                 };
-                let (valid, dirty) = set.sectors(w);
                 self.tags.push(line);
-                self.slots.push(Slot { valid, dirty });
+                self.slots.push(set.slot(w));
             }
             self.order.push(set.order);
         }

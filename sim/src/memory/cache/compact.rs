@@ -11,7 +11,7 @@
 //! that L2) has the cache move to the general store ([`super::SectorCache`] widens), which holds
 //! any line.
 
-use super::{becomes_recent, LineOutcome, Order};
+use super::{becomes_recent, LineOutcome, Order, Slot};
 
 /// One set: its ways' tags and sectors, and their recency order.
 #[derive(Debug, Clone, Copy)]
@@ -50,42 +50,24 @@ impl Set {
         if let Some(w) = self.way_of(q) {
             // The way becomes the most recent.
             self.order.move_to_front(self.order.position(w));
-            let s = u32::from(self.state[w]);
-            let (mut valid, mut dirty) = (s & 15, s >> 4);
-            let hits = valid & sectors;
-            if allocate {
-                valid |= sectors;
-                if write {
-                    dirty |= sectors;
-                }
-            } else if write {
-                dirty |= hits;
-            }
-            self.state[w] = (valid | dirty << 4) as u8;
-            return LineOutcome {
-                hits,
-                writeback_sectors: 0,
-            };
+            let mut slot = self.slot(w);
+            let out = slot.hit(sectors, write, allocate);
+            self.put(w, slot);
+            return out;
         }
         if !allocate {
             return LineOutcome::default();
         }
-        // The least recent way is the victim; an empty way has no dirty sectors.
+        // The least recent way is the victim.
         let w = self.order.at(15);
-        let writeback_sectors = u32::from(self.state[w] >> 4).count_ones();
-        self.state[w] = (if write {
-            sectors << 4 | sectors
-        } else {
-            sectors
-        }) as u8;
+        let mut slot = self.slot(w);
+        let out = slot.refill(self.tags[w] != Self::EMPTY, sectors, write);
+        self.put(w, slot);
         self.tags[w] = q;
         if becomes_recent(sectors, evict_first) {
             self.order.last_to_front(15);
         }
-        LineOutcome {
-            hits: 0,
-            writeback_sectors,
-        }
+        out
     }
 
     /// Drops the line of quotient `q`, if present; returns whether it was. The emptied way
@@ -114,8 +96,18 @@ impl Set {
     }
 
     /// Way `w`'s valid and dirty sectors.
-    pub(super) fn sectors(&self, w: usize) -> (u32, u32) {
+    #[inline(always)]
+    pub(super) fn slot(&self, w: usize) -> Slot {
         let s = u32::from(self.state[w]);
-        (s & 15, s >> 4)
+        Slot {
+            valid: s & 15,
+            dirty: s >> 4,
+        }
+    }
+
+    /// Sets way `w`'s valid and dirty sectors (of at most four sectors).
+    #[inline(always)]
+    fn put(&mut self, w: usize, slot: Slot) {
+        self.state[w] = (slot.valid | slot.dirty << 4) as u8;
     }
 }
