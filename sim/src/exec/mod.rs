@@ -492,7 +492,7 @@ pub fn run_with(
             wave += 1;
             continue;
         }
-        let count = batch.min(waves - wave as u64);
+        let count = batch_waves(wave as u64, waves, batch, !global_atomics);
         let first = wave as u64 * per_wave;
         let last = (first + per_wave * count).min(blocks);
         simulated[wave..wave + count as usize].fill(true);
@@ -814,6 +814,21 @@ fn sampling_error(samples: &[f64], population: u64) -> f64 {
 /// caches by the next pass either way.
 const BATCH_BLOCKS: u64 = 16;
 
+/// Waves in the batch that starts at wave `wave` of a launch of `waves`, in batches of `batch`
+/// waves. With `short_first`, the batch left short goes first rather than last: the L2 pass of a
+/// batch runs while the other core runs pass 1 of the next batch, so a short last batch left
+/// that core idle (transpose_smem's launches of 3 waves in batches of 2: the L2 pass of 984
+/// blocks against pass 1 of 40). Kernels with global atomics keep their batches (their
+/// atomics' order is part of their results).
+fn batch_waves(wave: u64, waves: u64, batch: u64, short_first: bool) -> u64 {
+    let rest = waves % batch;
+    if short_first && wave == 0 && rest != 0 {
+        rest
+    } else {
+        batch.min(waves - wave)
+    }
+}
+
 /// [`BATCH_BLOCKS`] for a kernel with global atomics, which run SM after SM within a batch: the
 /// batches it had (8), so that its atomics' order, which their results depend on, stays.
 const ATOMIC_BATCH_BLOCKS: u64 = 8;
@@ -1129,13 +1144,40 @@ fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::FilesMode;
+    use super::{batch_waves, FilesMode};
     use crate::run::run_workload;
 
     thread_local! {
         /// Where the SMs of launches run on this thread run their blocks ([`super::Files`]).
         pub(super) static FILES: std::cell::Cell<FilesMode> =
             const { std::cell::Cell::new(FilesMode::Pooled) };
+    }
+
+    /// The batches of a launch, as `run_with` walks them.
+    fn batches(waves: u64, batch: u64, short_first: bool) -> Vec<u64> {
+        let (mut wave, mut out) = (0, vec![]);
+        while wave < waves {
+            let n = batch_waves(wave, waves, batch, short_first);
+            out.push(n);
+            wave += n;
+        }
+        out
+    }
+
+    /// The short batch goes first (or last, for kernels with global atomics); every wave is in
+    /// one batch.
+    #[test]
+    fn short_batch_goes_first() {
+        assert_eq!(batches(3, 2, true), [1, 2]);
+        assert_eq!(batches(3, 2, false), [2, 1]);
+        assert_eq!(batches(9, 5, true), [4, 5]);
+        assert_eq!(batches(10, 5, true), [5, 5]);
+        assert_eq!(batches(1, 16, true), [1]);
+        assert_eq!(
+            batches(153, 16, true),
+            [9, 16, 16, 16, 16, 16, 16, 16, 16, 16]
+        );
+        assert_eq!(batches(7, 1, true), [1; 7]);
     }
 
     /// Bundled workload `name` with `sets` on `configs/{gpu}.toml` on a pool of `threads`
