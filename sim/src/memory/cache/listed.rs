@@ -47,7 +47,8 @@ pub(super) struct Listed {
     /// Per set, the first slot of its ring (the one filled last).
     fronts: Vec<u32>,
     /// Per bucket of the line index, the first slot of its chain ([`NIL`]: none); a power of
-    /// two at least twice the slots, so that chains are short.
+    /// two at least four times the slots, so that chains are short (lines of a few streams
+    /// share buckets by whole blocks, [`Parts::home`]).
     heads: Vec<u32>,
     sets: usize,
     ways: usize,
@@ -125,7 +126,7 @@ impl Listed {
             nodes[last as usize].next = base;
         }
         self.fronts = (0..sets).map(|set| (set * ways) as u32).collect();
-        self.heads = vec![nil; (n * 2).next_power_of_two().max(2)];
+        self.heads = vec![nil; (n * 4).next_power_of_two().max(2)];
     }
 
     /// Puts set `set`'s slots in a ring in the order of their stamps, the most recent first,
@@ -202,11 +203,16 @@ pub(super) struct Parts<'a> {
 pub(super) type Found = Result<u32, usize>;
 
 impl Parts<'_> {
-    /// The index bucket of `line`.
+    /// The index bucket of `line`: its low bits (as many as the index has buckets) XOR a hash
+    /// of the rest. The lines of an aligned block of as many lines as buckets take distinct
+    /// buckets, neighbours in neighbouring ones (a streaming load's lines and the lines they
+    /// evict are found and unlinked in a few host cache lines of the index, and share no chain
+    /// with the lines held); lines a multiple of the index apart are spread by the hash.
     #[inline(always)]
     fn home(&self, line: u64) -> usize {
-        // Fibonacci hashing: the high bits of the product mix every bit of the line number.
-        (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & (self.heads.len() - 1)
+        let high = line >> self.heads.len().trailing_zeros();
+        // Fibonacci hashing: the high bits of the product mix every bit of `high`.
+        (line ^ (high.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32)) as usize & (self.heads.len() - 1)
     }
 
     /// Looks `line` up in the index.
@@ -681,6 +687,27 @@ mod tests {
     fn rings(l: &Listed) -> (Vec<u32>, Vec<(u32, u32)>) {
         let links = l.nodes.iter().map(|n| (n.prev, n.next)).collect();
         (l.fronts.clone(), links)
+    }
+
+    #[test]
+    fn an_aligned_block_of_lines_takes_distinct_neighbouring_buckets() {
+        // 4 sets x 256 ways (the shipped L1): 4096 buckets. Each aligned block of 4096 lines
+        // (of a few far apart) takes every bucket once, and an aligned 32 of them (a strided
+        // load's) a block of 32 buckets.
+        let mut l = Listed::new(4, 256);
+        l.warm();
+        let p = l.parts();
+        let n = p.heads.len() as u64;
+        assert_eq!(n, 4096);
+        for start in [0, n, 7 * n, 12345 * n, 1 << 40] {
+            let mut seen = vec![false; n as usize];
+            for line in start..start + n {
+                let h = p.home(line);
+                assert!(!seen[h], "{line}: bucket {h} twice");
+                seen[h] = true;
+                assert_eq!(h / 32, p.home(line & !31) / 32, "{line}");
+            }
+        }
     }
 
     #[test]
