@@ -814,6 +814,10 @@ fn sampling_error(samples: &[f64], population: u64) -> f64 {
 /// caches by the next pass either way.
 const BATCH_BLOCKS: u64 = 16;
 
+/// [`BATCH_BLOCKS`] for a kernel with global atomics, which run SM after SM within a batch: the
+/// batches it had (8), so that its atomics' order, which their results depend on, stays.
+const ATOMIC_BATCH_BLOCKS: u64 = 8;
+
 /// Waves in the batch that starts at wave `wave` of a launch of `waves`, in batches of `batch`
 /// waves. With `short_first`, the batch left short goes first rather than last: the L2 pass of a
 /// batch runs while the other core runs pass 1 of the next batch, so a short last batch left
@@ -828,10 +832,6 @@ fn batch_waves(wave: u64, waves: u64, batch: u64, short_first: bool) -> u64 {
         batch.min(waves - wave)
     }
 }
-
-/// [`BATCH_BLOCKS`] for a kernel with global atomics, which run SM after SM within a batch: the
-/// batches it had (8), so that its atomics' order, which their results depend on, stays.
-const ATOMIC_BATCH_BLOCKS: u64 = 8;
 
 /// Pass 1 for SM `s`: runs its blocks among `first..last` (block `b` runs on SM `b % count`, in
 /// wave `b / per_wave`) in the register files and shared memory `files`, logging them in
