@@ -258,12 +258,20 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
         let count = w.eval(&b.count, &format!("{key}.count"))?;
         let count = usize::try_from(count)
             .map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
-        let data = init::build(&b.init, elem, count, &read_file)
-            .map_err(|m| w.err(&format!("{key}.init"), m))?;
-        if buffers
-            .insert(b.name.clone(), image.alloc(&b.name, data))
-            .is_some()
-        {
+        // An `iota` buffer stays its formula until a kernel writes it (memory::formula).
+        let base = match init::formula(&b.init, elem) {
+            Some(f) => count
+                .checked_mul(elem.bytes())
+                .ok_or_else(|| format!("{count} elements of {} bytes overflow", elem.bytes()))
+                .and_then(|bytes| image.alloc_formula(&b.name, f, bytes))
+                .map_err(|m| w.err(&format!("{key}.init"), m))?,
+            None => {
+                let data = init::build(&b.init, elem, count, &read_file)
+                    .map_err(|m| w.err(&format!("{key}.init"), m))?;
+                image.alloc(&b.name, data)
+            }
+        };
+        if buffers.insert(b.name.clone(), base).is_some() {
             return Err(w.err(
                 &format!("{key}.name"),
                 format!("a second buffer named `{}`", b.name),
@@ -285,7 +293,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
                 .allocs
                 .iter()
                 .find(|x| x.base == *a)
-                .map(|x| (v.name.clone(), x.data.clone())),
+                .map(|x| (v.name.clone(), x.contents().into_owned())),
             _ => None,
         })
         .collect();
@@ -459,7 +467,7 @@ fn execute_with(
                 .filter_map(|b| {
                     image
                         .by_name(&b.name)
-                        .map(|a| (b.name.clone(), a.data.clone()))
+                        .map(|a| (b.name.clone(), a.contents().into_owned()))
                 })
                 .collect()
         } else {
@@ -724,7 +732,7 @@ fn init_constant(
                 .iter_mut()
                 .find(|x| x.base == a)
                 .expect("global symbols are allocated");
-            alloc.data[..data.len()].copy_from_slice(&data);
+            alloc.bytes_mut()[..data.len()].copy_from_slice(&data);
         }
         _ => {
             return Err(w.err(
@@ -835,6 +843,43 @@ mod tests {
         };
         let plan = plan(cfg, &w, &opts).expect("plans");
         format!("{:?}", execute_with(cfg, plan, &opts, s).expect("runs"))
+    }
+
+    /// A kernel that writes the `iota` buffer it reads (in place, `src[i] = src[i] + 1`) on
+    /// every SM: the first write puts the buffer's formula in memory (memory::formula) while
+    /// other threads read it; each lane reads its element before writing it, so the result is
+    /// exact whatever the order, and the same on one host thread.
+    #[test]
+    fn a_kernel_writing_its_iota_input_in_place_reads_and_writes_it_exactly() {
+        let dir = format!("{}/../tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+        let text = include_str!("../../tests/fixtures/add_one.toml")
+            .replace("init = \"zeros\"\noutput = true", "init = \"zeros\"")
+            .replace("init = \"iota\"", "init = \"iota\"\noutput = true")
+            .replace(
+                "args = [\"dst\", \"src\", \"n\"]",
+                "args = [\"src\", \"src\", \"n\"]",
+            );
+        let source =
+            crate::workload::Source::File(std::path::Path::new(&dir).join("in_place.toml"));
+        let w = Workload::from_toml_str(&text, source).expect("workload parses");
+        let n = 100_000;
+        let opts = Options {
+            sets: vec![("n".into(), n)],
+            keep_outputs: true,
+            ..Options::default()
+        };
+        let want: Vec<u8> = (1..=n as i32).flat_map(i32::to_le_bytes).collect();
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+            let run = pool
+                .unwrap()
+                .install(|| run_workload(&config("rtx3090.toml"), &w, &opts));
+            let run = run.expect("runs");
+            let outputs = &run.launches[0].outputs;
+            assert_eq!(outputs.len(), 1, "{threads} threads");
+            assert_eq!(outputs[0].0, "src");
+            assert!(outputs[0].1 == want, "{threads} threads");
+        }
     }
 
     /// A run whose SMs start from what other workloads' runs left (register files of other

@@ -8,8 +8,11 @@
 //! checker reports it. Generic addresses inside [`SHARED_WINDOW`] or [`LOCAL_WINDOW`] refer to the
 //! block's shared memory or the thread's local memory, like the hardware's generic windows.
 
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+use super::formula::Formula;
+use std::borrow::Cow;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+use std::sync::Mutex;
 
 /// First global address handed out.
 pub const GLOBAL_BASE: u64 = 0x7f00_0000_0000;
@@ -32,14 +35,100 @@ pub struct Allocation {
     pub name: String,
     /// Device address of the first byte.
     pub base: u64,
-    /// Contents.
-    pub data: Vec<u8>,
+    /// Contents, but zeros (untouched) while [`Allocation::pending`] holds a formula.
+    data: Vec<u8>,
+    /// The formula of the contents until the first write ([`MemoryImage::alloc_formula`]).
+    pending: Pending,
 }
 
 impl Allocation {
     /// One past the last byte.
     pub fn end(&self) -> u64 {
         self.base + self.data.len() as u64
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether it holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Its contents: borrowed, or made from its formula when no kernel has written it.
+    pub fn contents(&self) -> Cow<'_, [u8]> {
+        match self.pending.formula() {
+            Some(f) => Cow::Owned(f.contents(self.data.len())),
+            None => Cow::Borrowed(&self.data),
+        }
+    }
+
+    /// Its contents to change (written from its formula first, if it still has one).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        if let Some(f) = self.pending.formula() {
+            f.fill(&mut self.data, true);
+            self.pending = Pending::default();
+        }
+        &mut self.data
+    }
+}
+
+/// The formula an allocation's contents still follow, if no kernel has written it: readers
+/// compute bytes from it; the first writer writes it into the bytes (under the lock, once) and
+/// clears the flag, after which everyone uses the bytes.
+#[derive(Debug, Default)]
+struct Pending {
+    formula: Option<Formula>,
+    /// Still the formula (release-stored false once the bytes hold it).
+    on: AtomicBool,
+    /// Taken by the writer that writes the formula into the bytes.
+    lock: Mutex<()>,
+}
+
+impl Pending {
+    fn new(formula: Formula) -> Self {
+        Pending {
+            formula: Some(formula),
+            on: AtomicBool::new(true),
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// The formula, while the bytes do not hold it.
+    #[inline(always)]
+    fn formula(&self) -> Option<Formula> {
+        self.formula.filter(|_| self.on.load(Acquire))
+    }
+
+    /// Writes the formula into `data` (the allocation's bytes) unless done, so that a write can
+    /// go to the bytes. No reader reads the bytes while the flag is on (they compute them), and
+    /// writers wait here, so the bytes are this thread's alone until the flag is cleared.
+    #[cold]
+    fn settle(&self, data: &[AtomicU8]) {
+        let Some(f) = self.formula else { return };
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.on.load(Acquire) {
+            // SAFETY: `data` is a live view of `data.len()` bytes; `AtomicU8` is `UnsafeCell`
+            // of `u8`, so writing through its pointer is allowed, and nothing else reads or
+            // writes these bytes until `on` is cleared (Release, after the writes).
+            let bytes =
+                unsafe { std::slice::from_raw_parts_mut(data.as_ptr() as *mut u8, data.len()) };
+            // On this thread alone: a pool thread that waited for parts of it might run a
+            // block that writes this buffer, and wait on the lock it holds.
+            f.fill(bytes, false);
+            self.on.store(false, Release);
+        }
+    }
+}
+
+impl Clone for Pending {
+    fn clone(&self) -> Self {
+        match self.formula() {
+            Some(f) => Pending::new(f),
+            None => Pending::default(),
+        }
     }
 }
 
@@ -65,12 +154,33 @@ impl MemoryImage {
 
     /// Allocates `data` in global memory, 256-byte aligned; returns its device address.
     pub fn alloc(&mut self, name: &str, data: Vec<u8>) -> u64 {
+        self.push(name, data, Pending::default())
+    }
+
+    /// Allocates `bytes` (whole elements) whose contents are `formula`, kept as the formula until
+    /// a kernel first writes the allocation ([`super::formula`]); returns its device address.
+    /// The host buffer is [`host_zeros`], untouched until then.
+    ///
+    /// # Errors
+    /// As [`host_zeros`]: a readable message when the host cannot hold `bytes`.
+    pub fn alloc_formula(
+        &mut self,
+        name: &str,
+        formula: Formula,
+        bytes: usize,
+    ) -> Result<u64, String> {
+        let data = host_zeros(bytes)?;
+        Ok(self.push(name, data, Pending::new(formula)))
+    }
+
+    fn push(&mut self, name: &str, data: Vec<u8>, pending: Pending) -> u64 {
         let base = self.next;
         self.next = (base + (data.len() as u64).max(1)).div_ceil(ALIGN) * ALIGN;
         self.allocs.push(Allocation {
             name: name.to_string(),
             base,
             data,
+            pending,
         });
         base
     }
@@ -110,6 +220,7 @@ impl MemoryImage {
                 // unique borrow of the bytes is given up for the view's lifetime (what
                 // `AtomicU8::from_mut_slice` does, which is not yet stable).
                 data: unsafe { &*(a.data.as_mut_slice() as *mut [u8] as *const [AtomicU8]) },
+                pending: a.pending.formula().is_some().then_some(&a.pending),
             })
             .collect();
         (GlobalView { allocs }, &self.constant)
@@ -143,6 +254,8 @@ struct AllocView<'a> {
     name: &'a str,
     base: u64,
     data: &'a [AtomicU8],
+    /// The allocation's formula state, if it had one when the view was made.
+    pending: Option<&'a Pending>,
 }
 
 /// Global memory shared by the threads that execute a launch ([`MemoryImage::view`]).
@@ -152,6 +265,25 @@ pub struct GlobalView<'a> {
 }
 
 impl GlobalView<'_> {
+    /// Allocation `i`'s formula while its bytes do not hold it ([`MemoryImage::alloc_formula`]):
+    /// a read computes its bytes.
+    #[inline(always)]
+    fn formula(&self, i: usize) -> Option<Formula> {
+        self.allocs[i].pending.and_then(Pending::formula)
+    }
+
+    /// Before a write to allocation `i`: its formula, if it still has one, written into its
+    /// bytes (once, by the first writer; the others wait for it).
+    #[inline(always)]
+    fn settle(&self, i: usize) {
+        let a = &self.allocs[i];
+        if let Some(p) = a.pending {
+            if p.on.load(Acquire) {
+                p.settle(a.data);
+            }
+        }
+    }
+
     /// Index of the allocation holding `[addr, addr+len)` entirely.
     #[inline]
     pub fn find(&self, addr: u64, len: u64) -> Option<usize> {
@@ -183,7 +315,7 @@ impl GlobalView<'_> {
     #[inline(always)]
     pub fn prefetch(&self, i: usize, off: u64, len: u64) {
         #[cfg(target_arch = "x86_64")]
-        {
+        if self.formula(i).is_none() {
             let data = &self.allocs[i].data;
             if off.checked_add(len).is_some_and(|e| e <= data.len() as u64) {
                 let p = data.as_ptr().wrapping_add(off as usize) as *const i8;
@@ -208,6 +340,9 @@ impl GlobalView<'_> {
     #[inline]
     pub fn read(&self, i: usize, off: usize, n: usize) -> Option<u64> {
         let b = self.allocs[i].data.get(off..off.checked_add(n)?)?;
+        if let Some(f) = self.formula(i) {
+            return Some(f.bytes_at(off, n));
+        }
         let p = b.as_ptr();
         // Naturally aligned accesses (all PTX allows) are one relaxed load.
         Some(if word_at(p, n) {
@@ -237,6 +372,7 @@ impl GlobalView<'_> {
         else {
             return false;
         };
+        self.settle(i);
         let p = b.as_ptr();
         if word_at(p, n) {
             // SAFETY: as in `read`.
@@ -272,6 +408,10 @@ impl GlobalView<'_> {
         let Some(b) = self.run_bytes(i, off, n, stride) else {
             return false;
         };
+        if let Some(f) = self.formula(i) {
+            f.run(off, n, stride, out);
+            return true;
+        }
         let p = b.as_ptr();
         if word_aligned(p, n, stride) {
             // SAFETY: every lane's `n` bytes lie in `b` (checked above) and are aligned (the
@@ -304,6 +444,10 @@ impl GlobalView<'_> {
         let Some(b) = self.run_bytes(i, off, 4, 4) else {
             return false;
         };
+        if let Some(f) = self.formula(i) {
+            f.run(off, 4, 4, out);
+            return true;
+        }
         let p = b.as_ptr();
         if !word_aligned(p, 4, 4) {
             return self.read_run(i, off, 4, 4, out);
@@ -328,6 +472,9 @@ impl GlobalView<'_> {
         out: &mut [u64; 32],
     ) -> bool {
         let data = self.allocs[i].data;
+        if let Some(f) = self.formula(i) {
+            return formula_lanes(f, data.len(), mask, off, n, out);
+        }
         let lane = |l: usize| {
             let o = off(l);
             data.get(o..o.checked_add(n)?)
@@ -389,6 +536,11 @@ impl GlobalView<'_> {
         if !(p as usize).is_multiple_of(4) {
             return false;
         }
+        if let Some(f) = self.formula(i) {
+            // The same range and alignment test, then the word from the formula.
+            let word = |at: usize| f.bytes_at(at, 4) as u32;
+            return words_with::<SIGNED>(last, off, out, word);
+        }
         for (l, o) in out.iter_mut().enumerate() {
             let at = off(l);
             // A multiple of 4 rotates to `at / 4`; any other offset to above `usize::MAX / 4`,
@@ -418,6 +570,7 @@ impl GlobalView<'_> {
         let Some(b) = self.run_bytes(i, off, n, stride) else {
             return false;
         };
+        self.settle(i);
         let p = b.as_ptr();
         if word_aligned(p, n, stride) {
             // SAFETY: as in `read_run`.
@@ -448,6 +601,7 @@ impl GlobalView<'_> {
         let Some(b) = self.run_bytes(i, off, 4, 4) else {
             return false;
         };
+        self.settle(i);
         let p = b.as_ptr();
         if !word_aligned(p, 4, 4) {
             return self.write_run(i, off, 4, 4, v);
@@ -474,6 +628,51 @@ impl GlobalView<'_> {
             addr,
         )
     }
+}
+
+/// [`GlobalView::read_lanes`] of an allocation of `len` bytes still given by its formula `f`.
+fn formula_lanes(
+    f: Formula,
+    len: usize,
+    mut mask: u32,
+    off: impl Fn(usize) -> usize,
+    n: usize,
+    out: &mut [u64; 32],
+) -> bool {
+    while mask != 0 {
+        let l = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        let o = off(l);
+        if o.checked_add(n).is_none_or(|end| end > len) {
+            return false;
+        }
+        out[l] = f.bytes_at(o, n);
+    }
+    true
+}
+
+/// [`GlobalView::read_words`]'s loop with `word(at)` the word at byte `at` (a multiple of 4 at
+/// most `last`, else `false`).
+#[inline(always)]
+fn words_with<const SIGNED: bool>(
+    last: usize,
+    off: impl Fn(usize) -> usize,
+    out: &mut [u64; 32],
+    word: impl Fn(usize) -> u32,
+) -> bool {
+    for (l, o) in out.iter_mut().enumerate() {
+        let at = off(l);
+        if at.rotate_right(2) > last / 4 {
+            return false;
+        }
+        let w = word(at);
+        *o = if SIGNED {
+            w as i32 as i64 as u64
+        } else {
+            u64::from(w)
+        };
+    }
+    true
 }
 
 /// Loads, for each of the 32 lanes `l`, the aligned atomic word of `n` bytes (1, 2, 4 or 8) at
@@ -748,6 +947,58 @@ mod tests {
     }
 
     #[test]
+    fn a_formula_allocation_reads_as_its_bytes_until_written_then_as_memory() {
+        let f = Formula::IotaInt { bytes: 4 };
+        let mut lazy = MemoryImage::new(16);
+        lazy.alloc_formula("a", f, 1024).unwrap();
+        let mut eager = MemoryImage::new(16);
+        eager.alloc("a", f.contents(1024));
+        assert_eq!(lazy.allocs[0].contents(), eager.allocs[0].contents());
+        {
+            let (l, _) = lazy.view();
+            let (e, _) = eager.view();
+            // Every read path gives the bytes, and refuses what it refuses, as memory does.
+            for (off, n) in [(0, 4), (4, 4), (5, 4), (6, 2), (1020, 4), (1021, 4), (3, 8)] {
+                assert_eq!(l.read(0, off, n), e.read(0, off, n), "{off} {n}");
+            }
+            for (off, n, stride) in [(0, 4, 4), (8, 4, 12), (1, 2, 3), (900, 4, 4)] {
+                let (mut a, mut b) = ([0; 32], [0; 32]);
+                let ok = l.read_run(0, off, n, stride, &mut a);
+                assert_eq!(ok, e.read_run(0, off, n, stride, &mut b));
+                assert!(!ok || a == b, "{off} {n} {stride}");
+            }
+            let (mut a, mut b) = ([0; 32], [0; 32]);
+            assert!(l.read_word_run(0, 64, &mut a) && e.read_word_run(0, 64, &mut b));
+            assert_eq!(a, b);
+            let at = |l: usize| (l * 52) % 1000;
+            assert!(l.read_lanes(0, u32::MAX, at, 4, &mut a));
+            assert!(e.read_lanes(0, u32::MAX, at, 4, &mut b));
+            assert_eq!(a, b);
+            assert!(!l.read_lanes(0, 1, |_| 1022, 4, &mut a));
+            assert!(l.read_words::<true>(0, |l| l * 32, &mut a));
+            assert!(e.read_words::<true>(0, |l| l * 32, &mut b));
+            assert_eq!(a, b);
+            assert!(!l.read_words::<false>(0, |l| l * 2, &mut a));
+            // A refused write leaves the formula; the first write puts it in memory.
+            assert!(!l.write(0, 1022, 4, 7));
+            assert!(l.formula(0).is_some());
+            assert!(l.write(0, 8, 4, 0xabcd));
+            assert!(l.formula(0).is_none());
+            assert_eq!(l.read(0, 8, 4), Some(0xabcd));
+            assert_eq!(l.read(0, 12, 4), Some(3));
+        }
+        let mut want = f.contents(1024);
+        want[8..12].copy_from_slice(&0xabcd_u32.to_le_bytes());
+        assert_eq!(&*lazy.allocs[0].contents(), &want[..]);
+        // Outside a launch: the bytes to change, written from the formula first.
+        let mut other = MemoryImage::new(16);
+        other.alloc_formula("b", Formula::IotaF32, 64).unwrap();
+        other.allocs[0].bytes_mut()[0] = 1;
+        assert_eq!(other.allocs[0].contents()[4..8], 1.0f32.to_le_bytes());
+        assert_eq!(other.allocs[0].contents()[0], 1);
+    }
+
+    #[test]
     fn runs_read_and_write_what_lane_by_lane_accesses_do() {
         let mut m = MemoryImage::new(16);
         m.alloc("a", (0..=255u8).collect());
@@ -835,6 +1086,7 @@ mod tests {
                     name: "a",
                     base: 0x1000,
                     data,
+                    pending: None,
                 }],
             };
             for off in 0..=300 - 128 + 3 {

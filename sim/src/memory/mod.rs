@@ -11,6 +11,7 @@
 pub mod cache;
 pub mod coalesce;
 pub mod constant;
+pub mod formula;
 pub mod image;
 pub mod shared;
 pub mod system;

@@ -4,6 +4,8 @@
 //! generators", OOPSLA 2014), the same sequence on every machine: integers uniform over the
 //! type's range, floats uniform in [0, 1).
 
+use crate::memory::formula::Formula;
+
 /// An element type of buffers and constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(missing_docs)]
@@ -190,6 +192,20 @@ pub fn build(
     Ok(out)
 }
 
+/// The formula of a buffer initialised by `spec` whose contents are one (`iota`), which the
+/// simulated memory keeps instead of the bytes until a kernel writes the buffer
+/// ([`crate::memory::formula`]); `None` for the other initialisers. Its bytes are those
+/// [`build`] writes.
+pub fn formula(spec: &str, elem: Elem) -> Option<Formula> {
+    (spec == "iota").then(|| match elem {
+        Elem::F32 => Formula::IotaF32,
+        Elem::F64 => Formula::IotaF64,
+        _ => Formula::IotaInt {
+            bytes: elem.bytes() as u8,
+        },
+    })
+}
+
 /// Writes `0, 1, 2, ...` into `dst` as elements of type `elem` ([`Elem::encode_int`]). Float
 /// elements below 2^31 convert from 32-bit integers, which vectorises (there is no vector
 /// conversion from 64-bit integers before AVX-512) and rounds the same integer the same way.
@@ -214,6 +230,31 @@ pub fn splitmix64(state: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_iota_formula_has_the_bytes_iota_builds() {
+        let all = [
+            Elem::I8,
+            Elem::I16,
+            Elem::I32,
+            Elem::I64,
+            Elem::U8,
+            Elem::U16,
+            Elem::U32,
+            Elem::U64,
+            Elem::F32,
+            Elem::F64,
+        ];
+        for elem in all {
+            let f = formula("iota", elem).expect("iota has a formula");
+            // Past 256 and 65,536: 1- and 2-byte integers wrap.
+            let count = 70_000;
+            let built = build("iota", elem, count, &no_files).unwrap();
+            assert_eq!(f.contents(built.len()), built, "{elem:?}");
+        }
+        assert_eq!(formula("zeros", Elem::F32), None);
+        assert_eq!(formula("random:1", Elem::F32), None);
+    }
 
     fn no_files(_: &str) -> Result<Vec<u8>, String> {
         Err("no files".into())

@@ -78,10 +78,12 @@ impl Program {
                 .iter()
                 .rev()
                 .find(|a| a.name == b.name)
-                .map(|a| a.data.as_slice())
+                .map(|a| a.contents())
                 .ok_or_else(|| {
                     anyhow!("buffer `{}` has no initial contents in the plan", b.name)
                 })?;
+            // An `iota` buffer's bytes are made from its formula here (sim::memory::formula).
+            let data: &[u8] = &data;
             let what = || format!("allocating buffer `{}` ({} bytes)", b.name, data.len());
             let mut slice = stream.alloc_zeros::<u8>(data.len().max(1)).cuda(what)?;
             if !data.is_empty() {
