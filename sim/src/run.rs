@@ -258,12 +258,17 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
         let count = w.eval(&b.count, &format!("{key}.count"))?;
         let count = usize::try_from(count)
             .map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
-        // An `iota` buffer stays its formula until a kernel writes it (memory::formula).
+        // An `iota` buffer stays its formula until a kernel writes it (memory::formula); a large
+        // buffer of zeros is fresh pages, not a pass of zeros (memory::image::HostBytes).
+        let bytes = (count.checked_mul(elem.bytes()))
+            .ok_or_else(|| format!("{count} elements of {} bytes overflow", elem.bytes()));
+        let too_big = |m: String| format!("{count} elements of {} bytes: {m}", elem.bytes());
         let base = match init::formula(&b.init, elem) {
-            Some(f) => count
-                .checked_mul(elem.bytes())
-                .ok_or_else(|| format!("{count} elements of {} bytes overflow", elem.bytes()))
-                .and_then(|bytes| image.alloc_formula(&b.name, f, bytes))
+            Some(f) => bytes
+                .and_then(|n| image.alloc_formula(&b.name, f, n).map_err(too_big))
+                .map_err(|m| w.err(&format!("{key}.init"), m))?,
+            None if b.init == "zeros" => bytes
+                .and_then(|n| image.alloc_zeros(&b.name, n).map_err(too_big))
                 .map_err(|m| w.err(&format!("{key}.init"), m))?,
             None => {
                 let data = init::build(&b.init, elem, count, &read_file)

@@ -78,9 +78,9 @@ impl Formula {
             // vectorises (no vector conversion from 64-bit integers before AVX-512).
             let small = first + 31 * step <= i32::MAX as usize;
             match self {
-                Formula::IotaF32 if small => each(out, first, step, |k| {
-                    u64::from((k as i32 as f32).to_bits())
-                }),
+                Formula::IotaF32 if small => {
+                    each(out, first, step, |k| u64::from((k as i32 as f32).to_bits()))
+                }
                 Formula::IotaF32 => each(out, first, step, |k| Formula::IotaF32.element(k)),
                 Formula::IotaF64 => each(out, first, step, |k| Formula::IotaF64.element(k)),
                 _ => each(out, first, step, |k| self.element(k)),
