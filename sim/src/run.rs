@@ -259,7 +259,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
         let count = usize::try_from(count)
             .map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
         // An `iota` buffer stays its formula until a kernel writes it (memory::formula); a large
-        // buffer of zeros is fresh pages, not a pass of zeros (memory::image::HostBytes).
+        // buffer of zeros is fresh pages, not a pass of zeros (memory::host::HostBytes).
         let bytes = (count.checked_mul(elem.bytes()))
             .ok_or_else(|| format!("{count} elements of {} bytes overflow", elem.bytes()));
         let too_big = |m: String| format!("{count} elements of {} bytes: {m}", elem.bytes());

@@ -12,6 +12,7 @@ pub mod cache;
 pub mod coalesce;
 pub mod constant;
 pub mod formula;
+mod host;
 pub mod image;
 pub mod shared;
 pub mod system;

@@ -231,21 +231,23 @@ pub fn splitmix64(state: &mut u64) -> u64 {
 mod tests {
     use super::*;
 
+    /// Every element type.
+    const ALL: [Elem; 10] = [
+        Elem::I8,
+        Elem::I16,
+        Elem::I32,
+        Elem::I64,
+        Elem::U8,
+        Elem::U16,
+        Elem::U32,
+        Elem::U64,
+        Elem::F32,
+        Elem::F64,
+    ];
+
     #[test]
     fn an_iota_formula_has_the_bytes_iota_builds() {
-        let all = [
-            Elem::I8,
-            Elem::I16,
-            Elem::I32,
-            Elem::I64,
-            Elem::U8,
-            Elem::U16,
-            Elem::U32,
-            Elem::U64,
-            Elem::F32,
-            Elem::F64,
-        ];
-        for elem in all {
+        for elem in ALL {
             let f = formula("iota", elem).expect("iota has a formula");
             // Past 256 and 65,536: 1- and 2-byte integers wrap.
             let count = 70_000;
@@ -280,19 +282,7 @@ mod tests {
     fn whole_buffers_encode_as_element_by_element() {
         // iota and value fill whole buffers with the type decided once: the same bytes as
         // encoding each element, for every type (floats round, integers wrap to the width).
-        let all = [
-            Elem::I8,
-            Elem::I16,
-            Elem::I32,
-            Elem::I64,
-            Elem::U8,
-            Elem::U16,
-            Elem::U32,
-            Elem::U64,
-            Elem::F32,
-            Elem::F64,
-        ];
-        for e in all {
+        for e in ALL {
             let mut want = Vec::new();
             (0..300).for_each(|k| e.encode_int(k as i64 * 65_599, &mut want));
             let mut got = Vec::new();

@@ -1,0 +1,197 @@
+//! Host memory for simulated buffers: buffers are simulated byte for byte in host memory, so the
+//! host's free memory bounds a workload's size (a readable error beyond it), large buffers ask for
+//! transparent huge pages, and large buffers of zeros are pages mapped for them.
+
+/// The host memory holding one allocation's bytes: a vector, or for a large buffer of zeros
+/// pages mapped for it alone, zero until written and returned to the system when dropped. A
+/// buffer of zeros from the allocator is zeroed by a pass over it unless the allocator knows
+/// its pages fresh, which it does not for memory an earlier run gave back (a process that runs
+/// several workloads: about 3% of read_stride's time in the benchmark, `perf`).
+pub(super) enum HostBytes {
+    Vec(Vec<u8>),
+    /// `len` bytes at `ptr` that `mmap` gave (anonymous, private: zero-filled).
+    #[cfg(target_os = "linux")]
+    Mapped {
+        ptr: std::ptr::NonNull<u8>,
+        len: usize,
+    },
+}
+
+// SAFETY: `Mapped` owns its pages as a `Vec` owns its buffer; nothing else refers to them.
+unsafe impl Send for HostBytes {}
+// SAFETY: shared access is through `&[u8]` only, as for a `Vec`.
+unsafe impl Sync for HostBytes {}
+
+impl HostBytes {
+    /// `bytes` zeros: pages mapped for them when they are [`HUGE_PAGE_MIN`] or more (on
+    /// Linux), else [`host_zeros`].
+    ///
+    /// # Errors
+    /// As [`host_zeros`].
+    pub(super) fn zeros(bytes: usize) -> Result<Self, String> {
+        #[cfg(target_os = "linux")]
+        if bytes >= HUGE_PAGE_MIN {
+            check_available(bytes)?;
+            // SAFETY: a fresh private anonymous mapping (no address asked for, no file): the
+            // kernel picks the pages, zero-filled, and they are this value's until `drop`.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(not_allocated(bytes));
+            }
+            advise_huge_pages(p as *mut u8, bytes);
+            let ptr = std::ptr::NonNull::new(p as *mut u8).ok_or_else(|| not_allocated(bytes))?;
+            return Ok(HostBytes::Mapped { ptr, len: bytes });
+        }
+        host_zeros(bytes).map(HostBytes::Vec)
+    }
+}
+
+impl std::ops::Deref for HostBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            HostBytes::Vec(v) => v,
+            // SAFETY: `len` mapped, readable bytes (zero or written since), owned by `self`.
+            #[cfg(target_os = "linux")]
+            HostBytes::Mapped { ptr, len } => unsafe {
+                std::slice::from_raw_parts(ptr.as_ptr(), *len)
+            },
+        }
+    }
+}
+
+impl std::ops::DerefMut for HostBytes {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            HostBytes::Vec(v) => v,
+            // SAFETY: as in `deref`, and `&mut self` makes the access unique.
+            #[cfg(target_os = "linux")]
+            HostBytes::Mapped { ptr, len } => unsafe {
+                std::slice::from_raw_parts_mut(ptr.as_ptr(), *len)
+            },
+        }
+    }
+}
+
+impl Drop for HostBytes {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let HostBytes::Mapped { ptr, len } = *self {
+            // SAFETY: the mapping `zeros` made, unmapped once (nothing refers to it after).
+            unsafe { libc::munmap(ptr.as_ptr() as *mut libc::c_void, len) };
+        }
+    }
+}
+
+impl Clone for HostBytes {
+    fn clone(&self) -> Self {
+        HostBytes::Vec(self.to_vec())
+    }
+}
+
+impl std::fmt::Debug for HostBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.len())
+    }
+}
+
+/// An empty host buffer with room for `bytes` of simulated device memory, or a readable error
+/// when the host cannot hold them: more than the memory the system says is available (Linux's
+/// `MemAvailable`, /proc/meminfo), or an allocation that fails. Buffers are simulated in host
+/// memory byte for byte, so this is what bounds a workload's size.
+pub fn host_buffer(bytes: usize) -> Result<Vec<u8>, String> {
+    check_available(bytes)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(bytes)
+        .map_err(|_| not_allocated(bytes))?;
+    advise_huge_pages(v.as_mut_ptr(), bytes);
+    Ok(v)
+}
+
+/// As [`host_buffer`], filled with `bytes` zeros. The zeros come from the allocator
+/// (`alloc_zeroed`: fresh pages from the system are zero already), not from a pass over the
+/// buffer, so a large buffer costs nothing until the kernel touches it.
+pub fn host_zeros(bytes: usize) -> Result<Vec<u8>, String> {
+    check_available(bytes)?;
+    if bytes == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(bytes).map_err(|_| not_allocated(bytes))?;
+    // SAFETY: `layout` has a non-zero size; a non-null pointer from `alloc_zeroed` with it is a
+    // block of `bytes` initialised (zero) bytes that the global allocator gave, which is what
+    // `Vec::from_raw_parts` takes with length and capacity `bytes` (u8 has alignment 1).
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout);
+        if p.is_null() {
+            return Err(not_allocated(bytes));
+        }
+        advise_huge_pages(p, bytes);
+        Ok(Vec::from_raw_parts(p, bytes, bytes))
+    }
+}
+
+/// Buffers at least this large (bytes) are backed by transparent huge pages where the host allows
+/// it: one 2 MiB fault instead of 512 4 KiB ones when a kernel first touches them.
+pub(super) const HUGE_PAGE_MIN: usize = 4 << 20;
+
+/// Asks Linux to back `[p, p + bytes)` with transparent huge pages (`madvise(MADV_HUGEPAGE)`,
+/// which hosts whose THP mode is `madvise` need). Only advice: a refusal changes nothing but
+/// speed, so its result is ignored. The main job's 51 MB buffers took about 25,000 page faults.
+fn advise_huge_pages(p: *mut u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    if bytes >= HUGE_PAGE_MIN {
+        const PAGE: usize = 4096;
+        let start = (p as usize).next_multiple_of(PAGE);
+        let len = (p as usize + bytes - start) / PAGE * PAGE;
+        // SAFETY: `[start, start + len)` lies inside the allocation of `bytes` at `p`, whole
+        // pages only; MADV_HUGEPAGE changes how the kernel backs them, not their contents.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, bytes);
+}
+
+fn gib(b: u64) -> f64 {
+    b as f64 / f64::from(1u32 << 30)
+}
+
+/// An error when `bytes` is more than the host's available memory.
+fn check_available(bytes: usize) -> Result<(), String> {
+    if let Some(avail) = available_host_bytes() {
+        if bytes as u64 > avail {
+            return Err(format!(
+                "needs {:.1} GiB of host memory to simulate, and {:.1} GiB is available: use a smaller size",
+                gib(bytes as u64),
+                gib(avail)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn not_allocated(bytes: usize) -> String {
+    format!(
+        "needs {:.1} GiB of host memory to simulate, which could not be allocated: use a smaller size",
+        gib(bytes as u64)
+    )
+}
+
+/// `MemAvailable` of /proc/meminfo in bytes, where there is one.
+fn available_host_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
