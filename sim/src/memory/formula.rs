@@ -108,21 +108,10 @@ impl Formula {
 
     /// [`Formula::fill`] of elements of `B` bytes (a constant: each element one store).
     fn fill_parts<const B: usize>(self, dst: &mut [u8], parallel: bool) {
-        use rayon::prelude::*;
-        // A part of 512 KiB per task, as the eager `iota` writes it (workload::init).
-        const PART: usize = 512 << 10;
-        let part = |(i, chunk): (usize, &mut [u8])| {
-            let first = i * (PART / B);
-            for (k, c) in chunk.chunks_exact_mut(B).enumerate() {
-                let bytes = self.element(first + k).to_le_bytes();
-                c.copy_from_slice(&bytes[..B]);
-            }
-        };
-        if parallel {
-            dst.par_chunks_mut(PART).enumerate().for_each(part);
-        } else {
-            dst.chunks_mut(PART).enumerate().for_each(part);
-        }
+        fill_elements(dst, parallel, |k| -> [u8; B] {
+            let bytes = self.element(k).to_le_bytes();
+            std::array::from_fn(|j| bytes[j])
+        });
     }
 
     /// The buffer's first `bytes` bytes (whole elements).
@@ -130,6 +119,37 @@ impl Formula {
         let mut v = vec![0; bytes];
         self.fill(&mut v, true);
         v
+    }
+}
+
+/// Writes element `k` of `dst` (elements of `B` bytes) as `bytes(k)`. With `parallel`, a buffer
+/// of more than [`FILL_PART`] bytes is written a part at a time on every core: its first touch of
+/// each page (a page fault) is most of the time, and each element depends only on its index.
+/// Without, on this thread alone (from inside a launch: a pool thread waiting on its parts may
+/// run another block, which could ask for the same buffer).
+pub(crate) fn fill_elements<const B: usize>(
+    dst: &mut [u8],
+    parallel: bool,
+    bytes: impl Fn(usize) -> [u8; B] + Sync,
+) {
+    use rayon::prelude::*;
+    if !parallel || dst.len() <= FILL_PART {
+        return fill_from(dst, 0, &bytes);
+    }
+    // `B` (1, 2, 4 or 8) divides the part's size: part `i` starts at element `i * FILL_PART / B`.
+    (dst.par_chunks_mut(FILL_PART).enumerate())
+        .for_each(|(i, part)| fill_from(part, i * (FILL_PART / B), &bytes));
+}
+
+/// Bytes of a part of a large buffer that [`fill_elements`] writes on one core (512 KiB: eight
+/// parts for transpose's 4 MiB matrix, which as one part of 4 MiB was written on one core; about a
+/// hundred for the main job's 51 MB buffers).
+pub(crate) const FILL_PART: usize = 512 << 10;
+
+/// [`fill_elements`] of `dst` on this core, its elements numbered from `first`.
+fn fill_from<const B: usize>(dst: &mut [u8], first: usize, bytes: &impl Fn(usize) -> [u8; B]) {
+    for (k, c) in dst.chunks_exact_mut(B).enumerate() {
+        c.copy_from_slice(&bytes(first + k));
     }
 }
 

@@ -553,24 +553,10 @@ impl GlobalView<'_> {
             let word = |at: usize| f.bytes_at(at, 4) as u32;
             return words_with::<SIGNED>(last, off, out, word);
         }
-        for (l, o) in out.iter_mut().enumerate() {
-            let at = off(l);
-            // A multiple of 4 rotates to `at / 4`; any other offset to above `usize::MAX / 4`,
-            // past `last / 4`: one compare for the range and the alignment.
-            if at.rotate_right(2) > last / 4 {
-                return false;
-            }
-            // SAFETY: `at` is a multiple of 4 at most `last` (tested above), so the word's 4
-            // bytes lie in `data` and are aligned (`p` is); the atomic type has the layout of
-            // the integer.
-            let word = unsafe { AtomicU32::from_ptr(p.add(at) as *mut u32) }.load(Relaxed);
-            *o = if SIGNED {
-                word as i32 as i64 as u64
-            } else {
-                u64::from(word)
-            };
-        }
-        true
+        // SAFETY: `words_with` passes only a multiple of 4 at most `last`, so the word's 4 bytes
+        // lie in `data` and are aligned (`p` is); the atomic type has the layout of the integer.
+        let word = |at: usize| unsafe { AtomicU32::from_ptr(p.add(at) as *mut u32) }.load(Relaxed);
+        words_with::<SIGNED>(last, off, out, word)
     }
 
     /// Writes, for each of the 32 lanes `l`, the low `n` (1..=8) bytes of `v[l]` at byte
@@ -663,8 +649,8 @@ fn formula_lanes(
     true
 }
 
-/// [`GlobalView::read_words`]'s loop with `word(at)` the word at byte `at` (a multiple of 4 at
-/// most `last`, else `false`).
+/// [`GlobalView::read_words`]'s loop with `word(at)` the word at byte `at`: `word` is called only
+/// with `at` a multiple of 4 at most `last`; another lane's offset returns `false`.
 #[inline(always)]
 fn words_with<const SIGNED: bool>(
     last: usize,
@@ -674,6 +660,8 @@ fn words_with<const SIGNED: bool>(
 ) -> bool {
     for (l, o) in out.iter_mut().enumerate() {
         let at = off(l);
+        // A multiple of 4 rotates to `at / 4`; any other offset to above `usize::MAX / 4`, past
+        // `last / 4`: one compare for the range and the alignment.
         if at.rotate_right(2) > last / 4 {
             return false;
         }

@@ -4,7 +4,7 @@
 //! generators", OOPSLA 2014), the same sequence on every machine: integers uniform over the
 //! type's range, floats uniform in [0, 1).
 
-use crate::memory::formula::Formula;
+use crate::memory::formula::{fill_elements, Formula};
 
 /// An element type of buffers and constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,29 +98,9 @@ impl Elem {
     }
 }
 
-/// Writes element `k` of `dst` (elements of `B` bytes) as `bytes(k)`. A buffer of more than
-/// [`FILL_PART`] bytes is written a part at a time on every core: its first touch of each page
-/// (a page fault) is most of the time, and each element depends only on its index.
+/// [`fill_elements`] on every core for a large buffer.
 fn fill<const B: usize>(dst: &mut [u8], bytes: impl Fn(usize) -> [u8; B] + Sync) {
-    use rayon::prelude::*;
-    if dst.len() <= FILL_PART {
-        return fill_from(dst, 0, &bytes);
-    }
-    // `B` (1, 2, 4 or 8) divides the part's size: part `i` starts at element `i * FILL_PART / B`.
-    (dst.par_chunks_mut(FILL_PART).enumerate())
-        .for_each(|(i, part)| fill_from(part, i * (FILL_PART / B), &bytes));
-}
-
-/// Bytes of a part of a large buffer that [`fill`] writes on one core (512 KiB: eight parts for
-/// transpose's 4 MiB matrix, which as one part of 4 MiB was written on one core; about a hundred
-/// for the main job's 51 MB buffers).
-const FILL_PART: usize = 512 << 10;
-
-/// [`fill`] of `dst` on this core, its elements numbered from `first`.
-fn fill_from<const B: usize>(dst: &mut [u8], first: usize, bytes: &impl Fn(usize) -> [u8; B]) {
-    for (k, c) in dst.chunks_exact_mut(B).enumerate() {
-        c.copy_from_slice(&bytes(first + k));
-    }
+    fill_elements(dst, true, bytes);
 }
 
 /// The bytes of `count` elements initialised by `spec`. `read_file` resolves `file:` paths.
@@ -230,6 +210,7 @@ pub fn splitmix64(state: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::formula::FILL_PART;
 
     /// Every element type.
     const ALL: [Elem; 10] = [
@@ -301,9 +282,9 @@ mod tests {
             let count = FILL_PART * 5 / 2 / e.bytes() + 3;
             let mut row = vec![0; count * e.bytes()];
             match e {
-                Elem::U8 => fill_from(&mut row, 0, &|k| [k as u8]),
-                Elem::I32 => fill_from(&mut row, 0, &|k| (k as u32).to_le_bytes()),
-                _ => fill_from(&mut row, 0, &|k| (k as f64).to_le_bytes()),
+                Elem::U8 => fill_elements(&mut row, false, |k| [k as u8]),
+                Elem::I32 => fill_elements(&mut row, false, |k| (k as u32).to_le_bytes()),
+                _ => fill_elements(&mut row, false, |k| (k as f64).to_le_bytes()),
             }
             assert_eq!(build("iota", e, count, &no_files).unwrap(), row, "{e:?}");
         }
