@@ -1361,6 +1361,8 @@ impl Ctx<'_> {
             dwf: dwf + l1_misses,
             start,
             end,
+            // At most the access's sectors: a few per lane.
+            lines: lines as u16,
             store,
             hit,
         })

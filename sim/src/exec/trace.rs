@@ -25,6 +25,11 @@ pub struct MemRec {
     pub start: u32,
     /// End of its sectors.
     pub end: u32,
+    /// The distinct L1 lines its sectors lie in (the tag lookups the functional pass counted):
+    /// the timing pass of a store that no later store merges with needs no sector, and the
+    /// sectors, written a batch before, are out of the host's caches by then. It fits the
+    /// record's padding (20 bytes either way).
+    pub lines: u16,
     /// A store.
     pub store: bool,
     /// Every sector hit L1.
@@ -272,6 +277,7 @@ mod tests {
             dwf: 1,
             start: 0,
             end: 0,
+            lines: 0,
             store,
             hit,
         }

@@ -570,9 +570,10 @@ impl SmWork {
     ///   merges into that store's L2 write.
     ///
     /// The access comes as its L1 data-pipe wavefronts `dwf` ([`data_wavefronts`] plus one per
-    /// missed sector) and its distinct sector numbers (address / sector size, from
-    /// [`crate::memory::coalesce::sectors`]), which the functional pass
-    /// leaves for the timing pass.
+    /// missed sector), its distinct sector numbers (address / sector size, from
+    /// [`crate::memory::coalesce::sectors`]) and the distinct L1 lines they lie in, `lines`,
+    /// which the functional pass leaves for the timing pass. A store that nothing merges reads
+    /// `lines` and the number of its sectors, not the sectors.
     #[allow(clippy::too_many_arguments)]
     pub fn global_sectors(
         &mut self,
@@ -580,6 +581,7 @@ impl SmWork {
         wave: usize,
         dwf: u32,
         sectors: &[u64],
+        lines: u32,
         store: bool,
         hit: bool,
         lat: u32,
@@ -600,8 +602,9 @@ impl SmWork {
             let Some(window) = costs.store_merge else {
                 // Nothing merges: every sector is an L2 write, and no store asks when this one
                 // wrote (the map of stores is not kept).
+                debug_assert_eq!(u64::from(lines), distinct_lines(costs, sectors));
                 self.store_sectors_sent += sectors.len() as u64;
-                self.l2_write_lines += distinct_lines(costs, sectors);
+                self.l2_write_lines += u64::from(lines);
                 return lat;
             };
             self.stored.reserve_for(sectors.len());
@@ -1397,8 +1400,9 @@ mod tests {
                 sectors.sort_unstable();
                 sectors.dedup();
                 let (store, lat, dwf) = (next() % 2 == 0, 100 + next() as u32 % 400, 1 + n as u32);
-                let want = a.global_sectors(&costs, wave, dwf, &sectors, store, false, lat);
-                let got = b.global_sectors(&costs, wave, dwf, &sectors, store, false, lat);
+                let lines = distinct_lines(&costs, &sectors) as u32;
+                let want = a.global_sectors(&costs, wave, dwf, &sectors, lines, store, false, lat);
+                let got = b.global_sectors(&costs, wave, dwf, &sectors, lines, store, false, lat);
                 assert_eq!(got, want);
             }
             assert_eq!(b.fills.len, 0);

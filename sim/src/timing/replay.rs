@@ -1038,7 +1038,8 @@ fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
         let m = log.mems[(lat & !MEM) as usize];
         let l = ticket(m.lat, work);
         let sectors = &log.sectors[m.start as usize..m.end as usize];
-        return work.global_sectors(costs, log.wave, m.dwf, sectors, m.store, m.hit, l);
+        let lines = u32::from(m.lines);
+        return work.global_sectors(costs, log.wave, m.dwf, sectors, lines, m.store, m.hit, l);
     }
     ticket(lat, work)
 }
