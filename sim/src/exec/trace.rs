@@ -26,15 +26,18 @@ pub struct MemRec {
     /// End of its sectors.
     pub end: u32,
     /// The distinct L1 lines its sectors lie in (the tag lookups the functional pass counted):
-    /// the timing pass of a store that no later store merges with needs no sector, and the
+    /// the timing pass of a store on a GPU whose L1 merges no stores needs no sector, and the
     /// sectors, written a batch before, are out of the host's caches by then. It fits the
-    /// record's padding (20 bytes either way).
+    /// record's padding (20 bytes with it or without it).
     pub lines: u16,
     /// A store.
     pub store: bool,
     /// Every sector hit L1.
     pub hit: bool,
 }
+
+// The timing pass reads a record per global access a batch after it was written: it stays small.
+const _: () = assert!(std::mem::size_of::<MemRec>() == 20);
 
 /// What the L2 pass found for a request; the timing pass turns it into a latency once it knows
 /// the DRAM traffic queued before it.
