@@ -326,26 +326,17 @@ impl GlobalView<'_> {
     /// range outside the allocation does nothing.
     #[inline(always)]
     pub fn prefetch(&self, i: usize, off: u64, len: u64) {
-        #[cfg(target_arch = "x86_64")]
         if self.formula(i).is_none() {
             let data = &self.allocs[i].data;
             if off.checked_add(len).is_some_and(|e| e <= data.len() as u64) {
-                let p = data.as_ptr().wrapping_add(off as usize) as *const i8;
+                let p = data.as_ptr().wrapping_add(off as usize);
                 let mut k = 0;
                 while k < len {
-                    // SAFETY: `prefetcht0` reads nothing architecturally and cannot fault; the
-                    // address lies in the allocation anyway.
-                    unsafe {
-                        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                            p.wrapping_add(k as usize),
-                        )
-                    };
+                    super::prefetch_line(p.wrapping_add(k as usize).cast());
                     k += 64;
                 }
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (i, off, len);
     }
 
     /// Reads `n` (1..=8) little-endian bytes at byte `off` of allocation `i`.

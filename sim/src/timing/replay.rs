@@ -1026,23 +1026,12 @@ fn latency(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
 /// the host's own prefetcher. Only a hint (x86-64's `prefetcht0`; nothing elsewhere).
 #[inline(always)]
 fn prefetch_stream(stream: &[Entry]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        const LINE: usize = 64 / std::mem::size_of::<Entry>();
-        let mut k = LINE;
-        while k < stream.len().min(4 * LINE) {
-            // SAFETY: `prefetcht0` reads nothing architecturally and cannot fault; the address
-            // lies in the stream anyway.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    stream.as_ptr().wrapping_add(k) as *const i8,
-                )
-            };
-            k += LINE;
-        }
+    const LINE: usize = 64 / std::mem::size_of::<Entry>();
+    let mut k = LINE;
+    while k < stream.len().min(4 * LINE) {
+        crate::memory::prefetch_line(stream.as_ptr().wrapping_add(k).cast());
+        k += LINE;
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = stream;
 }
 
 /// [`latency`] of a ticket or a global or local access.
