@@ -20,6 +20,7 @@ pub mod regs;
 mod step;
 mod sync;
 pub mod trace;
+pub mod turns;
 mod warp;
 
 pub use decode::{decode, DInst, Program, Src, SymbolAddr, NO_REG};
@@ -192,10 +193,11 @@ struct SmRun {
 /// every SM.
 #[derive(Default)]
 struct Files {
-    /// Register files: one per warp of a block, or one for a kernel without barriers.
+    /// Register files: one per warp of the blocks an SM holds at a time (resident block `k`'s
+    /// warp `w` at `k * warps per block + w`).
     warps: Vec<Warp>,
-    /// Shared memory of the block that runs.
-    shared: Vec<u8>,
+    /// Shared memory of each resident block.
+    shared: Vec<Vec<u8>>,
     /// `warps` and `shared` are made for this launch (the first batch that runs in them makes
     /// them, from the ones an earlier launch left where there are).
     ready: bool,
@@ -211,12 +213,13 @@ impl Files {
 
     /// Makes the files over for `launch` (once per launch, before its first block runs in them):
     /// `files` register files of the program's registers, each with all the invariant entries
-    /// of `forms` to run, and the launch's shared memory.
+    /// of `forms` to run, and the launch's shared memory for each of `blocks` resident blocks.
     fn prepare(
         &mut self,
         launch: &Launch,
         forms: &[fast::Pre],
         files: usize,
+        blocks: usize,
         clear: Option<&[u16]>,
     ) {
         if self.ready {
@@ -234,7 +237,10 @@ impl Files {
         let invariants = forms.iter().filter(|p| p.invariant).count() as u32;
         self.warps.iter_mut().for_each(|w| w.unsettled = invariants);
         // Cleared for each block ([`zero_shared`]).
-        self.shared.resize(launch.shared_bytes as usize, 0);
+        self.shared.resize_with(blocks, Vec::new);
+        for buf in &mut self.shared {
+            buf.resize(launch.shared_bytes as usize, 0);
+        }
     }
 }
 
@@ -381,8 +387,6 @@ pub fn run_with(
     let sm_count = cfg.sm.count as u64;
     let costs = Costs::for_program(cfg, launch.program); // with the SASS profile
     let nwarps = dims.block_threads().div_ceil(32) as usize;
-    // Without barriers a block's warps run one after another in one register file.
-    let barrier_free = !launch.program.has_barriers();
     let plen = launch.program.insts.len();
     let mut sms: Vec<SmRun> = (0..sm_count)
         .map(|_| SmRun {
@@ -426,9 +430,9 @@ pub fn run_with(
     // buffer and blocks.
     let mut pending: Option<(usize, u64, u64)> = None;
     let plans = Plans::new(&costs, launch.program);
-    // With barriers each warp of a block has its own register file (`run_batch_on_sm`), which
+    // Each warp of an SM's resident blocks has its own register file (`run_batch_on_sm`), which
     // runs that warp of every block: its `%tid` rows do not change over the launch.
-    let forms = fast::forms(launch, !barrier_free);
+    let forms = fast::forms(launch, true);
     // The registers whose rows a kernel may read before writing them: cleared when an SM's
     // register files are made over for this launch, the others left as they are.
     let clear = regs::read_before_written(launch.program);
@@ -456,11 +460,12 @@ pub fn run_with(
     });
     let run_launch = renamed.as_ref().unwrap_or(launch);
     let forms = match renamed {
-        Some(_) => fast::forms(run_launch, !barrier_free),
+        Some(_) => fast::forms(run_launch, true),
         None => forms,
     };
     // Built once and cloned by each SM (building it per SM grew its vectors push by push).
     let runs = step::Runs::new(&forms, &costs);
+    let turn_flags = turns::flags(launch.program);
     let cx = crate::timing::replay::Ctx {
         program: launch.program,
         costs: &costs,
@@ -532,8 +537,8 @@ pub fn run_with(
                 last,
                 budget,
                 nwarps,
-                barrier_free,
                 clear.as_deref(),
+                &turn_flags,
             );
             if let Some(files) = own {
                 st.files = files;
@@ -836,6 +841,10 @@ fn batch_waves(wave: u64, waves: u64, batch: u64, short_first: bool) -> u64 {
 /// Pass 1 for SM `s`: runs its blocks among `first..last` (block `b` runs on SM `b % count`, in
 /// wave `b / per_wave`) in the register files and shared memory `files`, logging them in
 /// buffer `buf`.
+///
+/// The blocks of one wave are co-resident: their warps take turns ([`take_turns`], [`turns`]),
+/// so that the SM's L1 and constant caches see their accesses interleaved as the warp
+/// schedulers issue them, not one warp's after another's.
 #[allow(clippy::too_many_arguments)] // the pass's inputs, each read-only or owned by this SM
 fn run_batch_on_sm(
     cfg: &GpuConfig,
@@ -856,88 +865,114 @@ fn run_batch_on_sm(
     last: u64,
     budget: u64,
     nwarps: usize,
-    barrier_free: bool,
     clear: Option<&[u16]>,
+    turn_flags: &[u8],
 ) {
     let sm_count = u64::from(cfg.sm.count);
     let dims = launch.dims;
     let [gx, gy, _] = dims.grid;
     st.used[buf] = 0;
     st.executed = 0;
-    // Without barriers one register file serves every warp in turn ([`run_warps_in_turn`]):
-    // the others would only be allocated and zeroed per SM and launch.
-    let count = if barrier_free { 1 } else { nwarps };
-    files.prepare(launch, forms, count, clear);
+    // One register file per warp of the SM's resident blocks, one shared memory per block.
+    let slots = (per_wave / sm_count).max(1) as usize;
+    files.prepare(launch, forms, slots * nwarps, slots, clear);
     if st.runs.is_empty() {
         st.runs = runs.clone();
     }
+    // Turns matter only where more than one warp is resident.
+    let turns = slots * nwarps > 1;
     let mut left = budget;
     let mut b = first + (s as u64 + sm_count - first % sm_count) % sm_count;
+    let mut group: Vec<u64> = Vec::with_capacity(slots);
+    let mut syncs: Vec<sync::BlockSync> = Vec::with_capacity(slots);
     while b < last {
-        let ctaid = [
-            (b % u64::from(gx)) as u32,
-            (b / u64::from(gx) % u64::from(gy)) as u32,
-            (b / (u64::from(gx) * u64::from(gy))) as u32,
-        ];
-        zero_shared(&mut files.shared);
-        // Without barriers each warp runs to its exit before the next starts, so one register
-        // file serves them all in turn and stays in the host's L1 (one per warp did not).
-        if !barrier_free {
-            for (w, warp) in files.warps.iter_mut().enumerate() {
+        // This SM's blocks of wave `b / per_wave`.
+        let wave = b / per_wave;
+        group.clear();
+        while b < last && b / per_wave == wave {
+            group.push(b);
+            b += sm_count;
+        }
+        let used = st.used[buf];
+        for &blk in &group {
+            if st.logs[buf].len() <= st.used[buf] {
+                // Sized below, as a kept log is.
+                st.logs[buf].push(BlockLog::default());
+            }
+            let u = st.used[buf];
+            st.used[buf] += 1;
+            let (ahead, other) = match &mut st.logs {
+                [a, o] if buf == 0 => (a, &*o),
+                [o, a] => (a, &*o),
+            };
+            let (before, rest) = ahead.split_at_mut(u);
+            let log = &mut rest[0];
+            log.reset(blk, wave as usize, nwarps);
+            // Room for what the buffer's previous log, or the other buffer's first, holds:
+            // blocks of a launch log alike, so the log does not grow its buffers step by step.
+            if let Some(like) = before.last().or(other.first()) {
+                log.make_room(like);
+            }
+        }
+        for k in 0..group.len() {
+            zero_shared(&mut files.shared[k]);
+            let warps = &mut files.warps[k * nwarps..(k + 1) * nwarps];
+            for (w, warp) in warps.iter_mut().enumerate() {
                 warp.reset(w as u32, dims.block);
             }
         }
-        if st.logs[buf].len() <= st.used[buf] {
-            // Sized below, as a kept log is.
-            st.logs[buf].push(BlockLog::default());
+        syncs.clear();
+        syncs.resize_with(group.len(), Default::default);
+        let logs = &mut st.logs[buf][used..used + group.len()];
+        // Blocks with a warp still running, as bits.
+        let mut running: u64 = u64::MAX >> (64 - group.len());
+        while running != 0 {
+            for (k, &blk) in group.iter().enumerate() {
+                if running & (1 << k) == 0 {
+                    continue;
+                }
+                let mut ctx = step::Ctx {
+                    cfg,
+                    launch,
+                    forms,
+                    global,
+                    constant,
+                    caches: &mut *caches,
+                    params,
+                    shared: &mut files.shared[k],
+                    counters: &mut st.counters,
+                    per_pc: &mut st.per_pc,
+                    runs: &mut st.runs,
+                    work: &mut st.work,
+                    costs,
+                    sm: s,
+                    ctaid: [
+                        (blk % u64::from(gx)) as u32,
+                        (blk / u64::from(gx) % u64::from(gy)) as u32,
+                        (blk / (u64::from(gx) * u64::from(gy))) as u32,
+                    ],
+                    budget: &mut left,
+                    last_alloc: None,
+                    alloc_hints: &mut st.alloc_hints,
+                    last_runs: &mut st.last_runs,
+                    log: &mut logs[k],
+                    sync: std::mem::take(&mut syncs[k]),
+                    turns,
+                    turn_flags,
+                    turn_over: false,
+                    loaded: false,
+                };
+                let warps = &mut files.warps[k * nwarps..(k + 1) * nwarps];
+                if let Err(e) = take_turns(&mut ctx, warps) {
+                    st.error = Some((blk, e));
+                    return;
+                }
+                if warps.iter().all(|w| w.live == 0) {
+                    running &= !(1 << k);
+                }
+                syncs[k] = std::mem::take(&mut ctx.sync);
+            }
         }
-        let used = st.used[buf];
-        st.used[buf] += 1;
-        let (ahead, other) = match &mut st.logs {
-            [a, o] if buf == 0 => (a, &*o),
-            [o, a] => (a, &*o),
-        };
-        let (before, rest) = ahead.split_at_mut(used);
-        let log = &mut rest[0];
-        log.reset(b, (b / per_wave) as usize, nwarps);
-        // Room for what the buffer's previous log, or the other buffer's first, holds: blocks of
-        // a launch log alike, so the log does not grow its buffers step by step.
-        if let Some(like) = before.last().or(other.first()) {
-            log.make_room(like);
-        }
-        let mut ctx = step::Ctx {
-            cfg,
-            launch,
-            forms,
-            global,
-            constant,
-            caches: &mut *caches,
-            params,
-            shared: &mut files.shared,
-            counters: &mut st.counters,
-            per_pc: &mut st.per_pc,
-            runs: &mut st.runs,
-            work: &mut st.work,
-            costs,
-            sm: s,
-            ctaid,
-            budget: &mut left,
-            last_alloc: None,
-            alloc_hints: &mut st.alloc_hints,
-            last_runs: &mut st.last_runs,
-            log,
-            sync: sync::BlockSync::default(),
-        };
-        let ran = if barrier_free {
-            run_warps_in_turn(&mut ctx, &mut files.warps[0], nwarps, dims.block)
-        } else {
-            run_block(&mut ctx, &mut files.warps)
-        };
-        if let Err(e) = ran {
-            st.error = Some((b, e));
-            return;
-        }
-        b += sm_count;
     }
     st.runs.fold(&mut st.per_pc);
     st.executed = budget - left;
@@ -945,6 +980,33 @@ fn run_batch_on_sm(
     // instruction in the warp loop).
     st.counters.inst_executed += st.executed;
     st.work.warp_insts += st.executed;
+}
+
+/// One round of a block's warps: each warp that runs takes its turn ([`step::Ctx::run_warp`]:
+/// until it stalls on a load it issued ([`turns`]), waits at a barrier or exits), in warp
+/// order; a `bar.sync` that every running warp has reached then releases. The SM's resident
+/// blocks take their rounds in dispatch order, so its warps take turns oldest first.
+fn take_turns(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
+    let mut live = false;
+    let mut waiting = true;
+    for w in warps.iter_mut() {
+        if w.live != 0 && !w.at_barrier {
+            ctx.run_warp(w)?;
+        }
+        if w.live != 0 {
+            live = true;
+            waiting &= w.at_barrier;
+        }
+    }
+    if live && waiting {
+        // Everyone still running waits at the barrier (its timing is the replay's); a
+        // `bar.red` hands out its result.
+        ctx.sync.release(warps);
+        for w in warps.iter_mut().filter(|w| w.live != 0) {
+            w.at_barrier = false;
+        }
+    }
+    Ok(())
 }
 
 /// Zeroes a block's shared memory `buf` (a few KiB) with plain 32-byte stores. `fill(0)` was a
@@ -1106,40 +1168,6 @@ fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log: &mut Block
     c.l2_write_hits += write_hits;
     c.dram_read_bytes += dram_read;
     c.dram_write_bytes += dram_write;
-}
-
-/// Runs a block of a kernel without barriers: its `nwarps` warps one after another, each to its
-/// exit, in the one register file `w` (the order [`run_block`] would run them in).
-fn run_warps_in_turn(
-    ctx: &mut step::Ctx,
-    w: &mut Warp,
-    nwarps: usize,
-    block: [u32; 3],
-) -> Result<()> {
-    for index in 0..nwarps {
-        w.reset(index as u32, block);
-        ctx.run_warp(w)?;
-    }
-    Ok(())
-}
-
-/// Runs one block's warps, releasing `bar.sync` when every running warp has arrived.
-fn run_block(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
-    loop {
-        for w in warps.iter_mut() {
-            ctx.run_warp(w)?;
-        }
-        if warps.iter().all(|w| w.live == 0) {
-            return Ok(());
-        }
-        // Everyone still running waits at the barrier (its timing is the replay's); a `bar.red`
-        // hands out its result. (The warps are passed as they are: collecting the running ones
-        // allocated once per barrier of every block.)
-        ctx.sync.release(warps);
-        for w in warps.iter_mut().filter(|w| w.live != 0) {
-            w.at_barrier = false;
-        }
-    }
 }
 
 #[cfg(test)]

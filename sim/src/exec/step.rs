@@ -7,6 +7,7 @@ use super::alu;
 use super::decode::{DInst, Src, NO_REG};
 use super::fast::{Fast, FlopKind, Form, Pre};
 use super::trace::{BlockLog, Entry};
+use super::turns::{LOADS, WAITS};
 use super::warp::Warp;
 use super::Launch;
 use crate::config::GpuConfig;
@@ -57,7 +58,7 @@ pub struct Ctx<'a> {
     /// Cache geometry.
     pub params: &'a Params,
     /// The block's shared memory.
-    pub shared: &'a mut Vec<u8>,
+    pub shared: &'a mut [u8],
     /// The SM's counters.
     pub counters: &'a mut Counters,
     /// The SM's per-instruction statistics.
@@ -88,13 +89,28 @@ pub struct Ctx<'a> {
     pub log: &'a mut BlockLog,
     /// The block's pending `bar.red`.
     pub sync: super::sync::BlockSync,
+    /// A warp's turn ends where it stalls on a load it issued ([`super::turns`],
+    /// [`Ctx::run_warp`]): the SM's co-resident warps take turns, so that their accesses reach
+    /// the caches interleaved.
+    pub turns: bool,
+    /// Per instruction, its [`super::turns::WAITS`] and [`super::turns::LOADS`] bits.
+    pub turn_flags: &'a [u8],
+    /// The running warp's turn has ended.
+    pub turn_over: bool,
+    /// The running warp has issued a load in this turn (with `turns`): its turn ends at its next
+    /// stall.
+    pub loaded: bool,
 }
 
 impl Ctx<'_> {
-    /// Runs `w` until it exits or waits at a barrier ([`Ctx::step`] after step), in one call
-    /// so that the straight-line path's set-up is the warp's, not each step's.
+    /// Runs `w` until it exits, waits at a barrier or, with [`Ctx::turns`], stalls on a load it
+    /// issued ([`super::turns`]) ([`Ctx::step`] after step), in one call so that the
+    /// straight-line path's set-up is the warp's, not each step's. A turn executes at least one
+    /// instruction.
     pub fn run_warp(&mut self, w: &mut Warp) -> Result<()> {
-        while w.live != 0 && !w.at_barrier {
+        self.turn_over = false;
+        self.loaded = false;
+        while w.live != 0 && !w.at_barrier && !self.turn_over {
             self.step(w)?;
         }
         Ok(())
@@ -111,8 +127,11 @@ impl Ctx<'_> {
             // Loads and stores between the runs go to the memory path from here.
             while let Some(exec) = self.run_straight(w) {
                 self.mem_step(w, exec)?;
+                if self.turn_over {
+                    return Ok(());
+                }
             }
-            if w.live == 0 {
+            if w.live == 0 || self.turn_over {
                 return Ok(());
             }
         }
@@ -158,16 +177,29 @@ impl Ctx<'_> {
                     Seg::Ran => continue,
                     Seg::Jump(target) => {
                         pc = target;
+                        if self.loaded {
+                            // A taken branch after a load: the warp stalls.
+                            self.turn_over = true;
+                            break None;
+                        }
                         continue;
                     }
                     Seg::Mem(exec) => break Some(exec),
                     Seg::Left => break None,
+                    Seg::Turn => {
+                        self.turn_over = true;
+                        break None;
+                    }
                 }
             }
             match self.entry(w, pre, &mut pc, &mut left, threads) {
                 Stop::Next => {}
                 Stop::Mem(exec) => break Some(exec),
                 Stop::Done => break None,
+                Stop::Turn => {
+                    self.turn_over = true;
+                    break None;
+                }
             }
         };
         // `%clock` counts the instructions issued: none of those above reads it.
@@ -212,13 +244,23 @@ impl Ctx<'_> {
                 while pc < b {
                     let p = &forms[pc as usize];
                     match p.op {
-                        Fast::Mem(ref plan) => match self.segment_word(w, p, pc, plan) {
-                            Ok(lat) => stream[base + (pc - a) as usize].lat = lat,
+                        Fast::Mem(ref plan) => {
+                            let turn = self.turn_flags[pc as usize];
+                            if self.loaded && turn & WAITS != 0 {
+                                stop = (pc, Seg::Turn);
+                                break;
+                            }
+                            match self.segment_word(w, p, pc, plan) {
+                            Ok(lat) => {
+                                stream[base + (pc - a) as usize].lat = lat;
+                                self.loaded |= self.turns && turn & LOADS != 0;
+                            }
                             Err(exec) => {
                                 stop = (pc, Seg::Mem(exec));
                                 break;
                             }
-                        },
+                            }
+                        }
                         Fast::Bra { target } => {
                             let exec = pre_guard_mask(w, p);
                             if exec == u32::MAX {
@@ -350,11 +392,13 @@ impl Ctx<'_> {
             u64::from(exec.count_ones())
         };
         let (mut next, mut lat) = (*pc + 1, 0);
+        let mut taken = false;
         match &pre.op {
             &Fast::Bra { target } => {
                 if exec == live {
                     // A branch every active lane takes: the timing pass needs to know.
                     (next, lat) = (target, 1);
+                    taken = true;
                 } else if exec != 0 {
                     return Stop::Done; // divergence: the general path
                 }
@@ -386,6 +430,10 @@ impl Ctx<'_> {
         if w.live == 0 {
             return Stop::Done;
         }
+        if taken && self.loaded {
+            // A taken branch after a load: the warp stalls.
+            return Stop::Turn;
+        }
         Stop::Next
     }
 
@@ -397,6 +445,13 @@ impl Ctx<'_> {
     #[inline(always)]
     fn mem_step(&mut self, w: &mut Warp, exec: u32) -> Result<()> {
         let pc = w.common_pc;
+        let turn = self.turn_flags[pc as usize];
+        if self.loaded && turn & WAITS != 0 {
+            // It needs a value the warp's turn loaded: the warp stalls before it.
+            self.turn_over = true;
+            return Ok(());
+        }
+        self.loaded |= self.turns && turn & LOADS != 0;
         let inst = &self.launch.program.insts[pc as usize];
         *self.budget -= 1;
         let ps = &mut self.per_pc[pc as usize];
@@ -437,6 +492,11 @@ impl Ctx<'_> {
             w.live &= !mask;
             return Ok(());
         };
+        if self.loaded && self.turn_flags[pc as usize] & WAITS != 0 {
+            // It needs a value the warp's turn loaded: the warp stalls before it.
+            self.turn_over = true;
+            return Ok(());
+        }
         if *self.budget == 0 {
             return Err(self.over_budget());
         }
@@ -484,6 +544,8 @@ impl Ctx<'_> {
         // `matches!`, not `==`: the derived comparison of `Op` is a call.
         let taken = if matches!(inst.op, Op::Bra) { exec } else { 0 };
         w.advance(pc, mask, taken, inst.target);
+        // A taken branch after a load: the warp stalls.
+        self.turn_over |= taken != 0 && self.loaded;
         let lat = match inst.op {
             // A branch every active lane takes: the timing pass needs to know (if-conversion).
             Op::Bra => u32::from(exec == mask),
@@ -496,8 +558,14 @@ impl Ctx<'_> {
                 w.at_barrier = true;
                 0
             }
-            Op::Ld(_) | Op::St(_) => self.load_or_store(w, inst, pc, exec)?,
-            Op::Atom(a) | Op::Red(a) => self.atomic(w, inst, pc, a, exec)?,
+            Op::Ld(_) | Op::St(_) => {
+                self.loaded |= self.turns && self.turn_flags[pc as usize] & LOADS != 0;
+                self.load_or_store(w, inst, pc, exec)?
+            }
+            Op::Atom(a) | Op::Red(a) => {
+                self.loaded |= self.turns && self.turn_flags[pc as usize] & LOADS != 0;
+                self.atomic(w, inst, pc, a, exec)?
+            }
             Op::BarRed(op) => {
                 self.bar_red_arrive(w, inst, op, exec);
                 w.at_barrier = true;
@@ -977,6 +1045,9 @@ enum Seg {
     Mem(u32),
     /// At a branch that diverges (for the general path), or after the warp's exit.
     Left,
+    /// Before a word access that needs a value the warp's turn loaded: the turn is over
+    /// ([`super::turns`]).
+    Turn,
 }
 
 /// What [`Ctx::entry`] leaves [`Ctx::run_straight`] to do.
@@ -987,6 +1058,8 @@ enum Stop {
     Mem(u32),
     /// Stop at an instruction of the general path or at the warp's exit.
     Done,
+    /// Stop after a taken branch: the warp's turn is over ([`super::turns`]).
+    Turn,
 }
 
 /// What the straight-line path of one SM keeps over a launch: the per-PC counts of the runs of

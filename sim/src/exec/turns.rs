@@ -1,0 +1,170 @@
+//! Where a warp's turn ends in the functional pass: the SM's co-resident warps take turns, each
+//! issuing until it would stall on a load, so that the caches see their accesses interleaved as
+//! the GPU's warp schedulers issue them (greedy-then-oldest: a warp issues until it stalls, then
+//! the next warp in age order), not one warp's accesses after another's.
+//!
+//! The timing pass ([`crate::timing::replay`]) issues a warp's instructions in dataflow order
+//! within a basic block (ptxas hoists independent loads above their uses) and in order across a
+//! branch. So a warp that has issued a load goes on issuing, through its basic block, the loads
+//! and stores that do not need that load's value; it stalls
+//! - at a memory instruction whose address, value or guard needs a value loaded earlier in its
+//!   basic block (directly or through the instructions that read it), and
+//! - at a taken branch (the next iteration of a loop issues after the uses of this one's loads),
+//!
+//! and the next warp takes its turn. A turn of a warp that has issued no load goes on (stores
+//! and ALU work do not stall it). Barriers and exits end a turn too.
+//!
+//! This is what makes the loads of one loop iteration of all warps reach the L1 before any
+//! warp's loads of the next (warps that read the same lines in the same iteration hit in L1 as
+//! on the GPU), and a value every warp loads before a loop be read by all of them before any of
+//! them stores it after the loop (as on the GPU, where the loop's ALU work keeps them apart).
+
+use super::decode::{DInst, Program, Src, NO_REG};
+use crate::ptx::ast::StateSpace;
+use crate::ptx::inst::Op;
+
+/// The turn ends before this instruction if the warp has issued a load in it.
+pub const WAITS: u8 = 1;
+/// The instruction loads a value (a load other than `ld.param`, an atomic that returns one):
+/// once it is issued, the warp's turn ends at its next stall.
+pub const LOADS: u8 = 2;
+
+/// Per instruction of `program`, its [`WAITS`] and [`LOADS`] bits.
+///
+/// A register carries a load's value from the load on through the instructions that read it,
+/// within the load's basic block (from a branch target or the instruction after a branch, exit
+/// or barrier, to the next such boundary).
+pub fn flags(program: &Program) -> Vec<u8> {
+    let insts = &program.insts;
+    let mut starts = vec![false; insts.len() + 1];
+    for (pc, i) in insts.iter().enumerate() {
+        if matches!(i.op, Op::Bra) {
+            if let Some(s) = starts.get_mut(i.target as usize) {
+                *s = true;
+            }
+        }
+        if ends_block(i) {
+            starts[pc + 1] = true;
+        }
+    }
+    let mut carries = vec![false; program.num_regs];
+    let mut set: Vec<u16> = Vec::new();
+    let mut out = vec![0u8; insts.len()];
+    for (pc, i) in insts.iter().enumerate() {
+        if starts[pc] {
+            for r in set.drain(..) {
+                carries[usize::from(r)] = false;
+            }
+        }
+        let needs = sources(i).any(|r| carries.get(usize::from(r)).copied().unwrap_or(false));
+        if needs && is_memory(i) {
+            out[pc] |= WAITS;
+        }
+        if loads(i) {
+            out[pc] |= LOADS;
+        }
+        if needs || loads(i) {
+            for &d in i.dst.iter().filter(|&&d| d != NO_REG) {
+                if let Some(c) = carries.get_mut(usize::from(d)) {
+                    if !*c {
+                        *c = true;
+                        set.push(d);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The registers `i` reads: operands, the address's base and the guard.
+fn sources(i: &DInst) -> impl Iterator<Item = u16> + '_ {
+    let reg = |s: &Src| match s {
+        Src::Reg(r) | Src::NotPred(r) => Some(*r),
+        _ => None,
+    };
+    (i.src[..usize::from(i.nsrc)].iter().filter_map(reg))
+        .chain(i.addr.as_ref().and_then(|a| reg(&a.base)))
+        .chain((i.guard != NO_REG).then_some(i.guard))
+}
+
+/// A load, store or atomic: an instruction that goes to a memory pipe.
+fn is_memory(i: &DInst) -> bool {
+    matches!(i.op, Op::Ld(_) | Op::St(_) | Op::Atom(_) | Op::Red(_))
+}
+
+/// An instruction whose result comes back from memory with a memory latency.
+fn loads(i: &DInst) -> bool {
+    match i.op {
+        Op::Ld(m) => m.space != StateSpace::Param,
+        Op::Atom(_) => true,
+        _ => false,
+    }
+}
+
+/// The instruction ends its basic block.
+fn ends_block(i: &DInst) -> bool {
+    matches!(
+        i.op,
+        Op::Bra | Op::Exit | Op::Ret | Op::BarSync | Op::BarRed(_)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::decode::SymbolAddr;
+    use std::collections::HashMap;
+
+    /// The kernel `k` of `body`, with registers `%rd1..7`, `%r1..7`, `%p1..3`.
+    fn program(body: &str) -> Program {
+        let text = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\
+             .reg .b64 %rd<8>;\n.reg .b32 %r<8>;\n.reg .pred %p<4>;\n{body}\n}}\n"
+        );
+        let m = crate::ptx::parse(&text, "t.ptx").unwrap();
+        let f = m.entry("k").unwrap();
+        let symbols = HashMap::from([("p".to_string(), SymbolAddr::Param(0))]);
+        crate::exec::decode::decode(f, &symbols, &text, "t.ptx").unwrap()
+    }
+
+    #[test]
+    fn a_load_whose_address_needs_a_loaded_value_waits_and_an_independent_one_does_not() {
+        let p = program(
+            "ld.param.u64 %rd1, [p];\n\
+             ld.global.u32 %r1, [%rd1];\n\
+             ld.global.u32 %r2, [%rd1+4];\n\
+             mul.wide.u32 %rd2, %r1, 4;\n\
+             add.s64 %rd3, %rd1, %rd2;\n\
+             ld.global.u32 %r3, [%rd3];\n\
+             st.global.u32 [%rd1], %r2;\n\
+             st.global.u32 [%rd1+8], 7;\n\
+             exit;",
+        );
+        let f = flags(&p);
+        // ld.param: neither loads (for turns) nor waits.
+        assert_eq!(f[0], 0);
+        assert_eq!(f[1], LOADS);
+        assert_eq!(f[2], LOADS);
+        assert_eq!(f[3], 0, "an ALU instruction never waits");
+        assert_eq!(f[5], LOADS | WAITS, "its address comes from %r1");
+        assert_eq!(f[6], WAITS, "its value is a loaded one");
+        assert_eq!(f[7], 0);
+    }
+
+    #[test]
+    fn a_loaded_value_carries_only_within_its_basic_block() {
+        let p = program(
+            "ld.param.u64 %rd1, [p];\n\
+             ld.global.u32 %r1, [%rd1];\n\
+             L: add.s32 %r1, %r1, 1;\n\
+             st.global.u32 [%rd1], %r1;\n\
+             setp.lt.s32 %p1, %r1, 10;\n\
+             @%p1 bra L;\n\
+             exit;",
+        );
+        let f = flags(&p);
+        assert_eq!(f[1], LOADS);
+        assert_eq!(f[3], 0, "the branch target starts a new block");
+    }
+}
