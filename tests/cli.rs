@@ -1124,3 +1124,64 @@ fn sampled_launches_extrapolate_exact_per_wave_counts_and_say_so() {
         "{bad}"
     );
 }
+
+/// `--sample 8` extrapolates the global atomic and reduction counters and the shared atomic ones
+/// like every other count: a kernel whose blocks all do the same atomics gets those of
+/// `--sample full`. (Regression: they were left out of the extrapolation, so a sampled launch
+/// reported 5/33 of them here, the share of the waves simulated.)
+#[test]
+fn sampled_launches_extrapolate_the_atomic_and_reduction_counters() {
+    let run = |sample| {
+        let v = sim(&[
+            "run",
+            "configs/rtx3090.toml",
+            "tests/fixtures/atomic_waves.toml",
+            "--format",
+            "json",
+            "--sample",
+            sample,
+        ])
+        .success()
+        .json();
+        v["launches"][0].clone()
+    };
+    let (full, sampled) = (run("full"), run("8"));
+    assert!(full["sampling"].is_null(), "{full}");
+    assert_eq!(sampled["sampling"]["waves"], 33, "{sampled}");
+    assert_eq!(
+        sampled["sampling"]["simulated"], 5,
+        "waves 0, 8, 16, 24 and 32: {sampled}"
+    );
+    // 2706 blocks of 32 warps; each warp's atomics and reductions cover 4 sectors; its shared
+    // atomic puts 32 lanes on one word.
+    let warps = 2706.0 * 32.0;
+    for (m, per_warp) in [
+        ("smsp__sass_inst_executed_op_global_atom.sum", 1.0),
+        ("smsp__sass_inst_executed_op_global_red.sum", 1.0),
+        ("smsp__sass_inst_executed_op_shared_atom.sum", 1.0),
+        ("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", 1.0),
+        ("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", 4.0),
+        ("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum", 1.0),
+        ("l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum", 4.0),
+        ("lts__t_sectors_srcunit_tex_op_atom.sum", 4.0),
+        ("lts__t_sectors_srcunit_tex_op_red.sum", 4.0),
+        (
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+            32.0,
+        ),
+    ] {
+        assert_metric(&full, m, warps * per_warp, "every warp of every block");
+        let (f, s) = (metric(&full, m), metric(&sampled, m));
+        assert!(
+            (s - f).abs() <= 0.01 * f,
+            "{m}: --sample 8 gives {s}, --sample full {f} (ratio {:.3})",
+            s / f
+        );
+    }
+    for m in [
+        "smsp__inst_executed.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    ] {
+        assert_eq!(metric(&full, m), metric(&sampled, m), "{m}");
+    }
+}

@@ -105,7 +105,8 @@ pub fn outputs_matching(r: &Report) -> (usize, usize) {
     (all.iter().filter(|&&b| b).count(), all.len())
 }
 
-/// Short labels for tables (JSON keeps the metric names), in display order.
+/// Short labels for tables (JSON keeps the metric names), in display order: the time, the cycles
+/// and every metric of sim's counter table (`sim::metrics::Counters::METRIC_NAMES`; a test checks).
 pub const LABELS: &[(&str, &str)] = &[
     ("gpu__time_duration.sum", "time (ns)"),
     ("gpc__cycles_elapsed.max", "cycles"),
@@ -327,5 +328,18 @@ mod tests {
         for (m, _) in LABELS {
             assert!(m.ends_with(".sum") || m.ends_with(".max"), "{m}");
         }
+    }
+
+    /// The labels cover the time, the cycles and every metric of the simulator's counter table
+    /// (`sim::metrics::Counters::METRIC_NAMES`), and nothing else: a counter added there needs
+    /// its label here.
+    #[test]
+    fn labels_cover_exactly_the_simulators_counter_metrics() {
+        let mut want = vec![TIME_METRIC, "gpc__cycles_elapsed.max"];
+        want.extend(sim::metrics::Counters::METRIC_NAMES);
+        let mut labelled: Vec<&str> = LABELS.iter().map(|(m, _)| *m).collect();
+        want.sort_unstable();
+        labelled.sort_unstable();
+        assert_eq!(labelled, want);
     }
 }
