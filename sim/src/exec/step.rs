@@ -251,14 +251,14 @@ impl Ctx<'_> {
                                 break;
                             }
                             match self.segment_word(w, p, pc, plan) {
-                            Ok(lat) => {
-                                stream[base + (pc - a) as usize].lat = lat;
-                                self.loaded |= self.turns && turn & LOADS != 0;
-                            }
-                            Err(exec) => {
-                                stop = (pc, Seg::Mem(exec));
-                                break;
-                            }
+                                Ok(lat) => {
+                                    stream[base + (pc - a) as usize].lat = lat;
+                                    self.loaded |= self.turns && turn & LOADS != 0;
+                                }
+                                Err(exec) => {
+                                    stop = (pc, Seg::Mem(exec));
+                                    break;
+                                }
                             }
                         }
                         Fast::Bra { target } => {
