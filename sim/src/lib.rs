@@ -58,6 +58,7 @@ pub mod error;
 pub mod exec;
 pub mod memory;
 pub mod metrics;
+pub mod pipeline;
 pub mod ptx;
 pub mod run;
 pub mod timing;

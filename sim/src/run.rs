@@ -8,6 +8,7 @@ use crate::exec::{self, Dims, Launch, SymbolAddr};
 use crate::memory::system::MemorySystem;
 use crate::memory::MemoryImage;
 use crate::metrics::{Counters, PcStats};
+use crate::pipeline;
 use crate::ptx::{self, Module, StateSpace, Type};
 use crate::timing::{self, Timing};
 use crate::workload::init::{self, Elem};
@@ -448,9 +449,9 @@ fn execute_with(
         };
         let mut mem = MemorySystem::new(cfg);
         if opts.warm {
-            exec::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
+            pipeline::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
         }
-        let mut stats = exec::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
+        let mut stats = pipeline::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
         // Warp instructions as the GPU counts them: SASS, from the PTX (timing::sass).
         stats.counters.inst_executed = stats.sms.iter().map(|w| w.issue_slots).sum();
         let c = &stats.counters;

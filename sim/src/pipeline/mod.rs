@@ -1,0 +1,552 @@
+//! The pipeline: the order of the passes that simulate a launch, and the trace between them.
+//!
+//! 1. `exec` (functional, [`crate::exec::sm::run_batch_on_sm`]): each SM runs its batch of
+//!    blocks, the warps of a wave's resident blocks taking turns, through its own L1 and
+//!    constant caches; it records in each block's [`BlockLog`] what happened: per warp, its
+//!    stream of instructions; what went to L2; what served each access.
+//! 2. L2 ([`l2`]): the logged requests run through the shared L2 and DRAM in block order.
+//! 3. `timing` ([`crate::timing::replay`]): each SM replays its waves' streams on warp
+//!    scoreboards that share its warp schedulers.
+//!
+//! The [`BlockLog`] is the one contract between the passes: pass 1 writes it, pass 2 adds the
+//! outcomes of its L2 requests, pass 3 reads it.
+
+mod l2;
+
+use crate::config::GpuConfig;
+use crate::error::{Error, Result};
+use crate::exec::sm::{
+    run_batch_on_sm, Files, FilesMode, L2Side, Pool, Scratch, SmRun, TimingSide,
+};
+use crate::exec::trace::BlockLog;
+use crate::exec::{
+    fast, occupancy, regs, step, turns, Launch, LaunchStats, SampleInfo, Sampling,
+    AUTO_SAMPLE_WAVES,
+};
+use crate::memory::system::{L2Model, MemorySystem, SmCaches};
+use crate::memory::MemoryImage;
+use crate::metrics::{Counters, PcStats};
+use crate::ptx::ast::StateSpace;
+use crate::ptx::inst::Op;
+use crate::timing::replay::Plans;
+use crate::timing::Costs;
+use l2::resolve_l2;
+use rayon::prelude::*;
+
+/// Runs `launch` to completion over `image`, through the hierarchy `mem`.
+///
+/// As [`run_with`] with nothing kept from an earlier launch.
+pub fn run(
+    cfg: &GpuConfig,
+    launch: &Launch,
+    image: &mut MemoryImage,
+    mem: &mut MemorySystem,
+) -> Result<LaunchStats> {
+    run_with(cfg, launch, image, mem, &mut Scratch::default())
+}
+
+/// Runs `launch` to completion over `image`, through the hierarchy `mem`, reusing the
+/// allocations an earlier launch left in `scratch` (and leaving this one's there): the result is
+/// the same as [`run`]'s.
+///
+/// Blocks run a wave at a time (the blocks co-resident on the SMs), or, in a launch run in full,
+/// a batch of consecutive waves at a time (up to [`BATCH_BLOCKS`] blocks per SM). Three passes
+/// per batch:
+/// 1. functional, in parallel over SMs (rayon): each SM runs its blocks in order through its own
+///    L1 and constant caches, logging what goes to L2;
+/// 2. L2, serial, in block order: the logged requests run through the shared L2 and DRAM, which
+///    prices the accesses that reached them;
+/// 3. timing: each SM replays the instruction streams of each wave's blocks together on warp
+///    scoreboards that share its warp schedulers ([`crate::timing::replay`]), wave after wave.
+///
+/// A launch run in full overlaps the serial L2 pass with parallel work, so that no core waits for
+/// it: the L2 pass of a batch runs during pass 1 of the next batch (the L2 pass reads only the
+/// batch's logs, which pass 1 of the next does not touch: batches alternate between two log
+/// buffers), and the L2 pass of the last batch during the timing pass of the batch before it (the
+/// constant-pipe work the first two passes find is added by pass 3).
+///
+/// Results do not depend on the number of threads: SMs share nothing in pass 1 but global
+/// memory, and the order of pass 2 is fixed.
+pub fn run_with(
+    cfg: &GpuConfig,
+    launch: &Launch,
+    image: &mut MemoryImage,
+    mem: &mut MemorySystem,
+    scratch: &mut Scratch,
+) -> Result<LaunchStats> {
+    let dims = launch.dims;
+    let occupancy = occupancy(cfg, &dims, launch.shared_bytes, launch.registers).map_err(|m| {
+        Error::Launch {
+            launch: launch.label.into(),
+            message: m,
+        }
+    })?;
+    let occ = occupancy.blocks;
+    let sm_count = cfg.sm.count as u64;
+    let costs = Costs::for_program(cfg, launch.program); // with the SASS profile
+    let nwarps = dims.block_threads().div_ceil(32) as usize;
+    let plen = launch.program.insts.len();
+    let mut sms: Vec<SmRun> = (0..sm_count)
+        .map(|_| SmRun {
+            per_pc: vec![PcStats::default(); plen],
+            alloc_hints: vec![u32::MAX; plen],
+            last_runs: vec![0; plen],
+            ..Default::default()
+        })
+        .collect();
+    for (st, kept) in sms.iter_mut().zip(scratch.sms.drain(..)) {
+        st.adopt(kept);
+    }
+    let mut counters = Counters::default();
+    let mut budget = launch.max_warp_instructions;
+    let (global, constant) = image.view();
+    let MemorySystem {
+        sms: caches,
+        l2,
+        params,
+    } = mem;
+    let per_wave = sm_count * u64::from(occ);
+    let blocks = dims.blocks();
+    let global_atomics = launch
+        .program
+        .insts
+        .iter()
+        .any(|i| matches!(i.op, Op::Atom(a) | Op::Red(a) if a.space != StateSpace::Shared));
+    let waves = blocks.div_ceil(per_wave);
+    let every = match launch.sampling {
+        Sampling::Full => 1,
+        Sampling::Every(n) => n.max(1),
+        Sampling::Auto if waves > AUTO_SAMPLE_WAVES => waves.div_ceil(AUTO_SAMPLE_WAVES / 2),
+        Sampling::Auto => 1,
+    };
+    let mut simulated = vec![false; waves as usize];
+    let mut wave_latency: Vec<f64> = vec![];
+    // Statistics after wave 0 and before the last wave, when sampling.
+    let mut after_first: Option<(Counters, Vec<SmRun>)> = None;
+    let mut snap: Option<(Counters, Vec<SmRun>)> = None;
+    // The batch whose L2 and timing passes are still to run (launches run in full): its log
+    // buffer and blocks.
+    let mut pending: Option<(usize, u64, u64)> = None;
+    let plans = Plans::new(&costs, launch.program);
+    // Each warp of an SM's resident blocks has its own register file (`run_batch_on_sm`), which
+    // runs that warp of every block: its `%tid` rows do not change over the launch.
+    let forms = fast::forms(launch, true);
+    // The registers whose rows a kernel may read before writing them: cleared when an SM's
+    // register files are made over for this launch, the others left as they are.
+    let clear = regs::read_before_written(launch.program);
+    // The register files and shared memory of the pool's threads, when the launch's SMs may
+    // share them ([`Files`]); the last for a thread outside the pool.
+    #[cfg(test)]
+    let mode = tests::FILES.get();
+    #[cfg(not(test))]
+    let mode = FilesMode::Pooled;
+    let pool = (mode != FilesMode::Own && Files::pooled(clear.as_deref())).then(|| {
+        Pool::new(
+            std::mem::take(&mut scratch.pool),
+            rayon::current_num_threads() + 1,
+        )
+    });
+    // Pooled register files hold only the rows the kernel's live ranges need
+    // ([`regs::compact`]; invariant entries' registers keep their own): fewer rows to miss in
+    // the host's caches. Pass 1 runs the renamed program; the timing pass keeps the PTX's
+    // registers (its scoreboards follow them), and so do the costs (same PCs).
+    let compacted = (pool.as_ref())
+        .and_then(|_| regs::compact(launch.program, &fast::invariant_registers(&forms)));
+    let renamed = (compacted.as_ref()).map(|program| Launch {
+        program,
+        ..launch.clone()
+    });
+    let run_launch = renamed.as_ref().unwrap_or(launch);
+    let forms = match renamed {
+        Some(_) => fast::forms(run_launch, true),
+        None => forms,
+    };
+    // Built once and cloned by each SM (building it per SM grew its vectors push by push).
+    let runs = step::Runs::new(&forms, &costs);
+    let turn_flags = turns::flags(launch.program);
+    let cx = crate::timing::replay::Ctx {
+        program: launch.program,
+        costs: &costs,
+        shared_latency: cfg.shared.latency_cycles,
+        plans: &plans,
+    };
+    // A launch run in full goes `batch` waves at a time: each SM runs its blocks of those waves
+    // in a row, which keeps its caches' and scoreboards' state in the host's caches and makes a
+    // thread wait for the other at the end of each pass once per batch instead of once per wave.
+    // Only the order in which different SMs touch global memory changes, as it already does
+    // between the SMs of one wave run on different threads.
+    // Kernels with global atomics keep the batches they had: the order of their atomics (SM
+    // after SM within a batch) is part of their results.
+    let blocks_in_a_row = if global_atomics {
+        ATOMIC_BATCH_BLOCKS
+    } else {
+        BATCH_BLOCKS
+    };
+    let batch = if every == 1 {
+        (blocks_in_a_row / u64::from(occ).max(1)).max(1)
+    } else {
+        1
+    };
+    let mut wave = 0usize;
+    let mut turn = 0usize;
+    while (wave as u64) < waves {
+        let is_last = wave as u64 + 1 == waves;
+        if !(wave as u64).is_multiple_of(every) && !is_last {
+            wave += 1;
+            continue;
+        }
+        let count = batch_waves(wave as u64, waves, batch, !global_atomics);
+        let first = wave as u64 * per_wave;
+        let last = (first + per_wave * count).min(blocks);
+        simulated[wave..wave + count as usize].fill(true);
+        // Logs of batches alternate between two buffers.
+        let buf = turn % 2;
+        turn += 1;
+        if is_last && every > 1 {
+            // What the sampled full waves gathered; the last wave counts once on top of it.
+            snap = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
+        }
+        let run_sm = |(s, (st, cache)): (usize, (&mut SmRun, &mut SmCaches))| {
+            let pooled = pool
+                .as_ref()
+                .filter(|_| mode != FilesMode::Mixed || s % 2 == 0);
+            let mut mine = pooled.and_then(Pool::mine);
+            let mut own = None;
+            let files = match &mut mine {
+                Some(f) => &mut **f,
+                None => own.insert(std::mem::take(&mut st.files)),
+            };
+            run_batch_on_sm(
+                cfg,
+                run_launch,
+                &forms,
+                &runs,
+                &costs,
+                &global,
+                constant,
+                params,
+                cache,
+                st,
+                files,
+                s,
+                buf,
+                per_wave,
+                first,
+                last,
+                budget,
+                nwarps,
+                clear.as_deref(),
+                &turn_flags,
+            );
+            if let Some(files) = own {
+                st.files = files;
+            }
+        };
+        // Blocks of one SM run in order on one thread; SMs in parallel, unless the kernel has
+        // global atomics: their read-modify-writes must see each other, in a fixed order.
+        let run_batch = |sms: &mut [SmRun], caches: &mut [SmCaches]| {
+            if global_atomics {
+                sms.iter_mut()
+                    .zip(caches.iter_mut())
+                    .enumerate()
+                    .for_each(run_sm);
+            } else {
+                sms.par_iter_mut()
+                    .zip(caches.par_iter_mut())
+                    .enumerate()
+                    .for_each(run_sm);
+            }
+        };
+        match pending {
+            // The L2 pass of the batch before, in block order, on this thread while the other
+            // cores start pass 1 of this batch. Its logs are moved out of the SMs meanwhile.
+            Some((pbuf, pfirst, plast)) => {
+                let mut behind: Vec<(Vec<BlockLog>, usize)> =
+                    sms.iter_mut().map(|st| st.take_logs(pbuf)).collect();
+                rayon::join(
+                    || {
+                        let logs = behind.iter_mut().map(|(l, n)| &mut l[..*n]).collect();
+                        resolve_batch_l2(l2, &costs, &mut counters, logs, pfirst, plast)
+                    },
+                    || run_batch(&mut sms, caches),
+                );
+                for (st, logs) in sms.iter_mut().zip(behind) {
+                    st.put_logs(pbuf, logs);
+                }
+            }
+            None => run_batch(&mut sms, caches),
+        }
+        // The earliest block that faulted, whatever thread ran it.
+        if let Some((_, e)) = sms
+            .iter_mut()
+            .filter_map(|s| s.error.take())
+            .min_by_key(|(b, _)| *b)
+        {
+            return Err(e);
+        }
+        let executed: u64 = sms.iter().map(|s| s.executed).sum();
+        budget = budget.checked_sub(executed).ok_or_else(|| Error::Budget {
+            launch: launch.label.into(),
+            budget: launch.max_warp_instructions,
+        })?;
+        let is_last_batch = wave as u64 + count >= waves;
+        if every > 1 {
+            let ahead = sms.iter_mut().map(|st| st.split(buf).0).collect();
+            resolve_batch_l2(l2, &costs, &mut counters, ahead, first, last);
+            time_batch(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
+        } else if is_last_batch {
+            // This batch's L2 pass (serial) while the other cores replay the batch before.
+            let (ahead, behind): (Vec<_>, Vec<_>) = sms.iter_mut().map(|st| st.split(buf)).unzip();
+            rayon::join(
+                || resolve_batch_l2(l2, &costs, &mut counters, ahead, first, last),
+                || {
+                    if pending.is_some() {
+                        time_batch(cx, behind);
+                    }
+                },
+            );
+            time_batch(cx, sms.iter_mut().map(|st| st.timing(buf)).collect());
+            pending = None;
+        } else {
+            if let Some((pbuf, _, _)) = pending {
+                time_batch(cx, sms.iter_mut().map(|st| st.timing(pbuf)).collect());
+            }
+            pending = Some((buf, first, last));
+        }
+        if every > 1 && wave == 0 {
+            after_first = Some((counters.clone(), sms.iter().map(SmRun::snapshot).collect()));
+        }
+        if every > 1 && wave > 0 && !is_last {
+            let slowest = sms.iter().filter_map(|s| s.work.waves.get(wave)).max();
+            wave_latency.push(slowest.copied().unwrap_or(0) as f64);
+        }
+        if let Some(p) = launch.progress {
+            p(launch.label, last, blocks);
+        }
+        wave += count as usize;
+    }
+    debug_assert!(
+        pending.is_none(),
+        "the last batch runs its own L2 and timing passes"
+    );
+    // Wave 0 (cold caches) and the last wave count once; the simulated waves between them
+    // stand for all the waves between them.
+    let sampled = match (after_first, snap) {
+        (Some((c0, s0)), Some((c, snaps))) if waves > 2 => {
+            let k = simulated.iter().filter(|&&s| s).count() as u64;
+            let factor = (waves - 2) as f64 / (k - 2).max(1) as f64;
+            counters.extrapolate(&c0, &c, factor);
+            for ((st, sn), s0) in sms.iter_mut().zip(&snaps).zip(&s0) {
+                st.counters.extrapolate(&s0.counters, &sn.counters, factor);
+                for ((a, b), z) in st.per_pc.iter_mut().zip(&sn.per_pc).zip(&s0.per_pc) {
+                    a.extrapolate(z, b, factor);
+                }
+                st.work.extrapolate(&s0.work, &sn.work, factor, &simulated);
+            }
+            Some(SampleInfo {
+                waves,
+                simulated: k,
+                every,
+                error: sampling_error(&wave_latency, waves - 2),
+            })
+        }
+        _ => None,
+    };
+    let mut stats = LaunchStats {
+        per_pc: vec![PcStats::default(); plen],
+        occupancy_blocks: occ,
+        occupancy,
+        sampled,
+        ..Default::default()
+    };
+    if let Some(pool) = pool {
+        scratch.pool = pool.leave();
+    }
+    for mut st in sms {
+        scratch.sms.push(st.leave());
+        counters.add(&st.counters);
+        for (a, b) in stats.per_pc.iter_mut().zip(st.per_pc) {
+            a.merge(b);
+        }
+        stats.sms.push(st.work);
+    }
+    stats.counters = counters;
+    Ok(stats)
+}
+
+/// The L2 pass of the batch of blocks `first..last`, in block order (block `b` ran on SM
+/// `b % count`, its log the `(b - first) / count`-th of that SM's).
+fn resolve_batch_l2(
+    l2: &mut L2Model,
+    costs: &Costs,
+    counters: &mut Counters,
+    mut logs: Vec<L2Side>,
+    first: u64,
+    last: u64,
+) {
+    let sm_count = logs.len() as u64;
+    for b in first..last {
+        let s = (b % sm_count) as usize;
+        let k = ((b - first) / sm_count) as usize;
+        resolve_l2(l2, costs, counters, &mut logs[s][k]);
+    }
+}
+
+/// The timing pass of a batch of waves: each SM replays the blocks of each wave together, wave
+/// after wave; SMs in parallel.
+fn time_batch(cx: crate::timing::replay::Ctx, mut sms: Vec<TimingSide>) {
+    sms.par_iter_mut().for_each(|(replay, logs, work)| {
+        // An SM's logs are in block order, so the blocks of a wave are adjacent.
+        for logs in logs.chunk_by(|a, b| a.wave == b.wave) {
+            // The constant-pipe work the functional and L2 passes found, in their order.
+            for k in 0..2 {
+                for log in logs {
+                    log.ldc[k].iter().for_each(|&w| work.add_ldc(w));
+                }
+            }
+            let wave = logs[0].wave;
+            for done in replay.wave(cx, logs, work) {
+                work.block_done(wave, done);
+            }
+        }
+    });
+}
+
+/// Relative error (95%) of `population` times the mean of `samples` as an estimate of their
+/// total: 1.96 standard errors of the mean, finite-population corrected, over the mean.
+fn sampling_error(samples: &[f64], population: u64) -> f64 {
+    let k = samples.len() as f64;
+    if k < 2.0 {
+        return 0.0;
+    }
+    let mean = samples.iter().sum::<f64>() / k;
+    let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0);
+    let fpc = (1.0 - k / population as f64).max(0.0).sqrt();
+    if mean > 0.0 {
+        1.96 * (var / k).sqrt() * fpc / mean
+    } else {
+        0.0
+    }
+}
+
+/// Blocks an SM runs in a row, at most, when a launch runs in full (one batch of waves). 16
+/// rather than 8: an SM's L1 model and scoreboards stay in the host's caches over more blocks,
+/// which cut read_stride's last-level misses by 7% (transpose_smem's by 13%) for 0.5% more
+/// instructions (cachegrind with this CPU's caches); the logs of a batch are out of the host's
+/// caches by the next pass either way.
+const BATCH_BLOCKS: u64 = 16;
+
+/// [`BATCH_BLOCKS`] for a kernel with global atomics, which run SM after SM within a batch: the
+/// batches it had (8), so that its atomics' order, which their results depend on, stays.
+const ATOMIC_BATCH_BLOCKS: u64 = 8;
+
+/// Waves in the batch that starts at wave `wave` of a launch of `waves`, in batches of `batch`
+/// waves. With `short_first`, the batch left short goes first rather than last: the L2 pass of a
+/// batch runs while the other core runs pass 1 of the next batch, so a short last batch left
+/// that core idle (transpose_smem's launches of 3 waves in batches of 2: the L2 pass of 984
+/// blocks against pass 1 of 40). Kernels with global atomics keep their batches (their
+/// atomics' order is part of their results).
+fn batch_waves(wave: u64, waves: u64, batch: u64, short_first: bool) -> u64 {
+    let rest = waves % batch;
+    if short_first && wave == 0 && rest != 0 {
+        rest
+    } else {
+        batch.min(waves - wave)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_waves;
+    use crate::exec::sm::FilesMode;
+    use crate::run::run_workload;
+
+    thread_local! {
+        /// Where the SMs of launches run on this thread run their blocks ([`super::Files`]).
+        pub(super) static FILES: std::cell::Cell<FilesMode> =
+            const { std::cell::Cell::new(FilesMode::Pooled) };
+    }
+
+    /// The batches of a launch, as `run_with` walks them.
+    fn batches(waves: u64, batch: u64, short_first: bool) -> Vec<u64> {
+        let (mut wave, mut out) = (0, vec![]);
+        while wave < waves {
+            let n = batch_waves(wave, waves, batch, short_first);
+            out.push(n);
+            wave += n;
+        }
+        out
+    }
+
+    /// The short batch goes first (or last, for kernels with global atomics); every wave is in
+    /// one batch.
+    #[test]
+    fn short_batch_goes_first() {
+        assert_eq!(batches(3, 2, true), [1, 2]);
+        assert_eq!(batches(3, 2, false), [2, 1]);
+        assert_eq!(batches(9, 5, true), [4, 5]);
+        assert_eq!(batches(10, 5, true), [5, 5]);
+        assert_eq!(batches(1, 16, true), [1]);
+        assert_eq!(
+            batches(153, 16, true),
+            [9, 16, 16, 16, 16, 16, 16, 16, 16, 16]
+        );
+        assert_eq!(batches(7, 1, true), [1; 7]);
+    }
+
+    /// Bundled workload `name` with `sets` on `configs/{gpu}.toml` on a pool of `threads`
+    /// threads, its SMs' blocks running as `mode` says: the launches (outputs, counters,
+    /// per-PC statistics, timing), printed.
+    fn launches(
+        gpu: &str,
+        name: &str,
+        sets: &[(&str, i64)],
+        threads: usize,
+        mode: FilesMode,
+    ) -> String {
+        let (cfg, w, opts) = crate::testing::bundled(gpu, name, sets);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            FILES.set(mode);
+            let r = run_workload(&cfg, &w, &opts);
+            FILES.set(FilesMode::Pooled);
+            format!("{:?}", r.unwrap().launches)
+        })
+    }
+
+    /// SMs whose blocks run in their threads' register files and shared memory, one after
+    /// another in the same ones (one thread), on two or three threads, or some in their own,
+    /// give the results of SMs that each have their own: on kernels with barriers (a file per
+    /// warp, `%tid` invariant), without (one file in turn), with `shfl` (own files always),
+    /// partial warps and blocks, and on GPUs of other SM counts.
+    #[test]
+    fn pooled_files_match_own_files() {
+        // (GPU, workload, `--set` overrides)
+        type Case<'a> = (&'a str, &'a str, &'a [(&'a str, i64)]);
+        let cases: [Case; 8] = [
+            ("rtx3090", "transpose_smem", &[("n", 96)]),
+            ("rtx3090", "read_stride", &[("n", 3000)]),
+            ("t4", "reduce", &[("n", 8192)]),
+            ("rtx3090", "stencil_1d", &[("n", 4096)]),
+            ("rtx3090", "smem_stride", &[]),
+            ("h200", "conv2d", &[]),
+            ("rtx3090", "pseudo_random", &[("n", 20_000)]),
+            ("t4", "transpose_smem", &[("n", 80)]),
+        ];
+        for (gpu, name, sets) in cases {
+            let own = launches(gpu, name, sets, 2, FilesMode::Own);
+            for threads in [1, 2, 3] {
+                for mode in [FilesMode::Pooled, FilesMode::Mixed] {
+                    assert_eq!(
+                        launches(gpu, name, sets, threads, mode),
+                        own,
+                        "{gpu} {name}: {mode:?} on {threads} threads"
+                    );
+                }
+            }
+        }
+    }
+}
