@@ -7,7 +7,7 @@ use super::alu;
 use super::decode::{DInst, Src, NO_REG};
 use super::fast::{Fast, FlopKind, Form, Pre};
 use super::trace::{BlockLog, Entry};
-use super::turns::{LOADS, WAITS};
+use super::turns::{FENCE, LOADS, WAITS};
 use super::warp::Warp;
 use super::Launch;
 use crate::config::GpuConfig;
@@ -177,9 +177,7 @@ impl Ctx<'_> {
                     Seg::Ran => continue,
                     Seg::Jump(target) => {
                         pc = target;
-                        if self.loaded {
-                            // A taken branch after a load: the warp stalls.
-                            self.turn_over = true;
+                        if self.turn_over {
                             break None;
                         }
                         continue;
@@ -263,9 +261,12 @@ impl Ctx<'_> {
                         }
                         Fast::Bra { target } => {
                             let exec = pre_guard_mask(w, p);
+                            // A branch after a load: the warp stalls ([`super::turns`]).
+                            let fence = self.loaded && self.turn_flags[pc as usize] & FENCE != 0;
                             if exec == u32::MAX {
                                 // Taken by every lane: the timing pass needs to know.
                                 stream[base + (pc - a) as usize].lat = 1;
+                                self.turn_over = fence;
                                 stop = (pc + 1, Seg::Jump(target));
                                 break;
                             }
@@ -275,6 +276,10 @@ impl Ctx<'_> {
                             }
                             // Taken by no lane: no thread ran it.
                             uncount_threads(&mut self.runs.diff, pc as usize, 32);
+                            if fence {
+                                stop = (pc + 1, Seg::Turn);
+                                break;
+                            }
                         }
                         Fast::Exit => {
                             w.live = 0;
@@ -392,13 +397,13 @@ impl Ctx<'_> {
             u64::from(exec.count_ones())
         };
         let (mut next, mut lat) = (*pc + 1, 0);
-        let mut taken = false;
+        let mut fence = false;
         match &pre.op {
             &Fast::Bra { target } => {
+                fence = self.turn_flags[*pc as usize] & FENCE != 0;
                 if exec == live {
                     // A branch every active lane takes: the timing pass needs to know.
                     (next, lat) = (target, 1);
-                    taken = true;
                 } else if exec != 0 {
                     return Stop::Done; // divergence: the general path
                 }
@@ -430,8 +435,8 @@ impl Ctx<'_> {
         if w.live == 0 {
             return Stop::Done;
         }
-        if taken && self.loaded {
-            // A taken branch after a load: the warp stalls.
+        if fence && self.loaded {
+            // A branch after a load: the warp stalls ([`super::turns`]).
             return Stop::Turn;
         }
         Stop::Next
@@ -544,8 +549,8 @@ impl Ctx<'_> {
         // `matches!`, not `==`: the derived comparison of `Op` is a call.
         let taken = if matches!(inst.op, Op::Bra) { exec } else { 0 };
         w.advance(pc, mask, taken, inst.target);
-        // A taken branch after a load: the warp stalls.
-        self.turn_over |= taken != 0 && self.loaded;
+        // A branch after a load: the warp stalls ([`super::turns`]).
+        self.turn_over |= self.loaded && self.turn_flags[pc as usize] & FENCE != 0;
         let lat = match inst.op {
             // A branch every active lane takes: the timing pass needs to know (if-conversion).
             Op::Bra => u32::from(exec == mask),
@@ -1045,8 +1050,8 @@ enum Seg {
     Mem(u32),
     /// At a branch that diverges (for the general path), or after the warp's exit.
     Left,
-    /// Before a word access that needs a value the warp's turn loaded: the turn is over
-    /// ([`super::turns`]).
+    /// Before a word access that needs a value the warp's turn loaded, or after a branch that
+    /// ends the turn: the turn is over ([`super::turns`]).
     Turn,
 }
 
@@ -1058,7 +1063,7 @@ enum Stop {
     Mem(u32),
     /// Stop at an instruction of the general path or at the warp's exit.
     Done,
-    /// Stop after a taken branch: the warp's turn is over ([`super::turns`]).
+    /// Stop after a branch that ends the warp's turn ([`super::turns`]).
     Turn,
 }
 

@@ -5,11 +5,15 @@
 //!
 //! The timing pass ([`crate::timing::replay`]) issues a warp's instructions in dataflow order
 //! within a basic block (ptxas hoists independent loads above their uses) and in order across a
-//! branch. So a warp that has issued a load goes on issuing, through its basic block, the loads
-//! and stores that do not need that load's value; it stalls
+//! branch that is one in SASS (a branch issues after every instruction before it; ptxas
+//! if-converts short ones into predicated code, which is no branch). So a warp that has issued a
+//! load goes on issuing, through its basic block, the loads and stores that do not need that
+//! load's value; it stalls
 //! - at a memory instruction whose address, value or guard needs a value loaded earlier in its
 //!   basic block (directly or through the instructions that read it), and
-//! - at a taken branch (the next iteration of a loop issues after the uses of this one's loads),
+//! - at a branch, taken or not, that is not if-converted ([`FENCE`]): the instructions before it
+//!   that use the loaded values wait for them, and the branch for them (the next iteration of a
+//!   loop issues after the uses of this one's loads),
 //!
 //! and the next warp takes its turn. A turn of a warp that has issued no load goes on (stores
 //! and ALU work do not stall it). Barriers and exits end a turn too.
@@ -18,6 +22,9 @@
 //! warp's loads of the next (warps that read the same lines in the same iteration hit in L1 as
 //! on the GPU), and a value every warp loads before a loop be read by all of them before any of
 //! them stores it after the loop (as on the GPU, where the loop's ALU work keeps them apart).
+//!
+//! Turns take no account of time: warps whose loads hit L1 run ahead of warps whose loads miss
+//! on the GPU and in the replay, while here every warp goes one stall per round.
 
 use super::decode::{DInst, Program, Src, NO_REG};
 use crate::ptx::ast::StateSpace;
@@ -28,13 +35,17 @@ pub const WAITS: u8 = 1;
 /// The instruction loads a value (a load other than `ld.param`, an atomic that returns one):
 /// once it is issued, the warp's turn ends at its next stall.
 pub const LOADS: u8 = 2;
+/// A branch that is one in SASS (not if-converted): the turn ends after it if the warp has
+/// issued a load in it.
+pub const FENCE: u8 = 4;
 
-/// Per instruction of `program`, its [`WAITS`] and [`LOADS`] bits.
+/// Per instruction of `program`, its [`WAITS`], [`LOADS`] and [`FENCE`] bits; `if_converted`
+/// says which branches ptxas turns into predicated code ([`crate::timing::sass::Profile::skipped`]).
 ///
 /// A register carries a load's value from the load on through the instructions that read it,
 /// within the load's basic block (from a branch target or the instruction after a branch, exit
 /// or barrier, to the next such boundary).
-pub fn flags(program: &Program) -> Vec<u8> {
+pub fn flags(program: &Program, if_converted: impl Fn(u32) -> bool) -> Vec<u8> {
     let insts = &program.insts;
     let mut starts = vec![false; insts.len() + 1];
     for (pc, i) in insts.iter().enumerate() {
@@ -62,6 +73,9 @@ pub fn flags(program: &Program) -> Vec<u8> {
         }
         if loads(i) {
             out[pc] |= LOADS;
+        }
+        if matches!(i.op, Op::Bra) && !if_converted(pc as u32) {
+            out[pc] |= FENCE;
         }
         if needs || loads(i) {
             for &d in i.dst.iter().filter(|&&d| d != NO_REG) {
@@ -141,7 +155,7 @@ mod tests {
              st.global.u32 [%rd1+8], 7;\n\
              exit;",
         );
-        let f = flags(&p);
+        let f = flags(&p, |_| false);
         // ld.param: neither loads (for turns) nor waits.
         assert_eq!(f[0], 0);
         assert_eq!(f[1], LOADS);
@@ -163,8 +177,14 @@ mod tests {
              @%p1 bra L;\n\
              exit;",
         );
-        let f = flags(&p);
+        let f = flags(&p, |_| false);
         assert_eq!(f[1], LOADS);
         assert_eq!(f[3], 0, "the branch target starts a new block");
+        assert_eq!(f[5], FENCE);
+        assert_eq!(
+            flags(&p, |pc| pc == 5)[5],
+            0,
+            "an if-converted branch is no fence"
+        );
     }
 }

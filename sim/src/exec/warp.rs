@@ -126,7 +126,7 @@ impl Warp {
         let bx = block[0].max(1);
         if self.tid_for == Some((index.wrapping_sub(1), block)) && self.tid[0][0] + 64 <= bx {
             // The warp after the one `tid` holds, in the same row of the block (a register file
-            // that runs a block's warps in turn): x moves on by 32, y and z stay.
+            // that ran the warp before): x moves on by 32, y and z stay.
             self.tid[0].iter_mut().for_each(|x| *x += 32);
             self.tid_for = Some((index, block));
             return;

@@ -163,7 +163,7 @@ pub fn run_with(
     };
     // Built once and cloned by each SM (building it per SM grew its vectors push by push).
     let runs = step::Runs::new(&forms, &costs);
-    let turn_flags = turns::flags(launch.program);
+    let turn_flags = turns::flags(launch.program, |pc| costs.sass.skipped(pc).is_some());
     let cx = crate::timing::replay::Ctx {
         program: launch.program,
         costs: &costs,
