@@ -10,7 +10,7 @@
 //!   warp read the old value.
 
 use sim::config::GpuConfig;
-use sim::metrics::report::launch_metrics;
+use sim::report::launch_metrics;
 use sim::run::{run_workload, Options, WorkloadRun};
 use sim::workload::Workload;
 use std::collections::HashMap;

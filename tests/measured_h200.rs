@@ -9,7 +9,7 @@
 //!   worse than the recorded baseline.
 
 use sim::config::GpuConfig;
-use sim::metrics::report::launch_metrics;
+use sim::report::launch_metrics;
 use sim::run::{run_workload, Options};
 use sim::workload::Workload;
 use std::collections::HashMap;

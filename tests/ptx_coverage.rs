@@ -77,7 +77,7 @@ fn coverage_fixture_computes_the_hand_computed_results() {
     assert_eq!((c.l2_atom_sectors, c.l2_red_sectors), (4, 12));
     // Every lane of a warp updates the same shared word: 32 wavefronts each.
     assert_eq!(c.shared_atom_wavefronts, 8 * 32);
-    let json = sim::metrics::report::launch_metrics(l);
+    let json = sim::report::launch_metrics(l);
     let metric = |k: &str| json.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
     assert_eq!(
         metric("smsp__sass_inst_executed_op_global_atom.sum"),

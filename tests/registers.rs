@@ -263,9 +263,7 @@ fn a_kernel_with_many_live_values_gets_fewer_blocks_per_sm() {
     assert_eq!(l.occupancy.limit_registers, 2);
     assert_eq!(l.occupancy.limit_warps, 8);
     assert_eq!(l.occupancy.limiters(), ["registers"]);
-    let m: HashMap<&str, f64> = sim::metrics::report::launch_metrics(&l)
-        .into_iter()
-        .collect();
+    let m: HashMap<&str, f64> = sim::report::launch_metrics(&l).into_iter().collect();
     assert_eq!(m["launch__registers_per_thread"], f64::from(l.registers));
     assert_eq!(m["launch__occupancy_limit_registers"], 2.0);
     assert_eq!(m["launch__occupancy_limit_warps"], 8.0);

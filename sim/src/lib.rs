@@ -60,6 +60,7 @@ pub mod memory;
 pub mod metrics;
 pub mod pipeline;
 pub mod ptx;
+pub mod report;
 pub mod run;
 pub mod timing;
 pub mod workload;

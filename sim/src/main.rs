@@ -4,7 +4,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use sim::compile::Compiler;
 use sim::config::GpuConfig;
-use sim::metrics::report;
+use sim::report;
 use sim::run::{run_workload, Options};
 use sim::workload::{parse_set, Workload};
 use std::io::Write;

@@ -60,7 +60,7 @@ impl Backend for Simulator<'_> {
             .map(|l| Run {
                 label: l.label.clone(),
                 kernel: l.kernel.clone(),
-                metrics: sim::metrics::report::launch_metrics(l)
+                metrics: sim::report::launch_metrics(l)
                     .into_iter()
                     .map(|(k, v)| (k.to_string(), v))
                     .collect(),

@@ -1,11 +1,10 @@
-//! Counters, keyed by the Nsight Compute metrics they predict, and the reports built from them.
+//! Counters, keyed by the Nsight Compute metrics they predict ([`crate::report`] renders them).
 //!
 //! The executor and memory models fill a [`Counters`] per launch and a [`PcStats`] per PTX
 //! instruction; [`Counters::metrics`] turns them into `(metric name, value)` pairs, the contract of
 //! `sim run --format json` (DESIGN.md, "Metrics use Nsight Compute's names").
 
 pub mod picture;
-pub mod report;
 
 use serde::Serialize;
 
@@ -43,7 +42,7 @@ pub struct Counter {
 ///
 /// and generates from it the struct (the docs get the metric name and the combine rule
 /// appended), `TABLE`, `METRIC_NAMES`, `add`, `extrapolate`, `metrics` and `metric`. Metrics come
-/// in the table's order (the order of `sim run`'s table and of [`report::launch_metrics`]).
+/// in the table's order (the order of `sim run`'s table and of [`crate::report::launch_metrics`]).
 macro_rules! counter_table {
     (
         $(#[$meta:meta])*

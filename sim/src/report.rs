@@ -400,7 +400,7 @@ pub fn per_instruction(run: &WorkloadRun) -> String {
                     "line {line} `{text}`: banks of its worst execution ({} wavefronts)\n",
                     w.wavefronts
                 ));
-                out.push_str(&super::picture::banks(w));
+                out.push_str(&crate::metrics::picture::banks(w));
             }
         }
     }
