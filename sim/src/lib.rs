@@ -63,6 +63,7 @@ pub mod ptx;
 pub mod report;
 pub mod run;
 pub mod timing;
+pub mod trace;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -15,7 +15,6 @@
 //! models; what served it is recorded in the block's [`trace::BlockLog`].
 
 pub mod alu;
-pub mod decode;
 pub mod fast;
 mod mem;
 pub mod occupancy;
@@ -23,11 +22,13 @@ pub mod regs;
 pub(crate) mod sm;
 pub(crate) mod step;
 mod sync;
-pub mod trace;
 pub mod turns;
 mod warp;
 
-pub use decode::{decode, DInst, Program, Src, SymbolAddr, NO_REG};
+// The decoded program (`ptx::decode`) and the trace (`crate::trace`) under the names exec's
+// modules use.
+pub use crate::ptx::decode::{self, decode, DInst, Program, Src, SymbolAddr, NO_REG};
+pub use crate::trace;
 pub use occupancy::{occupancy, Occupancy};
 pub use sm::Scratch;
 

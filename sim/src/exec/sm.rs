@@ -154,7 +154,7 @@ impl Pool {
     }
 }
 
-/// What one launch's SMs leave for the next launch's ([`run_with`]): allocations whose contents
+/// What one launch's SMs leave for the next launch's (`pipeline::run_with`): allocations whose contents
 /// each launch starts afresh, kept so that a launch does not allocate and grow them anew.
 #[derive(Default)]
 pub struct Scratch {
@@ -171,7 +171,7 @@ impl Scratch {
     /// there is none (or another thread's run has it). A process that runs workloads one after
     /// another (the benchmark, a sweep) then does not allocate, zero and free each run's register
     /// files, block logs and replay state again: they were about 3% of the benchmark's time on
-    /// transpose_smem. The results are those of an empty scratch ([`run_with`]).
+    /// transpose_smem. The results are those of an empty scratch (`pipeline::run_with`).
     pub fn kept() -> Scratch {
         let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
         kept.take().unwrap_or_default()

@@ -2,11 +2,11 @@
 //! DRAM; each gets its outcome (the level that served it, its latency, the DRAM bytes it moved)
 //! in the block's log, and its traffic is counted.
 
-use crate::exec::trace::{self, BlockLog, L2Kind, ReqOut};
 use crate::memory::system::{L2Lines, L2Model, L2Outcome};
 use crate::memory::Level;
 use crate::metrics::Counters;
 use crate::timing::Costs;
+use crate::trace::{self, BlockLog, L2Kind, ReqOut};
 
 /// Pass 2 for one block: runs its L2 requests in order through `l2`, counts their traffic and
 /// records for each where it was served and the DRAM bytes it moved (the timing pass queues those

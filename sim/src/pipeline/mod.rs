@@ -18,7 +18,6 @@ use crate::error::{Error, Result};
 use crate::exec::sm::{
     run_batch_on_sm, Files, FilesMode, L2Side, Pool, Scratch, SmRun, TimingSide,
 };
-use crate::exec::trace::BlockLog;
 use crate::exec::{
     fast, occupancy, regs, step, turns, Launch, LaunchStats, SampleInfo, Sampling,
     AUTO_SAMPLE_WAVES,
@@ -30,6 +29,7 @@ use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
 use crate::timing::replay::Plans;
 use crate::timing::Costs;
+use crate::trace::BlockLog;
 use l2::resolve_l2;
 use rayon::prelude::*;
 

@@ -1,4 +1,5 @@
-//! The PTX front end: lexer, parser and module IR.
+//! The PTX front end: lexer, parser, module IR, and the decoded program the simulator runs
+//! ([`decode`]).
 //!
 //! `parse(text, file)` turns PTX text from nvcc, NVRTC or clang into a [`Module`]; every
 //! instruction's opcode and modifiers are checked against what the simulator models
@@ -6,6 +7,7 @@
 //! before anything runs.
 
 pub mod ast;
+pub mod decode;
 pub mod inline;
 pub mod inst;
 pub mod lexer;

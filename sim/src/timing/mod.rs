@@ -38,10 +38,10 @@ pub mod replay;
 pub mod sched;
 
 use crate::config::GpuConfig;
-use crate::exec::{DInst, Program};
 use crate::memory::shared::Banks;
 use crate::memory::{Level, WarpAccess};
 use crate::ptx::ast::StateSpace;
+use crate::ptx::decode::{DInst, Program};
 use crate::ptx::inst::Op;
 use serde::Serialize;
 
@@ -540,7 +540,7 @@ impl SmWork {
     }
 
     /// Says whether the wave about to be replayed has a load that hits L1 throughout
-    /// ([`crate::exec::trace::MemRec::hit`]): only such a load asks [`SmWork::global_sectors`]
+    /// ([`crate::trace::MemRec::hit`]): only such a load asks [`SmWork::global_sectors`]
     /// for the fills in flight, so without one the misses' fills are not recorded (read_stride
     /// and transpose_smem hit nothing). Set per wave; until then fills are recorded.
     pub fn expect_hits(&mut self, any: bool) {

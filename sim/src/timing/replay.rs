@@ -30,10 +30,10 @@
 
 use super::sched::{Heap, Keys, Port, Ring, RING};
 use super::{Costs, SmWork, Unit};
-use crate::exec::trace::{BlockLog, Entry, MEM, TICKET};
-use crate::exec::{DInst, Program, Src, NO_REG};
 use crate::ptx::ast::StateSpace;
+use crate::ptx::decode::{DInst, Program, Src, NO_REG};
 use crate::ptx::inst::Op;
+use crate::trace::{BlockLog, Entry, MEM, TICKET};
 
 /// The registers one instruction waits for and writes, read once from its [`DInst`] so the
 /// replay's inner loop touches a few bytes instead of the decoded instruction.

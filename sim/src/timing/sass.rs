@@ -16,8 +16,8 @@
 //! against Nsight Compute's `smsp__inst_executed.sum` of all 84 measured launches
 //! (`tests/measured_h200.rs`).
 
-use crate::exec::{DInst, Program, Src, NO_REG};
 use crate::ptx::ast::{StateSpace, Type};
+use crate::ptx::decode::{DInst, Program, Src, NO_REG};
 use crate::ptx::inst::{AluOp, MulMode, Op};
 
 /// The SASS of one PTX instruction.

@@ -92,7 +92,7 @@ pub struct Program {
     /// Source text of each instruction, for reports.
     pub texts: Vec<String>,
     /// Register slots the simulator allocates per thread (every declared register, plus the
-    /// hidden carry flag); not what ptxas would allocate (see [`super::regs`]).
+    /// hidden carry flag); not what ptxas would allocate (see `exec::regs`).
     pub num_regs: usize,
     /// 32-bit hardware registers each register index needs: 1 up to 32 bits, 2 for 64 bits;
     /// 0 for predicates and the hidden carry flag, which live in predicate and condition
