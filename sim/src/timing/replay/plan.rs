@@ -1,0 +1,199 @@
+//! What the replay knows of each instruction before it runs ([`Plan`], [`Plans`]): the
+//! registers it waits for and writes, how it is treated once issued, its issue slots and unit.
+
+use super::*;
+
+/// The registers one instruction waits for and writes, read once from its [`DInst`] so the
+/// replay's inner loop touches a few bytes instead of the decoded instruction.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Deps {
+    /// Source registers (operands, address base, guard); `n_src` of them.
+    pub(super) src: [u16; 7],
+    pub(super) n_src: u8,
+    /// Destination registers; `n_dst` of them.
+    pub(super) dst: [u16; 4],
+    pub(super) n_dst: u8,
+}
+
+impl Deps {
+    pub(super) fn of(inst: &DInst) -> Self {
+        let mut d = Deps::default();
+        let add = |s: &Src, d: &mut Deps| {
+            if let Src::Reg(r) | Src::NotPred(r) = s {
+                d.src[usize::from(d.n_src)] = *r;
+                d.n_src += 1;
+            }
+        };
+        for s in &inst.src[..usize::from(inst.nsrc)] {
+            add(s, &mut d);
+        }
+        if let Some(a) = &inst.addr {
+            add(&a.base, &mut d);
+        }
+        if inst.guard != NO_REG {
+            add(&Src::Reg(inst.guard), &mut d);
+        }
+        for &r in inst.dst.iter().filter(|&&r| r != NO_REG) {
+            d.dst[usize::from(d.n_dst)] = r;
+            d.n_dst += 1;
+        }
+        d
+    }
+}
+
+/// How the replay treats an instruction once issued.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// `bar.sync`, `bar.red`: waits for the warp's results, then for its block.
+    Barrier,
+    /// A branch.
+    Bra,
+    /// A load, or an atomic whose result is used: its destinations are ready after its latency.
+    Load,
+    /// A store, or an atomic whose result is not used: acknowledged after its latency.
+    Drain,
+    /// A shuffle: the shared-memory latency.
+    Shfl,
+    /// `exit`, `ret`, `bar.warp.sync`: no result.
+    Nothing,
+    /// Everything else: its SASS steps times the ALU latency.
+    #[default]
+    Alu,
+}
+
+/// What the replay needs of one instruction, read once per launch from the program and its costs
+/// so that an issue touches a few bytes: registers, kind, SASS slots, result latency, and what
+/// the SM's work accounts for it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Plan {
+    pub(super) deps: Deps,
+    /// Its instruction's index in the program.
+    pub(super) pc: u32,
+    pub(super) kind: Kind,
+    /// SASS issue slots ([`crate::timing::sass::Sass::slots`]).
+    pub(super) slots: u32,
+    /// ALU result latency (cycles), [`Costs::result_latency`].
+    pub(super) result: u32,
+    /// Constant-pipe cycles an issue adds (a pointer parameter's LDC.64), or 0.
+    pub(super) const_cycles: f64,
+    /// The unit whose first use it may be.
+    pub(super) unit: Option<Unit>,
+    /// A branch ptxas if-converts (no branch in SASS).
+    pub(super) if_converted: bool,
+    /// The rare work its issue does: [`CONST`] (constant-pipe cycles), [`BARRIER`] (a
+    /// `bar.sync`'s arrival occupies the barrier unit), [`UNIT`] (it may be a unit's first use);
+    /// one test for the three.
+    pub(super) rare: u8,
+    /// An ALU instruction or a load of one SASS slot or none (folded into another) and one
+    /// destination, not a `bar.sync`: most of a stream, issued by [`Warp::fast`] when it is not
+    /// a unit's first use ([`FAST_LATER`] and [`FAST_FIRST`]: in waves that note first uses,
+    /// [`Env::fast`], and in the others) and a load's entry carries its latency. A pointer
+    /// parameter's load (constant-pipe cycles) is one too: every kernel's warps load a few.
+    pub(super) fast: u8,
+    /// `!0` for a load, whose entry carries its latency, `0` for an ALU instruction: the latency
+    /// [`Warp::fast`] adds to `result` is the entry's latency masked with it.
+    pub(super) lat_mask: u32,
+}
+
+impl Plan {
+    pub(super) fn of(costs: &Costs, pc: u32, inst: &DInst) -> Self {
+        let s = costs.sass.at(pc);
+        let kind = match inst.op {
+            Op::BarSync | Op::BarRed(_) => Kind::Barrier,
+            Op::Bra => Kind::Bra,
+            Op::Ld(_) => Kind::Load,
+            Op::St(_) => Kind::Drain,
+            Op::Atom(_) | Op::Red(_) if inst.dst[0] == NO_REG => Kind::Drain,
+            Op::Atom(_) | Op::Red(_) => Kind::Load,
+            Op::Shfl(_) => Kind::Shfl,
+            Op::Exit | Op::Ret | Op::WarpSync => Kind::Nothing,
+            _ => Kind::Alu,
+        };
+        let plan = Plan {
+            deps: Deps::of(inst),
+            pc,
+            kind,
+            slots: u32::from(s.slots),
+            // A load's result waits for its entry's latency alone.
+            result: if kind == Kind::Load {
+                0
+            } else {
+                costs.result_latency(pc)
+            },
+            // A pointer parameter is an LDC.64 on the constant pipe, always a hit.
+            const_cycles: match inst.op {
+                Op::Ld(m) if m.space == StateSpace::Param => f64::from(s.ldc) * costs.const_serial,
+                _ => 0.0,
+            },
+            unit: Unit::of(costs, pc, inst),
+            if_converted: costs.sass.skipped(pc).is_some(),
+            rare: 0,
+            fast: 0,
+            lat_mask: if kind == Kind::Load { !0 } else { 0 },
+        };
+        let flag = |set: bool, f: u8| if set { f } else { 0 };
+        let rare = flag(plan.const_cycles != 0.0, CONST)
+            | flag(inst.op == Op::BarSync, BARRIER)
+            | flag(plan.unit.is_some(), UNIT);
+        let fast = matches!(kind, Kind::Alu | Kind::Load)
+            && plan.slots <= 1
+            && rare & BARRIER == 0
+            && plan.deps.n_dst == 1;
+        Plan {
+            rare,
+            fast: flag(fast, FAST_LATER) | flag(fast && rare & UNIT == 0, FAST_FIRST),
+            ..plan
+        }
+    }
+}
+
+/// The plan a warp holds before it is queued (no instruction).
+pub(super) const IDLE: Plan = Plan {
+    deps: Deps {
+        src: [0; 7],
+        n_src: 0,
+        dst: [0; 4],
+        n_dst: 0,
+    },
+    pc: 0,
+    kind: Kind::Nothing,
+    slots: 0,
+    result: 0,
+    const_cycles: 0.0,
+    unit: None,
+    if_converted: false,
+    rare: 0,
+    fast: 0,
+    lat_mask: 0,
+};
+
+/// [`Plan::rare`]: constant-pipe cycles.
+pub(super) const CONST: u8 = 1;
+/// [`Plan::rare`]: a `bar.sync`.
+pub(super) const BARRIER: u8 = 2;
+/// [`Plan::rare`]: a unit's first use, maybe.
+pub(super) const UNIT: u8 = 4;
+
+/// Warp schedulers an SM may have (`sm.schedulers`, 1 to 8: [`crate::config`]).
+pub(super) const MAX_SCHEDULERS: usize = 8;
+
+/// [`Plan::fast`]: issued by [`Warp::fast`] in waves that do not note first uses.
+pub(super) const FAST_LATER: u8 = 1;
+/// [`Plan::fast`]: issued by [`Warp::fast`] in waves that note first uses ([`UNIT`]).
+pub(super) const FAST_FIRST: u8 = 2;
+
+/// The [`Plan`] of each instruction of a launch's program, made once per launch and shared by
+/// every SM's replay.
+#[derive(Debug, Default)]
+pub struct Plans(pub(super) Vec<Plan>);
+
+impl Plans {
+    /// The plans of `program`'s instructions under `costs` (with the program's SASS profile).
+    pub fn new(costs: &Costs, program: &Program) -> Self {
+        Plans(
+            (program.insts.iter().enumerate())
+                .map(|(pc, i)| Plan::of(costs, pc as u32, i))
+                .collect(),
+        )
+    }
+}

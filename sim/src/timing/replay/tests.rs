@@ -1,0 +1,378 @@
+//! The replay's rules, case by case.
+
+use super::super::sched::tests::rng;
+use super::*;
+use crate::config::GpuConfig;
+use crate::ptx::ast::StateSpace;
+use crate::ptx::inst::{CacheOp, MemOp};
+use crate::ptx::Type;
+
+/// `mov` (one SASS instruction, one ALU step) into `dst` from `src`, or from nothing.
+fn mov(dst: u16, src: Option<u16>) -> DInst {
+    let mut s = [Src::Imm(0); 4];
+    if let Some(r) = src {
+        s[0] = Src::Reg(r);
+    }
+    DInst {
+        op: Op::Mov(Type::U32),
+        guard: NO_REG,
+        guard_negated: false,
+        dst: [dst, NO_REG, NO_REG, NO_REG],
+        src: s,
+        nsrc: u8::from(src.is_some()),
+        addr: None,
+        target: 0,
+    }
+}
+
+/// A global load into `dst`.
+fn load(dst: u16) -> DInst {
+    DInst {
+        op: Op::Ld(MemOp {
+            space: StateSpace::Global,
+            cache: CacheOp::Default,
+            vec: 1,
+            ty: Type::U32,
+            volatile: false,
+            nc: false,
+        }),
+        ..mov(dst, None)
+    }
+}
+
+/// The program `insts` on an H200 whose warps and blocks all start at cycle 0, with
+/// `schedulers` warp schedulers (ALU latency 4).
+fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
+    let cfg = GpuConfig::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/h200.toml"
+    )))
+    .unwrap();
+    let mut costs = Costs::new(&cfg);
+    costs.warp_launch = 0.0;
+    costs.dispatch = 0.0;
+    costs.schedulers = schedulers;
+    assert_eq!(costs.alu, 4);
+    let n = insts.len();
+    let program = Program {
+        name: "t".into(),
+        insts,
+        lines: vec![0; n],
+        texts: vec![String::new(); n],
+        num_regs: 8,
+        reg_slots: vec![1; 8],
+    };
+    (program, costs)
+}
+
+/// A block whose warps run `streams` (entries: pc, latency).
+fn block(streams: &[&[(u32, u32)]]) -> BlockLog {
+    BlockLog {
+        warps: streams
+            .iter()
+            .map(|s| s.iter().map(|&(pc, lat)| Entry { pc, lat }).collect())
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// `blocks` blocks of `warps` warps in `wave`, each warp a random stream of up to 29 entries
+/// (pcs below `pcs`; latencies under 30 cycles, one in five up to 600).
+fn random_logs(
+    r: &mut impl FnMut(u64) -> u64,
+    wave: usize,
+    blocks: usize,
+    warps: usize,
+    pcs: u64,
+) -> Vec<BlockLog> {
+    (0..blocks)
+        .map(|_| {
+            let streams: Vec<Vec<(u32, u32)>> = (0..warps)
+                .map(|_| {
+                    (0..r(30))
+                        .map(|_| {
+                            let lat = if r(5) == 0 { 1 + r(600) } else { r(30) };
+                            (r(pcs) as u32, lat as u32)
+                        })
+                        .collect()
+                })
+                .collect();
+            let streams: Vec<&[(u32, u32)]> = streams.iter().map(Vec::as_slice).collect();
+            BlockLog {
+                wave,
+                ..block(&streams)
+            }
+        })
+        .collect()
+}
+
+fn replay(program: &Program, costs: &Costs, logs: &[BlockLog]) -> Vec<u64> {
+    let plans = Plans::new(costs, program);
+    let cx = Ctx {
+        program,
+        costs,
+        shared_latency: 23,
+        plans: &plans,
+    };
+    Replay::default().wave(cx, logs, &mut SmWork::default())
+}
+
+#[test]
+fn eight_warps_of_four_alu_instructions_share_four_schedulers() {
+    let (p, c) = setup((0..4).map(|r| mov(r, None)).collect(), 4);
+    let warp: &[(u32, u32)] = &[(0, 0), (1, 0), (2, 0), (3, 0)];
+    // Four warps, one per scheduler: issue at cycles 1-4, the last result 4 cycles later.
+    assert_eq!(replay(&p, &c, &[block(&[warp; 4])]), vec![8]);
+    // Eight warps, two per scheduler: 8 instructions each, issued at cycles 1-8.
+    assert_eq!(replay(&p, &c, &[block(&[warp; 8])]), vec![12]);
+    // One scheduler: 32 instructions, cycles 1-32.
+    let (p, c) = setup((0..4).map(|r| mov(r, None)).collect(), 1);
+    assert_eq!(replay(&p, &c, &[block(&[warp; 8])]), vec![36]);
+}
+
+#[test]
+fn two_warps_on_one_scheduler_interleave() {
+    // Blocks of one warp each, both on the one scheduler: the ready warps take turns
+    // (cycles 1, 3, 5 and 2, 4, 6), the last results 4 cycles later.
+    let (p, c) = setup((0..3).map(|r| mov(r, None)).collect(), 1);
+    let warp: &[(u32, u32)] = &[(0, 0), (1, 0), (2, 0)];
+    let logs = [block(&[warp]), block(&[warp])];
+    assert_eq!(replay(&p, &c, &logs), vec![9, 10]);
+    // Two schedulers: warp 1 of the SM has its own; both issue at cycles 1-3.
+    let (p, c) = setup((0..3).map(|r| mov(r, None)).collect(), 2);
+    assert_eq!(replay(&p, &c, &logs), vec![7, 7]);
+}
+
+#[test]
+fn a_warp_waiting_for_its_load_lets_another_issue() {
+    // Warp 0 loads r0 (100 cycles) and adds to it; warp 1 runs three ALU instructions. On one
+    // scheduler warp 1 issues at cycles 2-4 while warp 0 waits; warp 0's add issues at 101.
+    let (p, c) = setup(vec![load(0), mov(1, Some(0)), mov(2, None)], 1);
+    let logs = [
+        block(&[&[(0, 100), (1, 0)]]),
+        block(&[&[(2, 0), (2, 0), (2, 0)]]),
+    ];
+    assert_eq!(replay(&p, &c, &logs), vec![105, 8]);
+}
+
+/// Twelve random instructions of 8 registers: loads, `bar.sync`s and moves (some of an
+/// immediate), drawn from `r`.
+fn random_insts(r: &mut impl FnMut(u64) -> u64) -> Vec<DInst> {
+    (0..12)
+        .map(|_| match r(8) {
+            0 | 1 => load(r(8) as u16),
+            2 => DInst {
+                op: Op::BarSync,
+                dst: [NO_REG; 4],
+                ..mov(0, None)
+            },
+            _ => {
+                let src = if r(4) > 0 { Some(r(8) as u16) } else { None };
+                mov(r(8) as u16, src)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_ring_and_the_heap_replay_alike() {
+    // Random programs of ALU instructions, loads and barriers, random streams of them, two
+    // waves on one SM: the ring's event loop and the heap's (and the two kinds of [`Board`])
+    // agree on every block's cycles and
+    // on the SM's work.
+    for seed in 1..80 {
+        let mut r = rng(seed);
+        let insts = random_insts(&mut r);
+        let (p, c) = setup(insts, 1 + r(4) as u32);
+        let plans = Plans::new(&c, &p);
+        let cx = Ctx {
+            program: &p,
+            costs: &c,
+            shared_latency: 23,
+            plans: &plans,
+        };
+        let (mut a, mut b) = (Sm::default(), Sm::default());
+        let (mut wa, mut wb) = (SmWork::default(), SmWork::default());
+        for wave in 0..2 {
+            let blocks = 1 + r(4) as usize;
+            let warps = 1 + r(16) as usize;
+            let logs = random_logs(&mut r, wave, blocks, warps, 12);
+            // The ring's replay on small boards (dirty past the program's registers), the
+            // heap's on the registers' slices.
+            let total = blocks * warps;
+            let mut small = vec![[0; BOARD]; total];
+            small.iter_mut().for_each(|b| b[8..].fill(u32::MAX));
+            let mut flat = vec![0; total * 8];
+            let boards = flat.chunks_mut(8).collect();
+            let ra = a.wave(
+                &mut Ring::default(),
+                small.iter_mut().collect(),
+                cx,
+                &logs,
+                &mut wa,
+            );
+            let rb = b.wave(&mut Heap::default(), boards, cx, &logs, &mut wb);
+            assert_eq!(ra, rb, "seed {seed} wave {wave}");
+        }
+        let json = |w: &SmWork| serde_json::to_string(w).unwrap();
+        assert_eq!(json(&wa), json(&wb), "seed {seed}");
+    }
+}
+
+#[test]
+fn sms_sharing_a_threads_scratch_replay_as_alone() {
+    // Random programs, three SMs of three waves each (up to 96 warps: the ring and the
+    // heap, small boards and the registers' slices): replaying the SMs' waves interleaved
+    // on this thread (one scratch, left by another SM's wave) gives every SM the cycles and
+    // work it gets with its waves alone on a fresh thread (a fresh scratch).
+    for seed in 1..40 {
+        let mut r = rng(seed);
+        let insts = random_insts(&mut r);
+        let (mut p, c) = setup(insts, 1 + r(4) as u32);
+        // Beyond [`SMALL`] registers: the registers' slices.
+        if r(4) == 0 {
+            p.num_regs = SMALL + 1;
+        }
+        let waves: Vec<Vec<Vec<BlockLog>>> = (0..3)
+            .map(|_| {
+                (0..3)
+                    .map(|wave| {
+                        let (blocks, warps) = (1 + r(6) as usize, 1 + r(16) as usize);
+                        random_logs(&mut r, wave, blocks, warps, 12)
+                    })
+                    .collect()
+            })
+            .collect();
+        let run = |sms: &[usize]| {
+            let plans = Plans::new(&c, &p);
+            let cx = Ctx {
+                program: &p,
+                costs: &c,
+                shared_latency: 23,
+                plans: &plans,
+            };
+            let mut replays: Vec<Replay> = (0..3).map(|_| Replay::default()).collect();
+            let mut works = vec![SmWork::default(); 3];
+            let mut cycles = vec![vec![]; 3];
+            for wave in 0..3 {
+                for &s in sms {
+                    let logs = &waves[s].get(wave).expect("three waves");
+                    let out = replays[s].wave(cx, logs, &mut works[s]);
+                    cycles[s].push(out);
+                }
+            }
+            let json = |w: &SmWork| serde_json::to_string(w).unwrap();
+            (sms.iter())
+                .map(|&s| (cycles[s].clone(), json(&works[s])))
+                .collect::<Vec<_>>()
+        };
+        let shared = run(&[0, 1, 2]);
+        for (s, shared) in shared.iter().enumerate() {
+            let alone = std::thread::scope(|t| t.spawn(|| run(&[s])).join().unwrap());
+            assert_eq!(&alone[0], shared, "seed {seed} sm {s}");
+        }
+    }
+}
+
+#[test]
+fn the_fast_path_issues_as_the_general_path() {
+    // Random programs of ALU instructions (folded ones too), loads (global, shared and
+    // parameter ones, a pointer's on the constant pipe) and barriers, random streams of
+    // them (plain latencies), two waves on one SM (the first notes units' first uses): the
+    // fast path and the general one agree on every block's cycles and on the SM's work.
+    let param = |dst: u16, ty: Type| DInst {
+        op: Op::Ld(MemOp {
+            space: StateSpace::Param,
+            cache: CacheOp::Default,
+            vec: 1,
+            ty,
+            volatile: false,
+            nc: false,
+        }),
+        ..mov(dst, None)
+    };
+    for seed in 1..120 {
+        let mut r = rng(seed);
+        let reg = |r: &mut dyn FnMut(u64) -> u64| r(8) as u16;
+        let insts = (0..14)
+            .map(|_| match r(10) {
+                0 => load(reg(&mut r)),
+                1 => {
+                    let mut l = load(reg(&mut r));
+                    if let Op::Ld(m) = &mut l.op {
+                        m.space = StateSpace::Shared;
+                    }
+                    l
+                }
+                2 => param(reg(&mut r), Type::U32),
+                3 => param(reg(&mut r), Type::U64),
+                4 => DInst {
+                    op: Op::BarSync,
+                    dst: [NO_REG; 4],
+                    ..mov(0, None)
+                },
+                5 => {
+                    let src = reg(&mut r);
+                    DInst {
+                        op: Op::Cvta {
+                            to_space: true,
+                            space: StateSpace::Global,
+                        },
+                        ..mov(reg(&mut r), Some(src))
+                    }
+                }
+                _ => {
+                    let src = if r(4) > 0 { Some(reg(&mut r)) } else { None };
+                    mov(reg(&mut r), src)
+                }
+            })
+            .collect();
+        let (p, c) = setup(insts, 1 + r(4) as u32);
+        let plans = Plans::new(&c, &p);
+        let cx = Ctx {
+            program: &p,
+            costs: &c,
+            shared_latency: 23,
+            plans: &plans,
+        };
+        let (mut a, mut b) = (Sm::default(), Sm::default());
+        let (mut wa, mut wb) = (SmWork::default(), SmWork::default());
+        for wave in 0..2 {
+            let blocks = 1 + r(4) as usize;
+            let warps = 1 + r(16) as usize;
+            let logs = random_logs(&mut r, wave, blocks, warps, 14);
+            let total = blocks * warps;
+            let (mut sa, mut sb) = (vec![[0; BOARD]; total], vec![[0; BOARD]; total]);
+            let ra = a.wave_with(
+                &mut Ring::default(),
+                sa.iter_mut().collect(),
+                cx,
+                &logs,
+                &mut wa,
+                true,
+            );
+            let rb = b.wave_with(
+                &mut Ring::default(),
+                sb.iter_mut().collect(),
+                cx,
+                &logs,
+                &mut wb,
+                false,
+            );
+            assert_eq!(ra, rb, "seed {seed} wave {wave}");
+            assert_eq!(sa, sb, "seed {seed} wave {wave}");
+        }
+        let json = |w: &SmWork| serde_json::to_string(w).unwrap();
+        // `now` is the last memory access's issue cycle: the fast path leaves it alone.
+        wa.now = wb.now;
+        assert_eq!(json(&wa), json(&wb), "seed {seed}");
+    }
+}
+
+#[test]
+fn a_dependent_chain_issues_when_its_operands_are_ready() {
+    // r1 <- r0 <- load: 1 + 100, then the mov's 4: ready at 105, the second mov at 109.
+    let (p, c) = setup(vec![load(0), mov(1, Some(0)), mov(2, Some(1))], 4);
+    let logs = [block(&[&[(0, 100), (1, 0), (2, 0)]])];
+    assert_eq!(replay(&p, &c, &logs), vec![109]);
+}

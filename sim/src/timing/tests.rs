@@ -1,0 +1,268 @@
+//! The timing model's rules, case by case.
+
+use super::*;
+
+fn banks() -> Banks {
+    Banks {
+        banks: 32,
+        width: 4,
+    }
+}
+
+#[test]
+fn global_words_conflict_per_bank_like_shared_memory() {
+    // 32 consecutive words: one wavefront.
+    let row = WarpAccess::from_fn(4, |l| 4096 + 4 * l);
+    assert_eq!(data_wavefronts(&row, banks()), 1);
+    // Pairs of lanes read two words of 16 rows 4 KiB apart (transpose copy_col): the rows
+    // share banks, 16 wavefronts.
+    let col = WarpAccess::from_fn(4, |l| (l / 2) * 4096 + 4 * (l % 2));
+    assert_eq!(data_wavefronts(&col, banks()), 16);
+    // float4 per lane, consecutive: 512 bytes, four quarter-warp phases.
+    let v4 = WarpAccess::from_fn(16, |l| 16 * l);
+    assert_eq!(data_wavefronts(&v4, banks()), 4);
+}
+
+#[test]
+fn blocks_fill_free_slots_no_faster_than_dispatch() {
+    let mut w = SmWork::default();
+    for wave in [0, 0, 1, 1] {
+        w.block_done(wave, 100);
+    }
+    // Two slots, no dispatch limit: two rounds of 100.
+    assert_eq!(w.latency(0.0), 200.0);
+    // Blocks start 80 apart at most: 0, 80, 160 (slot free at 100), 240 (free at 180).
+    assert_eq!(w.latency(80.0), 340.0);
+}
+
+/// The costs of the bundled H200 description.
+fn h200_costs() -> Costs {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/h200.toml");
+    Costs::new(&GpuConfig::load(std::path::Path::new(path)).unwrap())
+}
+
+#[test]
+fn constant_work_adds_each_miss_term_in_order() {
+    let costs = h200_costs();
+    let (c0, c1, l2, dram) = (Level::Cache(0), Level::Cache(1), Level::L2, Level::Dram);
+    let served = [c1, c0, l2, l2, dram, c0, c1, Level::Cache(9), c1];
+    // The sum one term at a time, nearest level skipped, as the definition reads.
+    let mut want: f64 = std::iter::empty::<f64>().sum();
+    for &l in &served {
+        if l != c0 {
+            want += f64::from(costs.const_level(l)) / costs.const_misses_in_flight;
+        }
+    }
+    let (pipe, miss) = costs.constant_work(&served);
+    assert_eq!(pipe, 9.0 * costs.const_serial);
+    assert_eq!(miss.to_bits(), want.to_bits());
+    // Only the nearest level: the sum of none.
+    let none: f64 = std::iter::empty::<f64>().sum();
+    assert_eq!(costs.constant_work(&[c0, c0]).1.to_bits(), none.to_bits());
+}
+
+#[test]
+fn constant_costs_near_match_the_walk() {
+    let costs = h200_costs();
+    let (c0, c1) = (Level::Cache(0), Level::Cache(1));
+    let cases: [&[Level]; 6] = [
+        &[],
+        &[c0],
+        &[c1],
+        &[c0, c0, c0],
+        &[c1, c0, c1, c1, c0, c1, c1],
+        &[c1; 32],
+    ];
+    for served in cases {
+        let misses = served.iter().filter(|&&l| l == c1).count() as u32;
+        let (lat, (pipe, miss)) = costs.constant_costs_near(served.len() as u32, misses);
+        let (want_lat, (want_pipe, want_miss)) = costs.constant_costs(served);
+        assert_eq!(lat, want_lat);
+        assert_eq!(pipe.to_bits(), want_pipe.to_bits());
+        assert_eq!(miss.to_bits(), want_miss.to_bits());
+    }
+    // 32 requests, 5 served by the second level: its latency, 31 addresses after the first.
+    let (lat, _) = costs.constant_costs_near(32, 5);
+    let serial = (31.0 * costs.const_serial).round() as u32;
+    assert_eq!(
+        lat,
+        costs.const_level(c1).max(costs.const_level(c0)) + serial
+    );
+}
+
+#[test]
+fn a_sector_map_keeps_one_wave() {
+    let mut m = SectorMap::<4096>::default();
+    assert_eq!(m.get(7), None);
+    assert_eq!(m.insert(7, 10), None);
+    assert_eq!(m.insert(7, 12), Some(10));
+    m.insert_new(7, 99);
+    assert_eq!(m.get(7), Some(12));
+    // Growing keeps every sector.
+    for s in 0..10_000u64 {
+        m.insert_new(s * 4, s as u32);
+    }
+    assert_eq!(m.get(7), Some(12));
+    assert!((0..10_000u64).all(|s| m.get(s * 4) == Some(s as u32)));
+    assert_eq!(m.get(5), None);
+    // The next wave starts empty.
+    m.clear();
+    assert_eq!(m.get(7), None);
+    assert_eq!(m.get(8), None);
+    assert_eq!(m.insert(8, 1), None);
+    assert_eq!(m.get(8), Some(1));
+    // Growing keeps every sector.
+    let many: Vec<u64> = (100..20_100).collect();
+    for &s in &many {
+        m.insert_new(s, 7);
+    }
+    assert_eq!(m.len, 20_001);
+    assert!(m.slots.len() >= 2 * m.len);
+    assert!(many.iter().all(|&s| m.get(s) == Some(7)));
+    assert_eq!(m.insert_reserved(8, 2), Some(1));
+}
+
+#[test]
+fn a_fill_map_keeps_each_sectors_first_cycle() {
+    // Against a plain map, over accesses without gaps, strided, scattered, and across
+    // chunks, growing, and waves.
+    let mut m = FillMap::default();
+    let mut want = std::collections::HashMap::new();
+    let mut seed = 12345u64;
+    let mut next = move || {
+        seed = crate::testing::lcg(seed);
+        seed >> 33
+    };
+    for round in 0..4000u32 {
+        if round % 1000 == 999 {
+            m.clear();
+            want.clear();
+        }
+        let base = next() % 100_000;
+        let n = 1 + next() % 32;
+        let mut sectors: Vec<u64> = match round % 3 {
+            0 => (base..base + n).collect(),
+            1 => (0..n).map(|k| base + k * (1 + round as u64 % 7)).collect(),
+            _ => (0..n).map(|_| base + next() % 3000).collect(),
+        };
+        sectors.sort_unstable();
+        sectors.dedup();
+        let latest = sectors.iter().filter_map(|s| want.get(s)).max().copied();
+        assert_eq!(m.latest(&sectors), latest.unwrap_or(0));
+        m.insert_all_new(&sectors, round);
+        for &s in &sectors {
+            want.entry(s).or_insert(round);
+        }
+    }
+    assert!(want.iter().all(|(&s, &c)| m.get(s) == Some(c)));
+    assert_eq!(m.get(100_000 + 40_000), None);
+    assert!(2 * m.len <= m.meta.len());
+}
+
+#[test]
+fn a_wave_without_hits_skips_the_fills_and_changes_nothing() {
+    // Misses and stores (with and without merging) of waves that have no load hitting L1:
+    // an SM that records the fills and one told there are no hits answer and count alike.
+    let mut costs = h200_costs();
+    let mut seed = 99u64;
+    let mut next = move || {
+        seed = crate::testing::lcg(seed);
+        seed >> 33
+    };
+    for merge in [None, Some(1), Some(50)] {
+        costs.store_merge = merge;
+        let (mut a, mut b) = (SmWork::default(), SmWork::default());
+        b.expect_hits(false);
+        for round in 0..3000u64 {
+            let wave = (round / 500) as usize;
+            let now = (round * 7 + next() % 20) as u32;
+            a.now = now;
+            b.now = now;
+            let base = next() % 5000;
+            let n = 1 + next() % 32;
+            let mut sectors: Vec<u64> = match round % 3 {
+                0 => (base..base + n).collect(),
+                1 => (0..n).map(|k| base + k * (1 + round % 5)).collect(),
+                _ => (0..n).map(|_| base + next() % 300).collect(),
+            };
+            sectors.sort_unstable();
+            sectors.dedup();
+            let (store, lat, dwf) = (next() % 2 == 0, 100 + next() as u32 % 400, 1 + n as u32);
+            let lines = distinct_lines(&costs, &sectors) as u32;
+            let want = a.global_sectors(&costs, wave, dwf, &sectors, lines, store, false, lat);
+            let got = b.global_sectors(&costs, wave, dwf, &sectors, lines, store, false, lat);
+            assert_eq!(got, want);
+        }
+        assert_eq!(b.fills.len, 0);
+        assert_eq!(
+            (
+                a.data_wavefronts,
+                a.store_sectors,
+                a.store_sectors_sent,
+                a.l2_write_lines
+            ),
+            (
+                b.data_wavefronts,
+                b.store_sectors,
+                b.store_sectors_sent,
+                b.l2_write_lines
+            )
+        );
+    }
+}
+
+#[test]
+fn dram_queue_drains_at_the_bandwidth_share() {
+    let mut w = SmWork {
+        dram_share: 16.0,
+        ..Default::default()
+    };
+    w.now = 0;
+    assert_eq!(w.queue_dram(1024), 1024);
+    // 10 cycles later 160 bytes have drained: 864 are still ahead, plus these 128.
+    w.now = 10;
+    assert_eq!(w.queue_dram(128), 992);
+    // 100 cycles later the queue is empty: only this request is ahead of itself.
+    w.now = 110;
+    assert_eq!(w.queue_dram(128), 128);
+    // The idle DRAM saved nothing up: two requests at once queue behind each other.
+    w.now = 1000;
+    assert_eq!(w.queue_dram(64), 64);
+    assert_eq!(w.queue_dram(64), 128);
+    // The next wave starts 1002 cycles later: 6 cycles of the queue (96 bytes) are left.
+    w.advance(1002);
+    w.now = 0;
+    assert_eq!(w.queue_dram(64), 160);
+}
+
+#[test]
+fn a_request_l2_served_moves_the_dram_queue_as_one_it_serves() {
+    // Random requests, some served by L2 (`queue_dram_only`), on random shares (none too):
+    // the queue is the same, bit for bit, as when each asks `queue_dram`.
+    for seed in 1..100 {
+        let mut x = seed;
+        let mut r = || {
+            x = crate::testing::lcg(x);
+            x >> 33
+        };
+        let share = [0.0, 6.7, 16.0, 0.3][(r() % 4) as usize];
+        let new = || SmWork {
+            dram_share: share,
+            ..Default::default()
+        };
+        let (mut a, mut b) = (new(), new());
+        let mut now = 0u32;
+        for _ in 0..300 {
+            now += (r() % 50) as u32;
+            (a.now, b.now) = (now, now);
+            let bytes = [0, 32, 128, 1024, r() % 5000][(r() % 5) as usize];
+            if r() % 3 == 0 {
+                a.queue_dram_only(bytes);
+                b.queue_dram(bytes);
+            } else {
+                assert_eq!(a.queue_dram(bytes), b.queue_dram(bytes), "seed {seed}");
+            }
+            assert_eq!(a.dram_free.to_bits(), b.dram_free.to_bits(), "seed {seed}");
+        }
+    }
+}
