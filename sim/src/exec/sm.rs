@@ -283,36 +283,77 @@ pub(crate) type L2Side<'a> = &'a mut [BlockLog];
 /// batch, and its work.
 pub(crate) type TimingSide<'a> = (&'a mut Replay, &'a [BlockLog], &'a mut SmWork);
 
-/// Pass 1 for SM `s`: runs its blocks among `first..last` (block `b` runs on SM `b % count`, in
-/// wave `b / per_wave`) in the register files and shared memory `files`, logging them in
-/// buffer `buf`.
+/// What pass 1 of a launch reads on every SM: the launch and what was made of it once.
+#[derive(Clone, Copy)]
+pub(crate) struct Pass1<'a> {
+    pub(crate) cfg: &'a GpuConfig,
+    /// The launch as pass 1 runs it (its program's registers renamed where they were compacted).
+    pub(crate) launch: &'a Launch<'a>,
+    /// The pre-decoded entries of its program ([`fast::forms`]).
+    pub(crate) forms: &'a [fast::Pre],
+    /// The straight-line path's counts and entries, cloned by each SM's first batch.
+    pub(crate) runs: &'a step::Runs,
+    pub(crate) costs: &'a Costs,
+    pub(crate) global: &'a GlobalView<'a>,
+    /// The constant bank.
+    pub(crate) constant: &'a [u8],
+    /// Cache geometry.
+    pub(crate) params: &'a Params,
+    /// Blocks per wave (resident blocks per SM times SMs).
+    pub(crate) per_wave: u64,
+    /// Warps per block.
+    pub(crate) nwarps: usize,
+    /// The registers the kernel may read before writing them ([`super::regs::read_before_written`]).
+    pub(crate) clear: Option<&'a [u16]>,
+    /// Per instruction, where a warp's turn ends ([`super::turns::flags`]).
+    pub(crate) turn_flags: &'a [u8],
+}
+
+/// One batch of waves for pass 1: the blocks `first..last`, logged in log buffer `buf`, with
+/// `budget` warp instructions left to the launch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Batch {
+    pub(crate) buf: usize,
+    pub(crate) first: u64,
+    pub(crate) last: u64,
+    pub(crate) budget: u64,
+}
+
+/// Pass 1 for SM `s`: runs its blocks of `batch` (block `b` runs on SM `b % count`, in wave
+/// `b / per_wave`) in the register files and shared memory `files`, logging them in the batch's
+/// log buffer.
 ///
 /// The blocks of one wave are co-resident: their warps take turns ([`take_turns`], [`turns`]),
 /// so that the SM's L1 and constant caches see their accesses interleaved as the warp
 /// schedulers issue them, not one warp's after another's.
-#[allow(clippy::too_many_arguments)] // the pass's inputs, each read-only or owned by this SM
 pub(crate) fn run_batch_on_sm(
-    cfg: &GpuConfig,
-    launch: &Launch,
-    forms: &[fast::Pre],
-    runs: &step::Runs,
-    costs: &Costs,
-    global: &GlobalView,
-    constant: &[u8],
-    params: &Params,
+    p: &Pass1,
+    batch: Batch,
+    s: usize,
     caches: &mut SmCaches,
     st: &mut SmRun,
     files: &mut Files,
-    s: usize,
-    buf: usize,
-    per_wave: u64,
-    first: u64,
-    last: u64,
-    budget: u64,
-    nwarps: usize,
-    clear: Option<&[u16]>,
-    turn_flags: &[u8],
 ) {
+    let Pass1 {
+        cfg,
+        launch,
+        forms,
+        runs,
+        costs,
+        global,
+        constant,
+        params,
+        per_wave,
+        nwarps,
+        clear,
+        turn_flags,
+    } = *p;
+    let Batch {
+        buf,
+        first,
+        last,
+        budget,
+    } = batch;
     let sm_count = u64::from(cfg.sm.count);
     let dims = launch.dims;
     let [gx, gy, _] = dims.grid;

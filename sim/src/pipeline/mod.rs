@@ -16,7 +16,7 @@ mod l2;
 use crate::config::GpuConfig;
 use crate::error::{Error, Result};
 use crate::exec::sm::{
-    run_batch_on_sm, Files, FilesMode, L2Side, Pool, Scratch, SmRun, TimingSide,
+    run_batch_on_sm, Batch, Files, FilesMode, L2Side, Pass1, Pool, Scratch, SmRun, TimingSide,
 };
 use crate::exec::{
     fast, occupancy, regs, step, turns, Launch, LaunchStats, SampleInfo, Sampling,
@@ -164,6 +164,20 @@ pub fn run_with(
     // Built once and cloned by each SM (building it per SM grew its vectors push by push).
     let runs = step::Runs::new(&forms, &costs);
     let turn_flags = turns::flags(launch.program, |pc| costs.sass.skipped(pc).is_some());
+    let pass1 = Pass1 {
+        cfg,
+        launch: run_launch,
+        forms: &forms,
+        runs: &runs,
+        costs: &costs,
+        global: &global,
+        constant,
+        params,
+        per_wave,
+        nwarps,
+        clear: clear.as_deref(),
+        turn_flags: &turn_flags,
+    };
     let cx = crate::timing::replay::Ctx {
         program: launch.program,
         costs: &costs,
@@ -216,28 +230,13 @@ pub fn run_with(
                 Some(f) => &mut **f,
                 None => own.insert(std::mem::take(&mut st.files)),
             };
-            run_batch_on_sm(
-                cfg,
-                run_launch,
-                &forms,
-                &runs,
-                &costs,
-                &global,
-                constant,
-                params,
-                cache,
-                st,
-                files,
-                s,
+            let batch = Batch {
                 buf,
-                per_wave,
                 first,
                 last,
                 budget,
-                nwarps,
-                clear.as_deref(),
-                &turn_flags,
-            );
+            };
+            run_batch_on_sm(&pass1, batch, s, cache, st, files);
             if let Some(files) = own {
                 st.files = files;
             }
