@@ -419,7 +419,7 @@ pub fn execute(cfg: &GpuConfig, plan: Plan, opts: &Options) -> Result<WorkloadRu
 
 /// [`execute`], the launches' SMs starting from the allocations in `scratch` and leaving theirs
 /// there.
-fn execute_with(
+pub(crate) fn execute_with(
     cfg: &GpuConfig,
     plan: Plan,
     opts: &Options,

@@ -111,11 +111,12 @@ impl Files {
     }
 }
 
-/// Where SMs' blocks run ([`Files`]): a test switch ([`tests::FILES`]) picks other ways than
-/// the pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where SMs' blocks run ([`Files`]): [`Scratch::files_mode`], which tests set to other ways
+/// than the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum FilesMode {
     /// In the files of the thread that runs them, where the launch allows it.
+    #[default]
     Pooled,
     /// In the SM's own files.
     Own,
@@ -161,6 +162,9 @@ pub struct Scratch {
     pub(crate) sms: Vec<SmScratch>,
     /// The threads' register files and shared memory ([`Pool`]).
     pub(crate) pool: Vec<Files>,
+    /// Where the launches' SMs run their blocks: in the pool's files where the launch allows it
+    /// (the default), or, to check that the pool changes no result, otherwise.
+    pub(crate) files_mode: FilesMode,
 }
 
 /// The [`Scratch`] the last run of this process left ([`Scratch::kept`], [`Scratch::keep`]).

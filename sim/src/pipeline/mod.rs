@@ -136,10 +136,7 @@ pub fn run_with(
     let clear = regs::read_before_written(launch.program);
     // The register files and shared memory of the pool's threads, when the launch's SMs may
     // share them ([`Files`]); the last for a thread outside the pool.
-    #[cfg(test)]
-    let mode = tests::FILES.get();
-    #[cfg(not(test))]
-    let mode = FilesMode::Pooled;
+    let mode = scratch.files_mode;
     let pool = (mode != FilesMode::Own && Files::pooled(clear.as_deref())).then(|| {
         Pool::new(
             std::mem::take(&mut scratch.pool),
@@ -457,14 +454,7 @@ fn batch_waves(wave: u64, waves: u64, batch: u64, short_first: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::batch_waves;
-    use crate::exec::sm::FilesMode;
-    use crate::run::run_workload;
-
-    thread_local! {
-        /// Where the SMs of launches run on this thread run their blocks ([`super::Files`]).
-        pub(super) static FILES: std::cell::Cell<FilesMode> =
-            const { std::cell::Cell::new(FilesMode::Pooled) };
-    }
+    use crate::exec::sm::{FilesMode, Scratch};
 
     /// The batches of a launch, as `run_with` walks them.
     fn batches(waves: u64, batch: u64, short_first: bool) -> Vec<u64> {
@@ -509,9 +499,10 @@ mod tests {
             .build()
             .unwrap();
         pool.install(|| {
-            FILES.set(mode);
-            let r = run_workload(&cfg, &w, &opts);
-            FILES.set(FilesMode::Pooled);
+            let mut scratch = Scratch::default();
+            scratch.files_mode = mode;
+            let plan = crate::run::plan(&cfg, &w, &opts).unwrap();
+            let r = crate::run::execute_with(&cfg, plan, &opts, &mut scratch);
             format!("{:?}", r.unwrap().launches)
         })
     }
