@@ -1,0 +1,183 @@
+//! The warp-level access handed to the memory models: the dispatch on the state space, constant
+//! loads (operands, or requests to the constant caches), kernel-parameter loads and shared
+//! accesses (wavefronts and bank conflicts), each counted; global and local accesses are in
+//! `global`.
+
+use super::address::resolved_access;
+use crate::exec::decode::{DInst, Src};
+use crate::exec::step::Ctx;
+use crate::exec::warp::Warp;
+use crate::memory::coalesce;
+use crate::memory::shared::{self, Banks};
+use crate::memory::system::ConstLevelsOutcome;
+use crate::memory::{Level, WarpAccess};
+use crate::metrics::SharedSample;
+use crate::ptx::ast::StateSpace;
+use crate::ptx::inst::MemOp;
+
+impl Ctx<'_> {
+    /// A kernel-parameter load in the models: counted, with the constant-operand latency.
+    pub(super) fn param_model(&mut self, m: MemOp) -> u32 {
+        // A pointer parameter is loaded through the uniform datapath (ULDC, an IDC request that
+        // hits); a scalar one becomes a constant operand (IMC). This is what ptxas emits for
+        // sm_80 and later; counted per warp.
+        let c = &mut *self.counters;
+        if m.ty.bytes() == 8 {
+            c.idc_requests += 1;
+            c.idc_hits += 1;
+        } else {
+            c.imc_requests += 1;
+        }
+        self.costs.imc
+    }
+
+    /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
+    /// `access`: the warp's addresses as generated (generic ones not yet resolved), `run` its
+    /// [`coalesce::run`] (`None` where not needed: constant loads), `step` its
+    /// [`coalesce::Shape::step`]. Only the dispatch on the
+    /// space, inlined into the callers: each space's model is its own function with the frame
+    /// and set-up it needs (one function for all had the global path's 2 KiB frame and a set-up
+    /// of some 45 instructions that every shared access paid as well).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn model(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        pc: u32,
+        m: MemOp,
+        space: StateSpace,
+        access: &WarpAccess,
+        run: Option<u64>,
+        step: Option<(u64, u64)>,
+        store: bool,
+    ) -> u32 {
+        match space {
+            StateSpace::Param => self.param_model(m),
+            StateSpace::Const => self.model_const(inst, pc, m, access),
+            StateSpace::Global | StateSpace::Local => {
+                self.model_global(w, pc, m, space, access, run, step, store)
+            }
+            StateSpace::Shared => self.model_shared(pc, m, access, run, step, store),
+            StateSpace::Reg | StateSpace::Generic => 0,
+        }
+    }
+
+    /// [`Self::model`] for an indexed or fixed constant load.
+    #[inline(never)]
+    fn model_const(&mut self, inst: &DInst, pc: u32, m: MemOp, access: &WarpAccess) -> u32 {
+        let c = &mut *self.counters;
+        let ps = &mut self.per_pc[pc as usize];
+        let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)))
+            && self.costs.sass.is_const_operand(pc); // timing::sass: LDC when if-converted
+        if fixed {
+            // A constant at a fixed address is an operand of the instruction (IMC,
+            // DESIGN.md). ptxas sometimes loads such values with LDC instead: on an H200
+            // conv2d's filter taps count as IDC requests while stencil_1d's count as IMC.
+            c.imc_requests += 1;
+            c.const_imm_loads += 1;
+            return self.costs.imc;
+        }
+        let mut o = ConstLevelsOutcome::default();
+        (self.caches).constant_load_into(self.params, &resolved_access(m.space, access), &mut o);
+        c.ldc_inst += 1;
+        c.ldc_requests += u64::from(o.requests);
+        c.idc_requests += u64::from(o.requests);
+        c.idc_hits += u64::from(o.hits);
+        c.idc_misses += u64::from(o.misses);
+        c.gcc_requests += u64::from(o.level_misses[0]);
+        ps.requests += u64::from(o.requests);
+        ps.hits += u64::from(o.hits);
+        ps.misses += u64::from(o.misses);
+        if !o.to_l2.is_empty() {
+            // Priced by the L2 pass, which knows where the misses were served.
+            let served = o.served.iter().map(|&l| (l != Level::L2).then_some(l));
+            return self.log.const_request(pc, served, &o.to_l2);
+        }
+        // Every request was served by a constant level.
+        let served = &o.served[..];
+        // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
+        // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
+        // Latency and work in one walk over the levels (`Costs::ldc_work` apart), or
+        // none when no request went past the second level (the usual case).
+        let (lat, work) = match o.level_misses[1] {
+            0 => (self.costs).constant_costs_near(o.requests, o.misses),
+            _ => self.costs.constant_costs(served),
+        };
+        if self.costs.sass.at(pc).ldc > 0 {
+            self.log.ldc[0].push(work);
+        }
+        lat
+    }
+
+    /// [`Self::model`] for a shared access.
+    #[inline(never)]
+    pub(super) fn model_shared(
+        &mut self,
+        pc: u32,
+        m: MemOp,
+        access: &WarpAccess,
+        run: Option<u64>,
+        step: Option<(u64, u64)>,
+        store: bool,
+    ) -> u32 {
+        let c = &mut *self.counters;
+        let ps = &mut self.per_pc[pc as usize];
+        let work = &mut *self.work;
+        let bytes = m.bytes_per_thread();
+        let banks = Banks {
+            banks: self.cfg.shared.banks,
+            width: self.launch.bank_width,
+        };
+        let access = resolved_access(m.space, access);
+        let (run, step) = match m.space {
+            StateSpace::Generic => {
+                let shape = coalesce::Shape::of(access.mask, &access.addrs);
+                (shape.run(access.bytes), shape.step)
+            }
+            _ => (run, step),
+        };
+        let wf = shared::wavefronts_of_step(&access, banks, run, step);
+        let (n, k) = (u64::from(wf.wavefronts), u64::from(wf.conflicts()));
+        if store {
+            c.shared_st_inst += 1;
+            c.shared_st_wavefronts += n;
+            c.shared_st_conflicts += k;
+        } else {
+            c.shared_ld_inst += 1;
+            c.shared_ld_wavefronts += n;
+            c.shared_ld_conflicts += k;
+        }
+        ps.requests += 1;
+        ps.wavefronts += n;
+        ps.conflicts += k;
+        note_worst(&mut ps.worst, &access, bytes, banks, wf.wavefronts);
+        work.mem_insts += 1;
+        work.shared_wavefronts += n;
+        // Conflicting wavefronts are served one after another.
+        self.cfg.shared.latency_cycles + wf.wavefronts - 1
+    }
+}
+
+/// Keeps the shared access `access` (`bytes` per lane, on `banks`, taking `wavefronts`) as an
+/// instruction's `worst` (the bank picture of `--per-instruction`) when it took more wavefronts
+/// than the one kept.
+#[inline(always)]
+pub(super) fn note_worst(
+    worst: &mut Option<SharedSample>,
+    access: &WarpAccess,
+    bytes: u32,
+    banks: Banks,
+    wavefronts: u32,
+) {
+    if worst.as_ref().is_none_or(|s| s.wavefronts < wavefronts) {
+        *worst = Some(SharedSample {
+            mask: access.mask,
+            addrs: access.addrs.to_vec(),
+            bytes,
+            banks: banks.banks,
+            width: banks.width,
+            wavefronts,
+        });
+    }
+}
