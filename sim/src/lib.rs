@@ -125,21 +125,21 @@ pub(crate) mod testing {
         (cfg, w, opts)
     }
 
-    /// Runs bundled workload `name` with parameters `sets` on `configs/{gpu}.toml` twice, after
-    /// `switch(false)` and after `switch(true)` (a test switch forcing one of two paths), and
-    /// asserts the launches (outputs, counters, per-PC statistics, timing) are the same. The
-    /// switch is left off.
+    /// Runs bundled workload `name` with parameters `sets` on `configs/{gpu}.toml` twice, with
+    /// the paths `choose(paths, false)` and `choose(paths, true)` set (one of two equivalent
+    /// paths, [`crate::exec::Paths`]), and asserts the launches (outputs, counters, per-PC
+    /// statistics, timing) are the same.
     pub(crate) fn same_both_ways(
         gpu: &str,
         name: &str,
         sets: &[(&str, i64)],
-        switch: impl Fn(bool),
+        choose: impl Fn(&mut crate::exec::Paths, bool),
     ) {
         let (cfg, w, opts) = bundled(gpu, name, sets);
         let run = |on: bool| {
-            switch(on);
+            let mut opts = opts.clone();
+            choose(&mut opts.paths, on);
             let r = crate::run::run_workload(&cfg, &w, &opts).unwrap();
-            switch(false);
             format!("{:?}", r.launches)
         };
         assert_eq!(run(false), run(true), "{gpu} {name}");

@@ -270,6 +270,7 @@ fn real_main() -> Result<()> {
                 only: launches,
                 sampling: sample,
                 registers,
+                paths: Default::default(),
             };
             let mut docs = vec![];
             for name in &workloads {

@@ -40,6 +40,9 @@ pub struct Options {
     /// Registers per thread of every launch (`--registers`), over the workload's `registers`
     /// and the estimate from the PTX.
     pub registers: Option<u32>,
+    /// Which of the simulator's equivalent paths to take ([`exec::Paths`]; the default is the
+    /// fast one): tests compare them.
+    pub paths: exec::Paths,
 }
 
 impl std::fmt::Debug for Options {
@@ -54,6 +57,7 @@ impl std::fmt::Debug for Options {
             .field("sampling", &self.sampling)
             .field("compiler", &self.compiler)
             .field("registers", &self.registers)
+            .field("paths", &self.paths)
             .finish()
     }
 }
@@ -70,6 +74,7 @@ impl Default for Options {
             sampling: exec::Sampling::Auto,
             compiler: crate::compile::Compiler::Auto,
             registers: None,
+            paths: exec::Paths::default(),
         }
     }
 }
@@ -446,8 +451,9 @@ pub(crate) fn execute_with(
             max_warp_instructions: opts.max_warp_instructions,
             progress: opts.progress.as_deref(),
             sampling: opts.sampling,
+            paths: opts.paths,
         };
-        let mut mem = MemorySystem::new(cfg);
+        let mut mem = MemorySystem::with_line_records(cfg, !opts.paths.line_records_off);
         if opts.warm {
             pipeline::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
         }

@@ -39,18 +39,6 @@ pub(crate) mod tests {
     use crate::exec::decode::{DInst, Src, NO_REG};
     use crate::ptx::inst::Op;
 
-    thread_local! {
-        /// Loads and stores take the general path rather than [`Fast::Mem`] (in launches
-        /// whose entries are made on this thread), to compare the two.
-        pub(crate) static MEM_GENERAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-        /// Loads and stores of converged warps get [`Word::General`] plans (in launches whose
-        /// entries are made on this thread): the memory path rather than `word_access`.
-        pub(crate) static WORD_GENERAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-        /// No entry is in a segment (in launches whose entries are made on this thread): the
-        /// straight-line path runs entry by entry, and loads and stores go to the memory path.
-        pub(crate) static SEGMENTS_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-
     /// An instruction `op d=r0, sources` (registers r1.. or immediates).
     pub(super) fn inst(op: Op, srcs: &[Src]) -> DInst {
         let mut src = [Src::Imm(0); 4];

@@ -87,6 +87,27 @@ pub struct Launch<'a> {
     pub progress: Option<&'a ProgressFn>,
     /// Which waves to simulate.
     pub sampling: Sampling,
+    /// Which of the equivalent execution paths to take (tests compare them).
+    pub paths: Paths,
+}
+
+/// Which of the simulator's equivalent paths a launch takes. The defaults are the fast paths;
+/// each other choice gives the same outputs, counters and timing, and exists so that tests can
+/// check that (guards of the fast paths against the general ones, not specifications).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Paths {
+    /// Loads and stores take the general path rather than pre-decoded memory entries.
+    pub mem_general: bool,
+    /// Loads and stores of converged warps get general plans: the memory path rather than
+    /// whole-warp word accesses.
+    pub word_general: bool,
+    /// No entry is in a segment: the straight-line path runs entry by entry.
+    pub segments_off: bool,
+    /// Every global access takes the general L1 path rather than the one-line path.
+    pub global_general: bool,
+    /// L2 requests of global and local accesses are one address per sector rather than line
+    /// records.
+    pub line_records_off: bool,
 }
 
 /// Which waves of a launch are simulated.

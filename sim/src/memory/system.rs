@@ -167,6 +167,13 @@ pub struct MemorySystem {
 impl MemorySystem {
     /// Cold caches for `cfg`.
     pub fn new(cfg: &GpuConfig) -> Self {
+        Self::with_line_records(cfg, true)
+    }
+
+    /// [`MemorySystem::new`], with line records for L2 requests only if `line_records` (and the
+    /// L2 can take them); without, every L2 request is one address per sector, with the same
+    /// outcomes (tests compare the two).
+    pub fn with_line_records(cfg: &GpuConfig, line_records: bool) -> Self {
         let l1g = Geometry {
             size_bytes: cfg.l1.size_bytes,
             line_bytes: cfg.l1.line_bytes,
@@ -225,7 +232,7 @@ impl MemorySystem {
             p: params,
         };
         // Line records only where the L2 pass takes them as they stand ([`L2Lines`]).
-        let line_records = params.line_records && l2.lines().is_some() && !tests_records_off();
+        let line_records = line_records && params.line_records && l2.lines().is_some();
         l2.p.line_records = line_records;
         MemorySystem {
             sms,
@@ -302,19 +309,6 @@ impl GlobalOutcome {
     }
 }
 
-/// Whether a test turned [`LineRecords`] off ([`tests::LINE_RECORDS_OFF`]), to compare the
-/// launches with those of one address per sector.
-#[cfg(test)]
-fn tests_records_off() -> bool {
-    tests::LINE_RECORDS_OFF.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-#[cfg(not(test))]
-#[inline(always)]
-fn tests_records_off() -> bool {
-    false
-}
-
 /// The runs of consecutive `sectors` in one line (`line_of` as [`SectorCache::line_of`]): the
 /// line, the mask of its sectors, and how many of `sectors` the run holds.
 #[inline]
@@ -351,12 +345,6 @@ fn l2_sectors_of(addr: u64, l1_sector: u32, l2_sector: u32) -> impl Iterator<Ite
 mod tests {
     use super::*;
 
-    /// Every L2 request of global and local accesses as one address per sector (on all
-    /// threads: the outcomes are the same either way, so that other tests running meanwhile are
-    /// not disturbed).
-    pub(super) static LINE_RECORDS_OFF: std::sync::atomic::AtomicBool =
-        std::sync::atomic::AtomicBool::new(false);
-
     /// Launches whose L2 requests are [`LineRecords`] give what they give with one address per
     /// sector: the same outputs, counters, per-PC statistics and timing, on loads and stores
     /// that are one run of sectors or not (offsets, strides, 16-byte elements, scattered
@@ -365,7 +353,6 @@ mod tests {
     /// fills) and Tesla (no L2 lines) keep sector lists.
     #[test]
     fn launches_with_line_records_match_those_of_sector_lists() {
-        use std::sync::atomic::Ordering::Relaxed;
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
         // read_offset and write_offset with every global load bypassing L1.
         let dir = std::env::temp_dir().join(format!("sim-line-records-{}", std::process::id()));
@@ -410,9 +397,7 @@ mod tests {
                 continue;
             }
             for (name, sets) in cases {
-                crate::testing::same_both_ways(gpu, name, sets, |on| {
-                    LINE_RECORDS_OFF.store(on, Relaxed)
-                });
+                crate::testing::same_both_ways(gpu, name, sets, |p, on| p.line_records_off = on);
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();

@@ -135,10 +135,6 @@ impl MemPlan {
             off: 0,
             reg: NO_REG,
         };
-        #[cfg(test)]
-        if super::tests::WORD_GENERAL.get() {
-            return general;
-        }
         let (m, store) = match inst.op {
             Op::Ld(m) => (m, false),
             Op::St(m) => (m, true),
@@ -265,8 +261,7 @@ impl Fast {
                 }
             }
             Op::WarpSync => return Fast::Nop,
-            #[cfg(test)]
-            Op::Ld(_) | Op::St(_) if super::tests::MEM_GENERAL.get() => return Fast::General,
+            Op::Ld(_) | Op::St(_) if launch.paths.mem_general => return Fast::General,
             // Not an `ld.param` at a fixed offset ([`Fast::Param`], below).
             Op::Ld(m) if param(inst, m, &launch.params).is_none() || inst.guard != NO_REG => {
                 return Fast::Mem(MemPlan::of(inst))
@@ -355,7 +350,19 @@ pub fn forms(launch: &crate::exec::Launch, tid_fixed: bool) -> Vec<Pre> {
             next: 0,
         })
         .collect();
+    if launch.paths.word_general {
+        for p in &mut pre {
+            if let Fast::Mem(plan) = &mut p.op {
+                plan.word = Word::General;
+            }
+        }
+    }
     mark_runs(&mut pre);
+    if launch.paths.segments_off {
+        for (pc, p) in pre.iter_mut().enumerate() {
+            p.seg_end = pc as u32;
+        }
+    }
     invariants(&mut pre, &launch.program.insts, tid_fixed);
     mark_next(&mut pre);
     pre
@@ -380,10 +387,6 @@ fn mark_runs(pre: &mut [Pre]) {
         }
         p.run_end = end;
         p.seg_end = seg;
-        #[cfg(test)]
-        if super::tests::SEGMENTS_OFF.get() {
-            p.seg_end = pc as u32;
-        }
     }
 }
 
@@ -414,6 +417,7 @@ mod tests {
             max_warp_instructions: 1000,
             progress: None,
             sampling: crate::exec::Sampling::Full,
+            paths: Default::default(),
         }
     }
 

@@ -40,7 +40,7 @@ impl Ctx<'_> {
             self.counters.idc_hits += 1;
         }
         // `m.space` global: `space` is too, and the addresses need no resolving or remapping.
-        let line_path = cfg!(not(test)) || !tests_general();
+        let line_path = !self.launch.paths.global_general;
         if let (StateSpace::Global, Some(st), true) = (m.space, step, line_path) {
             if let Some(one) = self.one_line_run(access.bytes, st) {
                 return self.model_global_line(pc, m, access, run, step, store, one);
@@ -376,19 +376,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Whether a test asked for every global access to take the general path
-/// ([`tests::GLOBAL_GENERAL`]), to compare it with the one-line path.
-#[cfg(test)]
-fn tests_general() -> bool {
-    tests::GLOBAL_GENERAL.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-#[cfg(not(test))]
-#[inline(always)]
-fn tests_general() -> bool {
-    false
-}
-
 /// Pushes the `n` values `a`, `a + step`, ... onto `v`: up to 4 (a whole line's sectors in the
 /// shipped configs) as one copy of four, cut back to `n` (a few vector instructions, no loop);
 /// more one by one.
@@ -427,18 +414,12 @@ struct LineRun {
 
 #[cfg(test)]
 mod tests {
-    /// Every global access takes [`Ctx::model_global_general`] (on all threads: the outcomes are
-    /// the same either way, so that other tests running meanwhile are not disturbed).
-    pub(super) static GLOBAL_GENERAL: std::sync::atomic::AtomicBool =
-        std::sync::atomic::AtomicBool::new(false);
-
     /// Global accesses through the one-line path ([`Ctx::model_global_line`]) give what the
     /// general path gives: the same outputs, counters, per-PC statistics and timing, on
     /// workloads of coalesced loads and stores (one line, and not: offsets, strides, 16-byte
     /// elements), the read-only path, on L1s of 256 ways in 4 sets and of 466 ways in 3 sets.
     #[test]
     fn one_line_accesses_match_the_general_path() {
-        use std::sync::atomic::Ordering::Relaxed;
         let cases: [(&str, &[(&str, i64)]); 6] = [
             ("transpose_smem", &[("n", 64)]),
             ("read_stride", &[("n", 3000)]),
@@ -449,9 +430,7 @@ mod tests {
         ];
         for gpu in ["rtx3090", "h200"] {
             for (name, sets) in cases {
-                crate::testing::same_both_ways(gpu, name, sets, |on| {
-                    GLOBAL_GENERAL.store(on, Relaxed)
-                });
+                crate::testing::same_both_ways(gpu, name, sets, |p, on| p.global_general = on);
             }
         }
     }

@@ -212,9 +212,7 @@ mod tests {
         ];
         for gpu in ["rtx3090", "h200"] {
             for (name, sets) in cases {
-                crate::testing::same_both_ways(gpu, name, sets, |on| {
-                    crate::exec::fast::tests::WORD_GENERAL.set(on)
-                });
+                crate::testing::same_both_ways(gpu, name, sets, |p, on| p.word_general = on);
             }
         }
     }
@@ -303,9 +301,9 @@ mod tests {
                     ..Default::default()
                 };
                 let run = |general: bool| {
-                    crate::exec::fast::tests::WORD_GENERAL.set(general);
+                    let mut opts = opts.clone();
+                    opts.paths.word_general = general;
                     let r = crate::run::run_workload(&cfg, &w, &opts);
-                    crate::exec::fast::tests::WORD_GENERAL.set(false);
                     match r {
                         Ok(r) => format!("{:?}", r.launches),
                         Err(e) => format!("error: {e}"),

@@ -14,9 +14,7 @@ fn memory_entries_match_the_general_path() {
         ("stencil_1d", &[]),
     ];
     for (name, sets) in cases {
-        crate::testing::same_both_ways("rtx3090", name, sets, |on| {
-            super::super::fast::tests::MEM_GENERAL.set(on)
-        });
+        crate::testing::same_both_ways("rtx3090", name, sets, |p, on| p.mem_general = on);
     }
 }
 
@@ -37,9 +35,7 @@ fn segments_match_entry_by_entry() {
     ];
     for gpu in ["rtx3090", "h200"] {
         for (name, sets) in cases {
-            crate::testing::same_both_ways(gpu, name, sets, |on| {
-                super::super::fast::tests::SEGMENTS_OFF.set(on)
-            });
+            crate::testing::same_both_ways(gpu, name, sets, |p, on| p.segments_off = on);
         }
     }
 }
@@ -220,9 +216,9 @@ fn segments_vs_entries(dir: &std::path::Path, name: &str, texts: &[(String, bool
                 ..Default::default()
             };
             let run = |off: bool| {
-                super::super::fast::tests::SEGMENTS_OFF.set(off);
+                let mut opts = opts.clone();
+                opts.paths.segments_off = off;
                 let r = crate::run::run_workload(&cfg, &w, &opts);
-                super::super::fast::tests::SEGMENTS_OFF.set(false);
                 match r {
                     Ok(r) => format!("{:?}", r.launches),
                     Err(e) => format!("error: {e}"),
