@@ -1,0 +1,323 @@
+//! Function bodies: statements up to the closing `}`, nested `{}` scopes and their register
+//! renaming, register declarations, instructions with their guards, and operands.
+
+use super::{PResult, Parser};
+use crate::ptx::ast::*;
+use crate::ptx::inst::{self, Op};
+use crate::ptx::lexer::Token;
+
+impl<'s> Parser<'s> {
+    /// Statements up to the matching `}` (consumed). Nested `{}` scopes are flattened.
+    pub(super) fn block(&mut self, f: &mut Function) {
+        loop {
+            match self.peek() {
+                None => {
+                    self.errors.push(self.error("unclosed function body"));
+                    return;
+                }
+                Some(Token::RBrace) => {
+                    self.pos += 1;
+                    return;
+                }
+                Some(Token::LBrace) => {
+                    self.pos += 1;
+                    self.scope_count += 1;
+                    self.scopes.push(std::collections::HashMap::new());
+                    self.block(f);
+                    self.scopes.pop();
+                }
+                _ => {
+                    let start = self.pos;
+                    if let Err(e) = self.statement(f) {
+                        self.errors.push(e);
+                        if self.pos == start {
+                            self.pos += 1;
+                        }
+                        self.recover();
+                    }
+                }
+            }
+        }
+    }
+
+    fn statement(&mut self, f: &mut Function) -> PResult<()> {
+        if self.peek() == Some(Token::DotWord) {
+            let start = self.span().start;
+            match &self.text()[1..] {
+                "reg" => {
+                    self.bump();
+                    return self.reg_decl(f);
+                }
+                "loc" | "file" => {
+                    self.skip_line();
+                    return Ok(());
+                }
+                "pragma" => {
+                    self.bump();
+                    self.expect(Token::Str, "a pragma string")?;
+                    self.expect(Token::Semi, "`;`")?;
+                    return Ok(());
+                }
+                "local" | "shared" | "const" | "global" => {
+                    let v = self.variable(false, start)?;
+                    f.locals.push(v);
+                    return Ok(());
+                }
+                "param" => {
+                    // The argument and return slots of a call sequence (`.param .b64 param0;`):
+                    // calls are inlined (ptx::inline), which binds them by name and offset.
+                    while !matches!(self.peek(), Some(Token::Semi) | None) {
+                        self.pos += 1;
+                    }
+                    self.expect(Token::Semi, "`;`")?;
+                    return Ok(());
+                }
+                _ => return Err(self.error("unsupported directive in a function body")),
+            }
+        }
+        if self.peek() == Some(Token::Ident) && self.peek_at(1) == Some(Token::Colon) {
+            let name = self.bump().to_string();
+            self.pos += 1;
+            f.body.push(Statement::Label(name));
+            return Ok(());
+        }
+        let mut inst = self.instruction()?;
+        if !self.scopes.is_empty() {
+            self.rename_scoped(&mut inst);
+        }
+        f.body.push(Statement::Inst(inst));
+        Ok(())
+    }
+
+    /// The unique name of a register declared in an enclosing nested scope, if any.
+    fn scoped(&self, name: &str) -> Option<String> {
+        self.scopes.iter().rev().find_map(|m| m.get(name).cloned())
+    }
+
+    /// Renames the registers of `inst` that a nested scope declares.
+    fn rename_scoped(&self, inst: &mut Instruction) {
+        fn walk(p: &Parser, o: &mut Operand) {
+            match o {
+                Operand::Reg(r) | Operand::NotPred(r) | Operand::Symbol(r) => {
+                    if let Some(n) = p.scoped(r) {
+                        *r = n;
+                    }
+                }
+                Operand::Address { base: Some(b), .. } => walk(p, b),
+                Operand::Vector(v) => v.iter_mut().for_each(|x| walk(p, x)),
+                _ => {}
+            }
+        }
+        if let Some(g) = &mut inst.guard {
+            if let Some(n) = self.scoped(&g.reg) {
+                g.reg = n;
+            }
+        }
+        inst.args.iter_mut().for_each(|a| walk(self, a));
+    }
+
+    /// `.reg [.v2] .type %r<10>, %x;` (after `.reg`).
+    fn reg_decl(&mut self, f: &mut Function) -> PResult<()> {
+        let mut ty = None;
+        while self.peek() == Some(Token::DotWord) {
+            let w = &self.bump()[1..];
+            match Type::from_word(w) {
+                Some(t) => ty = Some(t),
+                None => {
+                    return Err(self.error_at(
+                        self.toks[self.pos - 1].1.clone(),
+                        "unsupported register type",
+                    ))
+                }
+            }
+        }
+        let ty = ty.ok_or_else(|| self.error("expected a register type"))?;
+        loop {
+            let name = self.expect(Token::Ident, "a register name")?.to_string();
+            let count = if self.eat(Token::Lt) {
+                let n = self.int()?;
+                self.expect(Token::Gt, "`>`")?;
+                Some(u32::try_from(n).map_err(|_| self.error("register count out of range"))?)
+            } else {
+                None
+            };
+            if self.scopes.is_empty() {
+                f.regs.push(RegDecl { name, ty, count });
+            } else {
+                // In a nested scope: one uniquely named register per declared name.
+                let names: Vec<String> = match count {
+                    Some(n) => (0..n).map(|k| format!("{name}{k}")).collect(),
+                    None => vec![name],
+                };
+                for n in names {
+                    let unique = format!("{n}${}", self.scope_count);
+                    if let Some(top) = self.scopes.last_mut() {
+                        top.insert(n, unique.clone());
+                    }
+                    f.regs.push(RegDecl {
+                        name: unique,
+                        ty,
+                        count: None,
+                    });
+                }
+            }
+            if !self.eat(Token::Comma) {
+                break;
+            }
+        }
+        self.expect(Token::Semi, "`;`")?;
+        Ok(())
+    }
+
+    fn instruction(&mut self) -> PResult<Instruction> {
+        let start = self.span();
+        let guard = if self.eat(Token::At) {
+            let negated = self.eat(Token::Bang);
+            let reg = self
+                .expect(Token::Ident, "a predicate register")?
+                .to_string();
+            Some(Guard { reg, negated })
+        } else {
+            None
+        };
+        let op_span = self.span();
+        let opcode = self.expect(Token::Ident, "an instruction")?;
+        let mut mods = vec![];
+        while self.peek() == Some(Token::DotWord) {
+            mods.push(&self.bump()[1..]);
+        }
+        let op: Op =
+            inst::decode(opcode, &mods).map_err(|msg| self.error_at(op_span.clone(), &msg))?;
+        let mut args = vec![];
+        if self.peek() != Some(Token::Semi) {
+            loop {
+                let mut a = self.operand()?;
+                if self.eat(Token::Pipe) {
+                    a = Operand::Vector(vec![a, self.operand()?]);
+                }
+                args.push(a);
+                if !self.eat(Token::Comma) {
+                    break;
+                }
+            }
+        }
+        self.expect(Token::Semi, "`;` after the operands")?;
+        let line = self.lines.line_col(op_span.start).0 as u32;
+        Ok(Instruction {
+            guard,
+            op,
+            args,
+            span: start.start..self.span().start,
+            line,
+        })
+    }
+
+    pub(super) fn operand(&mut self) -> PResult<Operand> {
+        match self.peek() {
+            Some(Token::LBracket) => {
+                self.pos += 1;
+                let mut base = None;
+                let mut offset = 0i64;
+                match self.peek() {
+                    Some(Token::Ident) => base = Some(Box::new(self.name_operand()?)),
+                    _ => offset = self.int()?,
+                }
+                while matches!(self.peek(), Some(Token::Plus) | Some(Token::Minus)) {
+                    let minus = self.peek() == Some(Token::Minus);
+                    self.pos += 1;
+                    let v = self.int()?;
+                    offset = offset.wrapping_add(if minus { v.wrapping_neg() } else { v });
+                }
+                self.expect(Token::RBracket, "`]`")?;
+                Ok(Operand::Address { base, offset })
+            }
+            Some(Token::LBrace) => {
+                self.pos += 1;
+                let mut items = vec![];
+                loop {
+                    items.push(self.operand()?);
+                    if !self.eat(Token::Comma) {
+                        break;
+                    }
+                }
+                self.expect(Token::RBrace, "`}`")?;
+                Ok(Operand::Vector(items))
+            }
+            Some(Token::LParen) => {
+                // The return and argument lists of `call`: `(retval0)`, `(param0, param1)`, `()`.
+                self.pos += 1;
+                let mut items = vec![];
+                while !self.eat(Token::RParen) {
+                    items.push(self.operand()?);
+                    if !self.eat(Token::Comma) && self.peek() != Some(Token::RParen) {
+                        return Err(self.error("expected `,` or `)`"));
+                    }
+                }
+                Ok(Operand::Vector(items))
+            }
+            Some(Token::Minus) | Some(Token::Int) => {
+                if self.peek() == Some(Token::Minus)
+                    && matches!(self.peek_at(1), Some(Token::HexFloat) | Some(Token::Float))
+                {
+                    self.pos += 1;
+                    match self.operand()? {
+                        Operand::Float(f) => return Ok(Operand::Float(-f)),
+                        _ => unreachable!("a float literal parses to a float"),
+                    }
+                }
+                Ok(Operand::Int(self.int()?))
+            }
+            Some(Token::HexFloat) => {
+                let t = self.bump();
+                let bits = &t[2..];
+                let f = if t.as_bytes()[1].eq_ignore_ascii_case(&b'f') {
+                    f64::from(f32::from_bits(u32::from_str_radix(bits, 16).unwrap_or(0)))
+                } else {
+                    f64::from_bits(u64::from_str_radix(bits, 16).unwrap_or(0))
+                };
+                Ok(Operand::Float(f))
+            }
+            Some(Token::Float) => {
+                let t = self.bump();
+                t.parse().map(Operand::Float).map_err(|_| {
+                    self.error_at(self.toks[self.pos - 1].1.clone(), "bad float literal")
+                })
+            }
+            Some(Token::Ident) => self.name_operand(),
+            Some(Token::Bang) => {
+                self.pos += 1;
+                match self.name_operand()? {
+                    Operand::Reg(r) => Ok(Operand::NotPred(r)),
+                    _ => Err(self.error_at(
+                        self.toks[self.pos - 1].1.clone(),
+                        "`!` applies to a predicate register",
+                    )),
+                }
+            }
+            _ => Err(self.error("expected an operand")),
+        }
+    }
+
+    /// A register, special register or symbol.
+    fn name_operand(&mut self) -> PResult<Operand> {
+        let span = self.span();
+        let name = self.bump();
+        if Special::is_special_name(name) {
+            let comp = if self.peek() == Some(Token::DotWord)
+                && matches!(&self.text()[1..], "x" | "y" | "z")
+            {
+                Some(&self.bump()[1..])
+            } else {
+                None
+            };
+            return Special::from_parts(name, comp)
+                .map(Operand::Special)
+                .ok_or_else(|| self.error_at(span, "unsupported special register"));
+        }
+        if name.starts_with('%') {
+            Ok(Operand::Reg(name.to_string()))
+        } else {
+            Ok(Operand::Symbol(name.to_string()))
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! The module level of the grammar: top-level directives, module-scope declarations, `.entry`
+//! and `.func` with their parameters and performance directives, variables and their
+//! initialisers.
+
+use super::{parse_int, PResult, Parser};
+use crate::ptx::ast::*;
+use crate::ptx::lexer::Token;
+
+impl<'s> Parser<'s> {
+    pub(super) fn module(&mut self) -> Module {
+        let mut m = Module {
+            address_size: 64,
+            ..Module::default()
+        };
+        while self.peek().is_some() {
+            let start = self.pos;
+            if let Err(e) = self.top_level(&mut m) {
+                self.errors.push(e);
+                if self.pos == start {
+                    self.pos += 1;
+                }
+                self.recover();
+            }
+        }
+        m
+    }
+
+    fn top_level(&mut self, m: &mut Module) -> PResult<()> {
+        if self.peek() != Some(Token::DotWord) {
+            return Err(self.error("expected a directive"));
+        }
+        let word = &self.text()[1..];
+        match word {
+            "version" => {
+                self.bump();
+                let v = self.bump();
+                let (a, b) = v.split_once('.').unwrap_or((v, "0"));
+                m.version = (a.parse().unwrap_or(0), b.parse().unwrap_or(0));
+            }
+            "target" => {
+                self.bump();
+                m.target = self
+                    .expect(Token::Ident, "a target such as sm_80")?
+                    .to_string();
+                while self.eat(Token::Comma) {
+                    self.expect(Token::Ident, "a target option")?;
+                }
+            }
+            "address_size" => {
+                self.bump();
+                let v = self.expect(Token::Int, "32 or 64")?;
+                m.address_size = v.parse().unwrap_or(0);
+                if m.address_size != 64 && m.address_size != 32 {
+                    return Err(self.error_at(
+                        self.toks[self.pos - 1].1.clone(),
+                        "address size must be 32 or 64",
+                    ));
+                }
+            }
+            "file" | "loc" => self.skip_line(),
+            "section" => {
+                self.bump();
+                while self.peek() != Some(Token::LBrace) && self.peek().is_some() {
+                    self.pos += 1;
+                }
+                self.skip_braced()?;
+            }
+            "pragma" => {
+                self.bump();
+                self.expect(Token::Str, "a pragma string")?;
+                self.expect(Token::Semi, "`;`")?;
+            }
+            _ => self.declaration(m)?,
+        }
+        Ok(())
+    }
+
+    /// `[.visible|.extern|.weak|.common] (.entry|.func|variable)`.
+    fn declaration(&mut self, m: &mut Module) -> PResult<()> {
+        let start = self.span().start;
+        let mut is_extern = false;
+        loop {
+            if self.eat_word("visible") || self.eat_word("weak") || self.eat_word("common") {
+                continue;
+            }
+            if self.eat_word("extern") {
+                is_extern = true;
+                continue;
+            }
+            break;
+        }
+        if self.eat_word("entry") {
+            let f = self.function(true, start)?;
+            if let Some(f) = f {
+                m.functions.push(f);
+            }
+            return Ok(());
+        }
+        if self.eat_word("func") {
+            if let Some(f) = self.function(false, start)? {
+                m.functions.push(f);
+            }
+            return Ok(());
+        }
+        let v = self.variable(is_extern, start)?;
+        m.globals.push(v);
+        Ok(())
+    }
+
+    /// `name (params) [perf directives] { body }` or `;` for a prototype (returns `None`).
+    fn function(&mut self, is_entry: bool, start: usize) -> PResult<Option<Function>> {
+        let rets = if !is_entry && self.peek() == Some(Token::LParen) {
+            // Return parameters of a .func.
+            self.params()?
+        } else {
+            vec![]
+        };
+        let name = self.expect(Token::Ident, "a function name")?.to_string();
+        let params = if self.peek() == Some(Token::LParen) {
+            self.params()?
+        } else {
+            vec![]
+        };
+        // Performance-tuning directives: .maxntid 256, 1, 1  .reqntid  .minnctapersm 2  .maxnreg 32 ...
+        while self.peek() == Some(Token::DotWord) {
+            self.bump();
+            while matches!(self.peek(), Some(Token::Int) | Some(Token::Comma)) {
+                self.pos += 1;
+            }
+        }
+        let span = start..self.span().start;
+        if self.eat(Token::Semi) {
+            return Ok(None);
+        }
+        let mut f = Function {
+            name,
+            is_entry,
+            params,
+            rets,
+            regs: vec![],
+            locals: vec![],
+            body: vec![],
+            span,
+        };
+        self.expect(Token::LBrace, "`{` opening the function body")?;
+        self.block(&mut f);
+        Ok(Some(f))
+    }
+
+    fn params(&mut self) -> PResult<Vec<Param>> {
+        self.expect(Token::LParen, "`(`")?;
+        let mut out = vec![];
+        while !self.eat(Token::RParen) {
+            if !self.eat_word("param") && !self.eat_word("reg") {
+                return Err(self.error("expected `.param`"));
+            }
+            let mut align = 0;
+            let mut ty = None;
+            while self.peek() == Some(Token::DotWord) {
+                let w = &self.bump()[1..];
+                if w == "align" {
+                    align = self.int()? as u32;
+                } else if let Some(t) = Type::from_word(w) {
+                    ty = Some(t);
+                } else if w == "ptr" || matches!(w, "global" | "const" | "shared" | "local") {
+                    // `.ptr.global.align 16` annotations: no effect on execution.
+                } else {
+                    return Err(self.error_at(
+                        self.toks[self.pos - 1].1.clone(),
+                        "unsupported parameter attribute",
+                    ));
+                }
+            }
+            let ty = ty.ok_or_else(|| self.error("expected a parameter type"))?;
+            let name = self.expect(Token::Ident, "a parameter name")?.to_string();
+            let count = self.array_len(u64::from(ty.bytes()))?.unwrap_or(1);
+            out.push(Param {
+                name,
+                ty,
+                align: if align == 0 { ty.bytes() } else { align },
+                count,
+            });
+            if !self.eat(Token::Comma) && self.peek() != Some(Token::RParen) {
+                return Err(self.error("expected `,` or `)`"));
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn int(&mut self) -> PResult<i64> {
+        let neg = self.eat(Token::Minus);
+        let t = self.expect(Token::Int, "an integer")?;
+        let v = parse_int(t).ok_or_else(|| {
+            self.error_at(self.toks[self.pos - 1].1.clone(), "integer out of range")
+        })?;
+        Ok(if neg { v.wrapping_neg() } else { v })
+    }
+
+    /// `[N]`, `[]` (extern: 0) or nothing.
+    /// `[N]` of elements of `elem_bytes` bytes each (`[]` is 0); its size in bytes must fit a u64.
+    fn array_len(&mut self, elem_bytes: u64) -> PResult<Option<u64>> {
+        if !self.eat(Token::LBracket) {
+            return Ok(None);
+        }
+        if self.eat(Token::RBracket) {
+            return Ok(Some(0));
+        }
+        let n = self.int()?;
+        self.expect(Token::RBracket, "`]`")?;
+        if n < 0 {
+            return Err(self.error_at(self.toks[self.pos - 2].1.clone(), "negative array length"));
+        }
+        if (n as u64).checked_mul(elem_bytes.max(1)).is_none() {
+            return Err(self.error_at(
+                self.toks[self.pos - 2].1.clone(),
+                "array length too large (its size in bytes overflows 64 bits)",
+            ));
+        }
+        Ok(Some(n as u64))
+    }
+
+    /// `.space [.align N] [.v2|.v4] .type name[N] [= init];` (the space word not yet consumed).
+    pub(super) fn variable(&mut self, is_extern: bool, start: usize) -> PResult<Variable> {
+        let space_word = self.expect(
+            Token::DotWord,
+            "a state space (.global, .const, .shared, .local)",
+        )?;
+        let space = StateSpace::from_word(&space_word[1..])
+            .filter(|s| {
+                matches!(
+                    s,
+                    StateSpace::Global | StateSpace::Const | StateSpace::Shared | StateSpace::Local
+                )
+            })
+            .ok_or_else(|| {
+                self.error_at(self.toks[self.pos - 1].1.clone(), "unsupported directive")
+            })?;
+        let mut align = 0;
+        let mut vec = 1;
+        let mut ty = None;
+        while self.peek() == Some(Token::DotWord) {
+            let w = &self.bump()[1..];
+            match w {
+                "align" => align = self.int()? as u32,
+                "v2" => vec = 2,
+                "v4" => vec = 4,
+                _ => match Type::from_word(w) {
+                    Some(t) => ty = Some(t),
+                    None => {
+                        return Err(self.error_at(
+                            self.toks[self.pos - 1].1.clone(),
+                            "unsupported variable attribute",
+                        ))
+                    }
+                },
+            }
+        }
+        let ty = ty.ok_or_else(|| self.error("expected a variable type"))?;
+        let name = self.expect(Token::Ident, "a variable name")?.to_string();
+        let mut count = self.array_len(u64::from(ty.bytes()) * vec)?.unwrap_or(1) * vec;
+        let mut init = vec![];
+        if self.eat(Token::Eq) {
+            let vals = self.initializer()?;
+            if count == 0 {
+                count = vals.len() as u64;
+            } else if vals.len() as u64 > count {
+                return Err(self.error(&format!(
+                    "{} initial values for an array of {count} elements",
+                    vals.len()
+                )));
+            }
+            for v in vals {
+                init.extend_from_slice(&v.to_le_bytes()[..ty.bytes() as usize]);
+            }
+        }
+        self.expect(Token::Semi, "`;`")?;
+        let align = if align == 0 { ty.bytes() } else { align };
+        Ok(Variable {
+            space,
+            name,
+            ty,
+            align,
+            count,
+            init,
+            is_extern,
+            span: start..self.span().start,
+        })
+    }
+
+    /// `{1, 2, 3}` or a single value; floats as their bits.
+    fn initializer(&mut self) -> PResult<Vec<u64>> {
+        let braced = self.eat(Token::LBrace);
+        let mut out = vec![];
+        loop {
+            if braced && self.peek() == Some(Token::RBrace) {
+                break;
+            }
+            if self.peek() == Some(Token::LBrace) {
+                out.extend(self.initializer()?);
+            } else {
+                match self.operand()? {
+                    Operand::Int(v) => out.push(v as u64),
+                    Operand::Float(f) => out.push(f.to_bits()),
+                    _ => {
+                        return Err(self.error_at(
+                            self.toks[self.pos - 1].1.clone(),
+                            "unsupported initializer (only numbers)",
+                        ))
+                    }
+                }
+            }
+            if !braced || !self.eat(Token::Comma) {
+                break;
+            }
+        }
+        if braced {
+            self.expect(Token::RBrace, "`}`")?;
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,277 @@
+//! Resolving a workload into a plan ([`plan`]): its PTX (compiled first when it names a CUDA
+//! source), the initial memory, and each launch decoded with its grid, parameters and registers.
+
+use super::layout::{build_params, init_constant, layout_kernel, layout_module};
+use super::{Options, Plan, PlannedLaunch, RegisterSource};
+use crate::config::GpuConfig;
+use crate::error::Result;
+use crate::exec::{self, Dims, SymbolAddr};
+use crate::memory::MemoryImage;
+use crate::ptx;
+use crate::workload::init::{self, Elem};
+use crate::workload::Workload;
+use std::collections::HashMap;
+
+/// Resolves `w` against `cfg`: parses the PTX, builds the initial memory, decodes each launch.
+pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
+    let mut w = w.clone();
+    w.set_params(&opts.sets)?;
+    let (ptx_name, text) = match &w.cuda {
+        Some(cu) => compile_source(cfg, &w, cu, opts.compiler)?,
+        None => {
+            let (ptx_name, bytes) = w.source.read_relative(&w.ptx)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| w.err("ptx", format!("{ptx_name} is not UTF-8 text")))?;
+            (ptx_name, text)
+        }
+    };
+    let module = ptx::parse(&text, &ptx_name)?;
+    if module.address_size != 64 {
+        return Err(w.err(
+            "ptx",
+            format!(
+                "{ptx_name}: .address_size {} is not supported (only 64-bit addressing)",
+                module.address_size
+            ),
+        ));
+    }
+
+    let mut image = MemoryImage::new(cfg.constant.size_bytes as usize);
+    let mut symbols = layout_module(&module, &mut image, &w)?;
+    let mut buffers: HashMap<String, u64> = HashMap::new();
+    let read_file = |p: &str| {
+        w.source
+            .read_relative(p)
+            .map(|(_, d)| d)
+            .map_err(|e| e.to_string())
+    };
+    for (i, b) in w.buffers.iter().enumerate() {
+        let key = format!("buffer[{i}]");
+        let elem = Elem::parse(&b.ty)
+            .ok_or_else(|| w.err(&format!("{key}.type"), format!("unknown type `{}`", b.ty)))?;
+        let count = w.eval(&b.count, &format!("{key}.count"))?;
+        let count = usize::try_from(count)
+            .map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
+        // An `iota` buffer stays its formula until a kernel writes it (memory::formula); a large
+        // buffer of zeros is fresh pages, not a pass of zeros (memory::host::HostBytes).
+        let bytes = (count.checked_mul(elem.bytes()))
+            .ok_or_else(|| format!("{count} elements of {} bytes overflow", elem.bytes()));
+        let too_big = |m: String| format!("{count} elements of {} bytes: {m}", elem.bytes());
+        let base = match init::formula(&b.init, elem) {
+            Some(f) => bytes
+                .and_then(|n| image.alloc_formula(&b.name, f, n).map_err(too_big))
+                .map_err(|m| w.err(&format!("{key}.init"), m))?,
+            None if b.init == "zeros" => bytes
+                .and_then(|n| image.alloc_zeros(&b.name, n).map_err(too_big))
+                .map_err(|m| w.err(&format!("{key}.init"), m))?,
+            None => {
+                let data = init::build(&b.init, elem, count, &read_file)
+                    .map_err(|m| w.err(&format!("{key}.init"), m))?;
+                image.alloc(&b.name, data)
+            }
+        };
+        if buffers.insert(b.name.clone(), base).is_some() {
+            return Err(w.err(
+                &format!("{key}.name"),
+                format!("a second buffer named `{}`", b.name),
+            ));
+        }
+    }
+    for (i, c) in w.constants.iter().enumerate() {
+        init_constant(&module, &mut image, &symbols, &w, i, c, &read_file)?;
+    }
+    let symbol_data = module
+        .globals
+        .iter()
+        .filter_map(|v| match symbols.get(&v.name)? {
+            SymbolAddr::Const(off) => Some((
+                v.name.clone(),
+                image.constant[*off as usize..(*off + v.size_bytes()) as usize].to_vec(),
+            )),
+            SymbolAddr::Global(a) => image
+                .allocs
+                .iter()
+                .find(|x| x.base == *a)
+                .map(|x| (v.name.clone(), x.contents().into_owned())),
+            _ => None,
+        })
+        .collect();
+
+    let mut launches = vec![];
+    for (i, spec) in w.launches.iter().enumerate() {
+        if !opts.only.is_empty() && !opts.only.contains(&spec.label) {
+            continue;
+        }
+        let key = format!("launch[{i}]");
+        let f = module.entry(&spec.kernel).ok_or_else(|| {
+            let names: Vec<&str> = module
+                .functions
+                .iter()
+                .filter(|f| f.is_entry)
+                .map(|f| f.name.as_str())
+                .collect();
+            w.err(
+                &format!("{key}.kernel"),
+                format!(
+                    "no entry `{}` in {ptx_name} (entries: {})",
+                    spec.kernel,
+                    names.join(", ")
+                ),
+            )
+        })?;
+        let inlined = ptx::inline::inline_calls(&module, f, &text, &ptx_name)?;
+        let f = &inlined;
+        let (param_bytes, dynamic_shared_at, local) = layout_kernel(&module, f, &mut symbols);
+        let program = exec::decode(f, &symbols, &text, &ptx_name)?;
+        let (params, args) = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
+        let dims = Dims {
+            grid: w.dims(&spec.grid, &format!("{key}.grid"))?,
+            block: w.dims(&spec.block, &format!("{key}.block"))?,
+        };
+        let dynamic = match &spec.shared_bytes {
+            Some(e) => w.eval(e, &format!("{key}.shared_bytes"))?,
+            None => 0,
+        };
+        if dynamic < 0 {
+            return Err(w.err(
+                &format!("{key}.shared_bytes"),
+                format!("= {dynamic}, must be >= 0"),
+            ));
+        }
+        let cache_global_loads = match spec.dlcm.as_deref() {
+            None => cfg.l1.cache_global_loads,
+            Some("ca") => true,
+            Some("cg") => false,
+            Some(o) => {
+                return Err(w.err(
+                    &format!("{key}.dlcm"),
+                    format!("= \"{o}\", allowed: \"ca\" or \"cg\""),
+                ))
+            }
+        };
+        let mut notes = vec![];
+        let bank_width = match spec.bank_mode {
+            None => cfg.shared.bank_width_bytes,
+            Some(b) if b != 4 && b != 8 => {
+                return Err(w.err(
+                    &format!("{key}.bank_mode"),
+                    format!("= {b}, allowed: 4 or 8"),
+                ))
+            }
+            Some(b) if cfg.shared.bank_width_selectable => b,
+            Some(b) => {
+                // As on the hardware: cudaDeviceSetSharedMemConfig is ignored where banks are fixed.
+                if b != cfg.shared.bank_width_bytes {
+                    notes.push(format!(
+                        "bank_mode = {b} ignored: {} has fixed {}-byte banks",
+                        cfg.gpu.name, cfg.shared.bank_width_bytes
+                    ));
+                }
+                cfg.shared.bank_width_bytes
+            }
+        };
+        let (registers, registers_source) =
+            launch_registers(cfg, &program, spec, opts, &w, &key, &mut notes)?;
+        launches.push(PlannedLaunch {
+            label: spec.label.clone(),
+            kernel: spec.kernel.clone(),
+            program,
+            params,
+            args,
+            dims,
+            dynamic_shared_bytes: dynamic as u64,
+            shared_bytes: dynamic_shared_at + dynamic as u64,
+            local_bytes: local,
+            registers,
+            registers_source,
+            cache_global_loads,
+            bank_width,
+            notes,
+        });
+    }
+    Ok(Plan {
+        workload: w,
+        ptx_name,
+        ptx_text: text,
+        image,
+        symbols: symbol_data,
+        launches,
+    })
+}
+
+/// Registers per thread of a launch of `program`: `--registers`, else the launch's `registers`,
+/// else the estimate from the PTX clamped to the GPU's maximum (with a note: ptxas would spill).
+/// A given number above the maximum is an error naming the key (or the flag).
+fn launch_registers(
+    cfg: &GpuConfig,
+    program: &exec::Program,
+    spec: &crate::workload::LaunchSpec,
+    opts: &Options,
+    w: &Workload,
+    key: &str,
+    notes: &mut Vec<String>,
+) -> Result<(u32, RegisterSource)> {
+    let max = cfg.sm.max_registers_per_thread;
+    let allowed = format!(
+        "allowed: 0 to {max} (sm.max_registers_per_thread of {})",
+        cfg.path
+    );
+    if let Some(n) = opts.registers {
+        if n > max {
+            return Err(crate::Error::Launch {
+                launch: spec.label.clone(),
+                message: format!("--registers {n} is out of range; {allowed}"),
+            });
+        }
+        return Ok((n, RegisterSource::Given));
+    }
+    if let Some(n) = spec.registers {
+        if n > max {
+            return Err(w.err(&format!("{key}.registers"), format!("= {n}, {allowed}")));
+        }
+        return Ok((n, RegisterSource::Given));
+    }
+    let estimate = exec::regs::estimate(program);
+    if estimate > max {
+        notes.push(format!(
+            "an estimated {estimate} registers per thread exceed {}'s {max}: counted as {max} \
+             for occupancy (ptxas would spill the rest to local memory, which is not simulated); \
+             `registers = N` in the launch or --registers N gives ptxas's number",
+            cfg.gpu.name
+        ));
+        return Ok((max, RegisterSource::Estimated));
+    }
+    Ok((estimate, RegisterSource::Estimated))
+}
+
+/// Compiles the workload's CUDA source `cu` for the config's GPU; returns a name for the PTX (the
+/// source, the compiler and the target, for messages) and the PTX.
+fn compile_source(
+    cfg: &GpuConfig,
+    w: &Workload,
+    cu: &str,
+    compiler: crate::compile::Compiler,
+) -> Result<(String, String)> {
+    let (name, bytes) = w.source.read_relative(cu)?;
+    let source =
+        String::from_utf8(bytes).map_err(|_| w.err("cuda", format!("{name} is not UTF-8 text")))?;
+    let dir = match &w.source {
+        crate::workload::Source::File(p) => {
+            Some(p.parent().unwrap_or(std::path::Path::new(".")).join(cu))
+        }
+        crate::workload::Source::Inline => Some(std::path::PathBuf::from(cu)),
+        crate::workload::Source::Bundled(_) => None,
+    };
+    let include_dir = dir.as_deref().and_then(std::path::Path::parent);
+    let c = crate::compile::compile_cuda(
+        &name,
+        &source,
+        include_dir,
+        cfg.compute_capability(),
+        compiler,
+    )?;
+    Ok((
+        format!("{name} (PTX by {} for {})", c.compiler, c.arch),
+        c.ptx,
+    ))
+}
