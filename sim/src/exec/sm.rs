@@ -84,7 +84,7 @@ impl Files {
     pub(crate) fn prepare(
         &mut self,
         launch: &Launch,
-        forms: &[fast::Pre],
+        forms: &[fast::LoopEntry],
         files: usize,
         blocks: usize,
         clear: Option<&[u16]>,
@@ -294,7 +294,7 @@ pub(crate) struct Pass1<'a> {
     /// The launch as pass 1 runs it (its program's registers renamed where they were compacted).
     pub(crate) launch: &'a Launch<'a>,
     /// The pre-decoded entries of its program ([`fast::forms`]).
-    pub(crate) forms: &'a [fast::Pre],
+    pub(crate) forms: &'a [fast::LoopEntry],
     /// The straight-line path's counts and entries, cloned by each SM's first batch.
     pub(crate) runs: &'a step::Runs,
     pub(crate) costs: &'a Costs,

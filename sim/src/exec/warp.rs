@@ -35,7 +35,7 @@ pub struct Warp {
     /// same warp of every block (a kernel with barriers) computes it once.
     tid_for: Option<(u32, [u32; 3])>,
     /// Registers whose row holds, for all 32 lanes, the value of its invariant writer
-    /// (`exec::fast::Pre::invariant`): it keeps it over the warps and blocks that use this
+    /// (`exec::fast::LoopEntry::invariant`): it keeps it over the warps and blocks that use this
     /// register file in the launch, so the writer need not run again.
     pub fixed: Vec<bool>,
     /// Invariant entries whose register is not fixed yet in this register file; at 0 the

@@ -1,8 +1,8 @@
-//! The entries of the table the warp loop reads, one a PC ([`Pre`], made by [`forms`]): what
-//! the loop does with the instruction ([`Fast`]), a load's or store's [`MemPlan`], and the ends
+//! The entries of the table the warp loop reads, one a PC ([`LoopEntry`], made by [`forms`]): what
+//! the loop does with the instruction ([`EntryOp`]), a load's or store's [`MemPlan`], and the ends
 //! of the runs of plain entries and of the segments.
 
-use super::form::Form;
+use super::form::AluForm;
 use super::invariant::{invariants, mark_next};
 use super::kernel::Opd;
 use crate::exec::alu::mask;
@@ -13,24 +13,24 @@ use crate::ptx::inst::{MemOp, Op};
 
 /// What the warp loop does with one instruction, decided once per launch ([`forms`]).
 ///
-/// Besides the integer [`Form`]s, the instructions whose value is the same for every lane of a
+/// Besides the integer [`AluForm`]s, the instructions whose value is the same for every lane of a
 /// launch or a block (kernel parameters, `%ntid`, `%ctaid`, immediates and symbol addresses),
 /// the `%tid` rows and the control flow of a converged warp run in the warp loop's straight-line
 /// path (`exec::step`), which does each one's bookkeeping itself. Every variant but
-/// [`Fast::Form`], [`Fast::Bra`] and [`Fast::Nop`] is made for unguarded instructions only.
+/// [`EntryOp::AluForm`], [`EntryOp::Bra`] and [`EntryOp::Nop`] is made for unguarded instructions only.
 ///
 /// An explicit one-byte tag (`repr(u8)`), so that the warp loop's dispatch on it is one jump
-/// table (a tag in a niche of [`Kernel`]'s was first mapped to the variant's index by a few
+/// table (a tag in a niche of [`LaneOp`]'s was first mapped to the variant's index by a few
 /// instructions per entry).
 ///
-/// [`Kernel`]: super::Kernel
+/// [`LaneOp`]: super::LaneOp
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(u8)]
-pub enum Fast {
+pub enum EntryOp {
     /// The general path of the warp loop.
     General,
     /// An integer form.
-    Form(Form),
+    AluForm(AluForm),
     /// `d[l] = v` (`mov` of an immediate, a symbol's address, `%ntid` or `%nctaid`); `imc`:
     /// the source is a constant-bank operand, one IMC request (`%ntid`, `%nctaid`).
     Bcast {
@@ -174,17 +174,17 @@ impl MemPlan {
 
 /// The pre-decoded entry of one instruction: what it is and its guard.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pre {
+pub struct LoopEntry {
     /// What the warp loop does.
-    pub op: Fast,
+    pub op: EntryOp,
     /// Guard predicate register, or [`NO_REG`].
     pub guard: u16,
     /// `@!p`.
     pub negated: bool,
-    /// The end of the run of [`Pre::plain`] entries from this one: the first PC at or after
+    /// The end of the run of [`LoopEntry::plain`] entries from this one: the first PC at or after
     /// this one whose entry is not plain (this PC itself when its entry is not).
     pub run_end: u32,
-    /// The end of the segment from this entry ([`Pre::in_segment`]): the first PC at or after
+    /// The end of the segment from this entry ([`LoopEntry::in_segment`]): the first PC at or after
     /// this one whose entry is in none (this PC itself when its entry is not in one).
     pub seg_end: u32,
     /// A plain entry whose value is the same whenever it runs in the launch on one register
@@ -200,19 +200,19 @@ pub struct Pre {
     pub next: u32,
 }
 
-impl Pre {
+impl LoopEntry {
     /// An entry a converged warp runs for all its live lanes with nothing to decide or count
     /// apart: unguarded, and neither control flow nor the general path.
     pub fn plain(&self) -> bool {
         self.guard == NO_REG
             && matches!(
                 self.op,
-                Fast::Form(_)
-                    | Fast::Bcast { .. }
-                    | Fast::Param { .. }
-                    | Fast::Ctaid { .. }
-                    | Fast::Tid { .. }
-                    | Fast::Nop
+                EntryOp::AluForm(_)
+                    | EntryOp::Bcast { .. }
+                    | EntryOp::Param { .. }
+                    | EntryOp::Ctaid { .. }
+                    | EntryOp::Tid { .. }
+                    | EntryOp::Nop
             )
     }
 
@@ -225,8 +225,8 @@ impl Pre {
     /// branch diverges, which ends the segment there.
     pub fn in_segment(&self) -> bool {
         match self.op {
-            Fast::Mem(p) => p.word != Word::General,
-            Fast::Bra { .. } | Fast::Exit => true,
+            EntryOp::Mem(p) => p.word != Word::General,
+            EntryOp::Bra { .. } | EntryOp::Exit => true,
             _ => self.plain(),
         }
     }
@@ -239,75 +239,75 @@ impl Pre {
             Opd::Imm(_) => None,
         };
         match self.op {
-            Fast::Bcast { d, .. } | Fast::Param { d, .. } | Fast::Tid { d, .. } => {
+            EntryOp::Bcast { d, .. } | EntryOp::Param { d, .. } | EntryOp::Tid { d, .. } => {
                 Some((d, [None; 3]))
             }
-            Fast::Form(f) => Some((f.d, [reg(f.a), reg(f.b), reg(f.c)])),
+            EntryOp::AluForm(f) => Some((f.d, [reg(f.a), reg(f.b), reg(f.c)])),
             _ => None,
         }
     }
 }
 
-impl Fast {
-    /// The entry of `inst` in `launch`, or [`Fast::General`].
-    pub fn of(inst: &DInst, launch: &crate::exec::Launch) -> Fast {
-        if let Some(f) = Form::of(inst) {
-            return Fast::Form(f);
+impl EntryOp {
+    /// The entry of `inst` in `launch`, or [`EntryOp::General`].
+    pub fn of(inst: &DInst, launch: &crate::exec::Launch) -> EntryOp {
+        if let Some(f) = AluForm::of(inst) {
+            return EntryOp::AluForm(f);
         }
         match inst.op {
             Op::Bra => {
-                return Fast::Bra {
+                return EntryOp::Bra {
                     target: inst.target,
                 }
             }
-            Op::WarpSync => return Fast::Nop,
-            Op::Ld(_) | Op::St(_) if launch.paths.mem_general => return Fast::General,
-            // Not an `ld.param` at a fixed offset ([`Fast::Param`], below).
+            Op::WarpSync => return EntryOp::Nop,
+            Op::Ld(_) | Op::St(_) if launch.paths.mem_general => return EntryOp::General,
+            // Not an `ld.param` at a fixed offset ([`EntryOp::Param`], below).
             Op::Ld(m) if param(inst, m, &launch.params).is_none() || inst.guard != NO_REG => {
-                return Fast::Mem(MemPlan::of(inst))
+                return EntryOp::Mem(MemPlan::of(inst))
             }
-            Op::St(_) => return Fast::Mem(MemPlan::of(inst)),
+            Op::St(_) => return EntryOp::Mem(MemPlan::of(inst)),
             _ => {}
         }
         let d = inst.dst[0];
         if inst.guard != NO_REG || (d == NO_REG && !matches!(inst.op, Op::Exit | Op::Ret)) {
-            return Fast::General;
+            return EntryOp::General;
         }
         match inst.op {
-            Op::Exit | Op::Ret => Fast::Exit,
+            Op::Exit | Op::Ret => EntryOp::Exit,
             Op::Mov(ty) if inst.nsrc >= 1 => {
                 let m = mask(ty.bits().max(8));
                 let block = launch.dims.block;
                 match inst.src[0] {
-                    Src::Imm(v) => Fast::Bcast {
+                    Src::Imm(v) => EntryOp::Bcast {
                         d,
                         v: v & m,
                         imc: false,
                     },
-                    Src::Special(Special::Ntid(c)) if c < 3 => Fast::Bcast {
+                    Src::Special(Special::Ntid(c)) if c < 3 => EntryOp::Bcast {
                         d,
                         v: u64::from(block[usize::from(c)]) & m,
                         imc: true,
                     },
-                    Src::Special(Special::Nctaid(c)) if c < 3 => Fast::Bcast {
+                    Src::Special(Special::Nctaid(c)) if c < 3 => EntryOp::Bcast {
                         d,
                         v: u64::from(launch.dims.grid[usize::from(c)]) & m,
                         imc: true,
                     },
-                    Src::Special(Special::Ctaid(c)) if c < 3 => Fast::Ctaid { d, c, m },
-                    Src::Special(Special::Tid(c)) if c < 3 => Fast::Tid { d, c, m },
-                    _ => Fast::General,
+                    Src::Special(Special::Ctaid(c)) if c < 3 => EntryOp::Ctaid { d, c, m },
+                    Src::Special(Special::Tid(c)) if c < 3 => EntryOp::Tid { d, c, m },
+                    _ => EntryOp::General,
                 }
             }
-            Op::Ld(m) => param(inst, m, &launch.params).unwrap_or(Fast::Mem(MemPlan::of(inst))),
-            _ => Fast::General,
+            Op::Ld(m) => param(inst, m, &launch.params).unwrap_or(EntryOp::Mem(MemPlan::of(inst))),
+            _ => EntryOp::General,
         }
     }
 }
 
-/// The [`Fast::Param`] of `ld.param` instruction `inst` (one element at a fixed offset inside
+/// The [`EntryOp::Param`] of `ld.param` instruction `inst` (one element at a fixed offset inside
 /// the parameter buffer `params`), with the value `exec::mem` reads.
-fn param(inst: &DInst, m: MemOp, params: &[u8]) -> Option<Fast> {
+fn param(inst: &DInst, m: MemOp, params: &[u8]) -> Option<EntryOp> {
     let Some(Addr {
         base: Src::Imm(base),
         offset,
@@ -325,7 +325,7 @@ fn param(inst: &DInst, m: MemOp, params: &[u8]) -> Option<Fast> {
     } else {
         x
     };
-    Some(Fast::Param {
+    Some(EntryOp::Param {
         d: inst.dst[0],
         v,
         wide: m.ty.bytes() == 8,
@@ -335,13 +335,13 @@ fn param(inst: &DInst, m: MemOp, params: &[u8]) -> Option<Fast> {
 /// The pre-decoded entry of each instruction of `launch`'s program, made once per launch.
 /// `tid_fixed`: each register file runs one warp of every block (a kernel with barriers, whose
 /// warps each have their own file: `exec::run_batch_on_sm`), so that `%tid` is invariant too.
-pub fn forms(launch: &crate::exec::Launch, tid_fixed: bool) -> Vec<Pre> {
-    let mut pre: Vec<Pre> = launch
+pub fn forms(launch: &crate::exec::Launch, tid_fixed: bool) -> Vec<LoopEntry> {
+    let mut pre: Vec<LoopEntry> = launch
         .program
         .insts
         .iter()
-        .map(|i| Pre {
-            op: Fast::of(i, launch),
+        .map(|i| LoopEntry {
+            op: EntryOp::of(i, launch),
             guard: i.guard,
             negated: i.guard_negated,
             run_end: 0,
@@ -352,7 +352,7 @@ pub fn forms(launch: &crate::exec::Launch, tid_fixed: bool) -> Vec<Pre> {
         .collect();
     if launch.paths.word_general {
         for p in &mut pre {
-            if let Fast::Mem(plan) = &mut p.op {
+            if let EntryOp::Mem(plan) = &mut p.op {
                 plan.word = Word::General;
             }
         }
@@ -368,11 +368,11 @@ pub fn forms(launch: &crate::exec::Launch, tid_fixed: bool) -> Vec<Pre> {
     pre
 }
 
-/// Sets each entry's [`Pre::run_end`] and [`Pre::seg_end`], from the last entry back. A
+/// Sets each entry's [`LoopEntry::run_end`] and [`LoopEntry::seg_end`], from the last entry back. A
 /// segment ends after an exit or an unguarded branch: no warp runs on past them in it (and a
 /// segment copies the stream entries of all its PCs before it runs: those of the PCs after
 /// would only be taken back).
-fn mark_runs(pre: &mut [Pre]) {
+fn mark_runs(pre: &mut [LoopEntry]) {
     let (mut end, mut seg) = (pre.len() as u32, pre.len() as u32);
     for (pc, p) in pre.iter_mut().enumerate().rev() {
         if !p.plain() {
@@ -380,8 +380,8 @@ fn mark_runs(pre: &mut [Pre]) {
         }
         if !p.in_segment() {
             seg = pc as u32;
-        } else if matches!(p.op, Fast::Exit)
-            || (matches!(p.op, Fast::Bra { .. }) && p.guard == NO_REG)
+        } else if matches!(p.op, EntryOp::Exit)
+            || (matches!(p.op, EntryOp::Bra { .. }) && p.guard == NO_REG)
         {
             seg = pc as u32 + 1;
         }
@@ -523,49 +523,49 @@ mod tests {
         let mut params = 0x1122_3344_5566_7788u64.to_le_bytes().to_vec();
         params.extend((-2i32).to_le_bytes());
         let launch = launch_of(&program, params);
-        let got: Vec<Fast> = forms(&launch, false).iter().map(|p| p.op).collect();
+        let got: Vec<EntryOp> = forms(&launch, false).iter().map(|p| p.op).collect();
         let want = [
-            Fast::Param {
+            EntryOp::Param {
                 d: 0,
                 v: 0x1122_3344_5566_7788,
                 wide: true,
             },
-            Fast::Param {
+            EntryOp::Param {
                 d: 0,
                 v: (-2i64) as u64,
                 wide: false,
             },
-            Fast::Param {
+            EntryOp::Param {
                 d: 0,
                 v: 0xffff_fffe,
                 wide: false,
             },
             // Past the end of the buffer: the memory path reports it.
-            Fast::Mem(MemPlan::of(&program.insts[3])),
-            Fast::Bcast {
+            EntryOp::Mem(MemPlan::of(&program.insts[3])),
+            EntryOp::Bcast {
                 d: 0,
                 v: 0x2345,
                 imc: false,
             },
-            Fast::Bcast {
+            EntryOp::Bcast {
                 d: 0,
                 v: 2,
                 imc: true,
             },
-            Fast::Ctaid {
+            EntryOp::Ctaid {
                 d: 0,
                 c: 0,
                 m: 0xffff_ffff,
             },
-            Fast::Tid {
+            EntryOp::Tid {
                 d: 0,
                 c: 2,
                 m: 0xffff_ffff,
             },
-            Fast::General,
-            Fast::General,
-            Fast::Bra { target: 7 },
-            Fast::Exit,
+            EntryOp::General,
+            EntryOp::General,
+            EntryOp::Bra { target: 7 },
+            EntryOp::Exit,
         ];
         assert_eq!(got, want);
     }
@@ -591,9 +591,9 @@ mod tests {
             sat: false,
         };
         let two = [Src::Reg(1), Src::Reg(2)];
-        assert_eq!(Form::of(&inst(float_add, &two)), None);
-        assert_eq!(Form::of(&inst(sat_add, &two)), None);
-        assert_eq!(Form::of(&inst(mul_hi, &two)), None);
+        assert_eq!(AluForm::of(&inst(float_add, &two)), None);
+        assert_eq!(AluForm::of(&inst(sat_add, &two)), None);
+        assert_eq!(AluForm::of(&inst(mul_hi, &two)), None);
         // A special register or a negated predicate as a source, a mov of an immediate.
         let tid = Src::Special(crate::ptx::ast::Special::Tid(0));
         let add = Op::Alu {
@@ -602,10 +602,13 @@ mod tests {
             mode: MulMode::None,
             sat: false,
         };
-        assert_eq!(Form::of(&inst(add, &[tid, Src::Reg(1)])), None);
-        assert_eq!(Form::of(&inst(add, &[Src::NotPred(1), Src::Reg(1)])), None);
-        assert_eq!(Form::of(&inst(Op::Mov(Type::U32), &[Src::Imm(3)])), None);
-        assert!(Form::of(&inst(add, &two)).is_some());
+        assert_eq!(AluForm::of(&inst(add, &[tid, Src::Reg(1)])), None);
+        assert_eq!(
+            AluForm::of(&inst(add, &[Src::NotPred(1), Src::Reg(1)])),
+            None
+        );
+        assert_eq!(AluForm::of(&inst(Op::Mov(Type::U32), &[Src::Imm(3)])), None);
+        assert!(AluForm::of(&inst(add, &two)).is_some());
     }
 
     /// Runs of plain entries end at the next entry that is not plain, or at the program's end;
@@ -613,7 +616,7 @@ mod tests {
     /// an unguarded branch or an exit.
     #[test]
     fn runs_end_at_entries_that_are_not_plain() {
-        let pre = |op: Fast, guard: u16| Pre {
+        let pre = |op: EntryOp, guard: u16| LoopEntry {
             op,
             guard,
             negated: false,
@@ -622,7 +625,7 @@ mod tests {
             invariant: false,
             next: 0,
         };
-        let bcast = Fast::Bcast {
+        let bcast = EntryOp::Bcast {
             d: 0,
             v: 1,
             imc: false,
@@ -634,17 +637,17 @@ mod tests {
         };
         let mut p = vec![
             pre(bcast, NO_REG),
-            pre(Fast::Nop, NO_REG),
-            pre(Fast::Bra { target: 0 }, NO_REG),
+            pre(EntryOp::Nop, NO_REG),
+            pre(EntryOp::Bra { target: 0 }, NO_REG),
             pre(bcast, NO_REG),
-            pre(Fast::Nop, 3), // guarded
-            pre(Fast::General, NO_REG),
+            pre(EntryOp::Nop, 3), // guarded
+            pre(EntryOp::General, NO_REG),
             pre(bcast, NO_REG),
-            pre(Fast::Mem(word), NO_REG),
-            pre(Fast::Mem(word), 3), // guarded: tested in the segment
+            pre(EntryOp::Mem(word), NO_REG),
+            pre(EntryOp::Mem(word), 3), // guarded: tested in the segment
             pre(bcast, NO_REG),
-            pre(Fast::Mem(general), NO_REG),
-            pre(Fast::Mem(word), NO_REG),
+            pre(EntryOp::Mem(general), NO_REG),
+            pre(EntryOp::Mem(word), NO_REG),
         ];
         mark_runs(&mut p);
         let ends: Vec<u32> = p.iter().map(|p| p.run_end).collect();

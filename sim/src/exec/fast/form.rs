@@ -1,7 +1,7 @@
-//! The pre-decoded forms ([`Form`]): which instructions have one ([`Form::of`]) and the one
-//! plain 32-lane loop per kernel that runs it for a warp ([`Form::run`]).
+//! The pre-decoded forms ([`AluForm`]): which instructions have one ([`AluForm::of`]) and the one
+//! plain 32-lane loop per kernel that runs it for a warp ([`AluForm::run`]).
 
-use super::kernel::{Kernel, Opd, Ord4};
+use super::kernel::{LaneOp, Opd, Ord4};
 use crate::exec::alu::{mask, order_key, sext_by, sext_shift};
 use crate::exec::decode::{DInst, Src, NO_REG};
 use crate::ptx::ast::Type;
@@ -21,9 +21,9 @@ fn from_f32(f: f32) -> u64 {
 
 /// An instruction in pre-decoded form: `d[l] = kernel(a[l], b[l], c[l])` for the active lanes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Form {
+pub struct AluForm {
     /// The operation.
-    pub kernel: Kernel,
+    pub kernel: LaneOp,
     /// Destination register.
     pub d: u16,
     /// Sources (`Imm(0)` where the kernel takes fewer).
@@ -75,29 +75,29 @@ macro_rules! compute {
         let (a, b): (&[u64; 32], _) = ($a, $b);
         let s = (a, b, Splat(0));
         match $k {
-            Kernel::Add(m) => each!(s, $dst, |x, y, _z| x.wrapping_add(y) & m),
-            Kernel::Sub(m) => each!(s, $dst, |x, y, _z| x.wrapping_sub(y) & m),
-            Kernel::And => each!(s, $dst, |x, y, _z| x & y),
-            Kernel::Or => each!(s, $dst, |x, y, _z| x | y),
-            Kernel::Xor => each!(s, $dst, |x, y, _z| x ^ y),
-            Kernel::MulLo(m) => with_c!($c, $r, |c| {
+            LaneOp::Add(m) => each!(s, $dst, |x, y, _z| x.wrapping_add(y) & m),
+            LaneOp::Sub(m) => each!(s, $dst, |x, y, _z| x.wrapping_sub(y) & m),
+            LaneOp::And => each!(s, $dst, |x, y, _z| x & y),
+            LaneOp::Or => each!(s, $dst, |x, y, _z| x | y),
+            LaneOp::Xor => each!(s, $dst, |x, y, _z| x ^ y),
+            LaneOp::MulLo(m) => with_c!($c, $r, |c| {
                 let s = (a, b, c);
                 each!(s, $dst, |x, y, z| x.wrapping_mul(y).wrapping_add(z) & m)
             }),
-            Kernel::MulLo32(m) => with_c!($c, $r, |c| {
+            LaneOp::MulLo32(m) => with_c!($c, $r, |c| {
                 let s = (a, b, c);
                 each!(s, $dst, |x, y, z| ((x & 0xffff_ffff) * (y & 0xffff_ffff))
                     .wrapping_add(z)
                     & m)
             }),
-            Kernel::WideS32 { wm } => with_c!($c, $r, |c| {
+            LaneOp::WideS32 { wm } => with_c!($c, $r, |c| {
                 let s = (a, b, c);
                 each!(s, $dst, |x, y, z| ((x as i32 as i64 * y as i32 as i64)
                     as u64)
                     .wrapping_add(z)
                     & wm)
             }),
-            Kernel::WideS { sh, wm } => with_c!($c, $r, |c| {
+            LaneOp::WideS { sh, wm } => with_c!($c, $r, |c| {
                 let s = (a, b, c);
                 each!(
                     s,
@@ -106,38 +106,38 @@ macro_rules! compute {
                         & wm
                 )
             }),
-            Kernel::WideU { m, wm } => with_c!($c, $r, |c| {
+            LaneOp::WideU { m, wm } => with_c!($c, $r, |c| {
                 let s = (a, b, c);
                 each!(s, $dst, |x, y, z| ((x & m) * (y & m)).wrapping_add(z) & wm)
             }),
-            Kernel::Shl { bits, m } => {
+            LaneOp::Shl { bits, m } => {
                 each!(s, $dst, |x, y, _z| if y & 0xffff_ffff >= bits {
                     0
                 } else {
                     (x << (y & 0xffff_ffff)) & m
                 })
             }
-            Kernel::ShrU { bits, m } => {
+            LaneOp::ShrU { bits, m } => {
                 each!(s, $dst, |x, y, _z| if y & 0xffff_ffff >= bits {
                     0
                 } else {
                     (x & m) >> (y & 0xffff_ffff)
                 })
             }
-            Kernel::ShrS { bits, sh, m } => {
+            LaneOp::ShrS { bits, sh, m } => {
                 each!(
                     s,
                     $dst,
                     |x, y, _z| (sext_by(x, sh) >> (y & 0xffff_ffff).min(bits).min(63)) as u64 & m
                 )
             }
-            Kernel::Mask(m) => each!(s, $dst, |x, _y, _z| x & m),
-            Kernel::Sext { sh, m } => {
+            LaneOp::Mask(m) => each!(s, $dst, |x, _y, _z| x & m),
+            LaneOp::Sext { sh, m } => {
                 each!(s, $dst, |x, _y, _z| sext_by(x, sh) as u64 & m)
             }
-            Kernel::Eq(m) => each!(s, $dst, |x, y, _z| u64::from(x & m == y & m)),
-            Kernel::Ne(m) => each!(s, $dst, |x, y, _z| u64::from(x & m != y & m)),
-            Kernel::Order32 { cmp } => {
+            LaneOp::Eq(m) => each!(s, $dst, |x, y, _z| u64::from(x & m == y & m)),
+            LaneOp::Ne(m) => each!(s, $dst, |x, y, _z| u64::from(x & m != y & m)),
+            LaneOp::Order32 { cmp } => {
                 let key = |v: u64| v as i32 as i64;
                 match cmp {
                     Ord4::Lt => each!(s, $dst, |x, y, _z| u64::from(key(x) < key(y))),
@@ -146,7 +146,7 @@ macro_rules! compute {
                     Ord4::Ge => each!(s, $dst, |x, y, _z| u64::from(key(x) >= key(y))),
                 }
             }
-            Kernel::Order { cmp, signed, m, sh } => {
+            LaneOp::Order { cmp, signed, m, sh } => {
                 let key = |v| order_key(v, signed, m, sh);
                 match cmp {
                     Ord4::Lt => each!(s, $dst, |x, y, _z| u64::from(key(x) < key(y))),
@@ -156,10 +156,10 @@ macro_rules! compute {
                 }
             }
             // The expressions of `alu::float_warp`, so the results (NaNs included) are its.
-            Kernel::FAdd => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) + f32_of(y))),
-            Kernel::FSub => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) - f32_of(y))),
-            Kernel::FMul => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) * f32_of(y))),
-            Kernel::FFma => with_c!($c, $r, |c| {
+            LaneOp::FAdd => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) + f32_of(y))),
+            LaneOp::FSub => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) - f32_of(y))),
+            LaneOp::FMul => each!(s, $dst, |x, y, _z| from_f32(f32_of(x) * f32_of(y))),
+            LaneOp::FFma => with_c!($c, $r, |c| {
                 let s = (a, b, c);
                 each!(s, $dst, |x, y, z| from_f32(
                     f32_of(x).mul_add(f32_of(y), f32_of(z))
@@ -169,9 +169,9 @@ macro_rules! compute {
     }};
 }
 
-impl Form {
+impl AluForm {
     /// The pre-decoded form of `inst`, or `None` when it takes the general path.
-    pub fn of(inst: &DInst) -> Option<Form> {
+    pub fn of(inst: &DInst) -> Option<AluForm> {
         let opd = |k: usize| -> Option<Opd> {
             if k >= usize::from(inst.nsrc) {
                 return Some(Opd::Imm(0));
@@ -193,7 +193,7 @@ impl Form {
                     return None;
                 };
                 (
-                    Kernel::Mask(mask(ty.bits().max(8))),
+                    LaneOp::Mask(mask(ty.bits().max(8))),
                     Opd::Reg(r),
                     Opd::Imm(0),
                     Opd::Imm(0),
@@ -206,19 +206,19 @@ impl Form {
                 } else {
                     window
                 };
-                (Kernel::Add(u64::MAX), opd(0)?, Opd::Imm(delta), Opd::Imm(0))
+                (LaneOp::Add(u64::MAX), opd(0)?, Opd::Imm(delta), Opd::Imm(0))
             }
             Op::Cvt { dst, src, sat, .. }
                 if !sat && !src.is_float() && !dst.is_float() && inst.nsrc >= 1 =>
             {
                 let dm = mask(dst.bits());
                 let k = if src.is_signed() {
-                    Kernel::Sext {
+                    LaneOp::Sext {
                         sh: sext_shift(src.bits()),
                         m: dm,
                     }
                 } else {
-                    Kernel::Mask(mask(src.bits()) & dm)
+                    LaneOp::Mask(mask(src.bits()) & dm)
                 };
                 (k, opd(0)?, Opd::Imm(0), Opd::Imm(0))
             }
@@ -226,41 +226,41 @@ impl Form {
                 let bits = ty.bits();
                 let (m, sh) = (mask(bits), sext_shift(bits));
                 let k = match (op, mode) {
-                    (AluOp::Add, MulMode::None) => Kernel::Add(m),
-                    (AluOp::Sub, MulMode::None) => Kernel::Sub(m),
-                    (AluOp::And, _) => Kernel::And,
-                    (AluOp::Or, _) => Kernel::Or,
-                    (AluOp::Xor, _) => Kernel::Xor,
+                    (AluOp::Add, MulMode::None) => LaneOp::Add(m),
+                    (AluOp::Sub, MulMode::None) => LaneOp::Sub(m),
+                    (AluOp::And, _) => LaneOp::And,
+                    (AluOp::Or, _) => LaneOp::Or,
+                    (AluOp::Xor, _) => LaneOp::Xor,
                     (AluOp::Mul | AluOp::Mad, MulMode::Lo | MulMode::None) if bits <= 32 => {
-                        Kernel::MulLo32(m)
+                        LaneOp::MulLo32(m)
                     }
-                    (AluOp::Mul | AluOp::Mad, MulMode::Lo | MulMode::None) => Kernel::MulLo(m),
+                    (AluOp::Mul | AluOp::Mad, MulMode::Lo | MulMode::None) => LaneOp::MulLo(m),
                     (AluOp::Mul | AluOp::Mad, MulMode::Wide) if bits <= 32 => {
                         let wm = mask(bits * 2);
                         if ty.is_signed() && bits == 32 {
-                            Kernel::WideS32 { wm }
+                            LaneOp::WideS32 { wm }
                         } else if bits == 32 {
                             // The common `mul.wide.u32`: `WideU`'s 32-bit factor masks and
                             // 64-bit result mask are `MulLo32`'s with `m` of 64 bits, whose
                             // constant factor masks let the compiler use a 32 x 32 -> 64-bit
                             // vector multiply (a runtime mask made it a 64-bit one).
-                            Kernel::MulLo32(wm)
+                            LaneOp::MulLo32(wm)
                         } else if ty.is_signed() {
-                            Kernel::WideS { sh, wm }
+                            LaneOp::WideS { sh, wm }
                         } else {
-                            Kernel::WideU { m, wm }
+                            LaneOp::WideU { m, wm }
                         }
                     }
-                    (AluOp::Shl, MulMode::None) => Kernel::Shl {
+                    (AluOp::Shl, MulMode::None) => LaneOp::Shl {
                         bits: u64::from(bits),
                         m,
                     },
-                    (AluOp::Shr, MulMode::None) if ty.is_signed() => Kernel::ShrS {
+                    (AluOp::Shr, MulMode::None) if ty.is_signed() => LaneOp::ShrS {
                         bits: u64::from(bits),
                         sh,
                         m,
                     },
-                    (AluOp::Shr, MulMode::None) => Kernel::ShrU {
+                    (AluOp::Shr, MulMode::None) => LaneOp::ShrU {
                         bits: u64::from(bits),
                         m,
                     },
@@ -283,14 +283,14 @@ impl Form {
                 sat: false,
             } => {
                 let k = match op {
-                    AluOp::Add => Kernel::FAdd,
-                    AluOp::Sub => Kernel::FSub,
-                    AluOp::Mul => Kernel::FMul,
-                    AluOp::Mad | AluOp::Fma => Kernel::FFma,
+                    AluOp::Add => LaneOp::FAdd,
+                    AluOp::Sub => LaneOp::FSub,
+                    AluOp::Mul => LaneOp::FMul,
+                    AluOp::Mad | AluOp::Fma => LaneOp::FFma,
                     _ => return None,
                 };
                 // A third source only for the fused forms (the general path reads zeros).
-                let c = if k == Kernel::FFma {
+                let c = if k == LaneOp::FFma {
                     opd(2)?
                 } else {
                     Opd::Imm(0)
@@ -306,14 +306,14 @@ impl Form {
                 let (m, sh) = (mask(bits), sext_shift(bits));
                 let order = |cmp| {
                     if signed && bits == 32 {
-                        Kernel::Order32 { cmp }
+                        LaneOp::Order32 { cmp }
                     } else {
-                        Kernel::Order { cmp, signed, m, sh }
+                        LaneOp::Order { cmp, signed, m, sh }
                     }
                 };
                 let k = match cmp {
-                    Cmp::Eq | Cmp::Equ => Kernel::Eq(m),
-                    Cmp::Ne | Cmp::Neu => Kernel::Ne(m),
+                    Cmp::Eq | Cmp::Equ => LaneOp::Eq(m),
+                    Cmp::Ne | Cmp::Neu => LaneOp::Ne(m),
                     Cmp::Lt | Cmp::Ltu => order(Ord4::Lt),
                     Cmp::Le | Cmp::Leu => order(Ord4::Le),
                     Cmp::Gt | Cmp::Gtu => order(Ord4::Gt),
@@ -324,7 +324,7 @@ impl Form {
             }
             _ => return None,
         };
-        Some(Form { kernel, d, a, b, c })
+        Some(AluForm { kernel, d, a, b, c })
     }
 
     /// Executes the form on register file `regs` (`[reg * 32 + lane]`) for the lanes of `exec`;
@@ -339,7 +339,7 @@ impl Form {
         self.run_inline(regs, exec);
     }
 
-    /// [`Form::run`], inlined into the warp loop's straight-line path.
+    /// [`AluForm::run`], inlined into the warp loop's straight-line path.
     #[inline(always)]
     pub(crate) fn run_inline(&self, regs: &mut [u64], exec: u32) {
         if exec == u32::MAX {
@@ -349,7 +349,7 @@ impl Form {
         }
     }
 
-    /// [`Form::run`] for all 32 lanes.
+    /// [`AluForm::run`] for all 32 lanes.
     #[inline(always)]
     fn run_full(&self, regs: &mut [u64]) {
         let rows = regs.as_chunks_mut::<32>().0;
@@ -370,7 +370,7 @@ impl Form {
         }
     }
 
-    /// [`Form::run`] for a partial warp, out of line (rare: divergence, guards, a partial last
+    /// [`AluForm::run`] for a partial warp, out of line (rare: divergence, guards, a partial last
     /// warp): all 32 lanes, then the other lanes' old values back.
     #[inline(never)]
     fn run_lanes(&self, regs: &mut [u64], exec: u32) {
@@ -438,7 +438,7 @@ mod tests {
     /// Runs `inst`'s form on random registers r1..r3 (or its immediates) under `exec` and checks
     /// each lane against `reference(a, b, c)`, inactive lanes unchanged.
     fn check(inst: &DInst, exec: u32, seed: u64, reference: impl Fn(u64, u64, u64) -> u64) {
-        let form = Form::of(inst).unwrap_or_else(|| panic!("{:?} has a form", inst.op));
+        let form = AluForm::of(inst).unwrap_or_else(|| panic!("{:?} has a form", inst.op));
         let mut next = values(seed);
         let mut regs: Vec<u64> = (0..4 * 32).map(|_| next()).collect();
         let before = regs.clone();
@@ -574,7 +574,7 @@ mod tests {
                 for s in srcs {
                     seed += 1;
                     let inst = inst(alu_op, s);
-                    let form = Form::of(&inst).unwrap_or_else(|| panic!("{op:?} has a form"));
+                    let form = AluForm::of(&inst).unwrap_or_else(|| panic!("{op:?} has a form"));
                     assert!(form.kernel.flops().is_some());
                     for round in 0..20 {
                         let mut next = f32_values(seed * 100 + round);
@@ -637,7 +637,7 @@ mod tests {
                 mode: MulMode::None,
                 sat,
             };
-            assert_eq!(Form::of(&inst(op, &[Src::Reg(1), Src::Reg(2)])), None);
+            assert_eq!(AluForm::of(&inst(op, &[Src::Reg(1), Src::Reg(2)])), None);
         }
     }
 

@@ -1,18 +1,18 @@
-//! The invariant entries ([`Pre::invariant`]): those whose values stay the same whenever they run
+//! The invariant entries ([`LoopEntry::invariant`]): those whose values stay the same whenever they run
 //! on one register file, the registers they write, and the next entry that is not invariant.
 
-use super::entry::{Fast, Pre};
+use super::entry::{EntryOp, LoopEntry};
 use crate::exec::decode::{DInst, NO_REG};
 
-/// The registers the invariant entries of `pre` write ([`Pre::invariant`]).
-pub fn invariant_registers(pre: &[Pre]) -> Vec<u16> {
+/// The registers the invariant entries of `pre` write ([`LoopEntry::invariant`]).
+pub fn invariant_registers(pre: &[LoopEntry]) -> Vec<u16> {
     (pre.iter().filter(|p| p.invariant))
         .filter_map(|p| p.writes().map(|(d, _)| d))
         .collect()
 }
 
-/// Sets each entry's [`Pre::next`] (once [`invariants`] has marked them), from the last back.
-pub fn mark_next(pre: &mut [Pre]) {
+/// Sets each entry's [`LoopEntry::next`] (once [`invariants`] has marked them), from the last back.
+pub fn mark_next(pre: &mut [LoopEntry]) {
     let mut next = pre.len() as u32;
     for (pc, p) in pre.iter_mut().enumerate().rev() {
         p.next = next;
@@ -22,11 +22,11 @@ pub fn mark_next(pre: &mut [Pre]) {
     }
 }
 
-/// Marks the invariant entries ([`Pre::invariant`]) of the program `insts` (whose entries are
+/// Marks the invariant entries ([`LoopEntry::invariant`]) of the program `insts` (whose entries are
 /// `pre`): parameters and broadcasts first (and `%tid` when `tid_fixed`: each register file runs
 /// the same warp of every block, with the same `%tid`), then forms of their registers, until
 /// none is added.
-pub fn invariants(pre: &mut [Pre], insts: &[DInst], tid_fixed: bool) {
+pub fn invariants(pre: &mut [LoopEntry], insts: &[DInst], tid_fixed: bool) {
     let regs = insts
         .iter()
         .flat_map(|i| i.dst)
@@ -52,7 +52,7 @@ pub fn invariants(pre: &mut [Pre], insts: &[DInst], tid_fixed: bool) {
                 .flatten()
                 .all(|&r| r != d && fixed.get(usize::from(r)) == Some(&true));
             let varies =
-                matches!(p.op, Fast::Nop) || (!tid_fixed && matches!(p.op, Fast::Tid { .. }));
+                matches!(p.op, EntryOp::Nop) || (!tid_fixed && matches!(p.op, EntryOp::Tid { .. }));
             if sole && from_fixed && !varies {
                 p.invariant = true;
                 fixed[usize::from(d)] = true;
@@ -69,7 +69,7 @@ pub fn invariants(pre: &mut [Pre], insts: &[DInst], tid_fixed: bool) {
 mod tests {
     use super::*;
     use crate::exec::fast::tests::inst;
-    use crate::exec::fast::{Form, Kernel, Opd};
+    use crate::exec::fast::{AluForm, LaneOp, Opd};
     use crate::ptx::inst::Op;
 
     /// Parameters and broadcasts are invariant, and forms of their registers, when each is
@@ -83,15 +83,15 @@ mod tests {
             i
         };
         let form = |d: u16, a: Opd, b: Opd| {
-            Fast::Form(Form {
-                kernel: Kernel::Add(u64::MAX),
+            EntryOp::AluForm(AluForm {
+                kernel: LaneOp::Add(u64::MAX),
                 d,
                 a,
                 b,
                 c: Opd::Imm(0),
             })
         };
-        let bcast = |d: u16| Fast::Bcast {
+        let bcast = |d: u16| EntryOp::Bcast {
             d,
             v: 7,
             imc: false,
@@ -99,23 +99,23 @@ mod tests {
         let ops = [
             form(2, Opd::Reg(1), Opd::Imm(4)), // r2 = r1 + 4: invariant once r1 is
             bcast(1),                          // r1 = 7
-            Fast::General,                     // r4 = a load
+            EntryOp::General,                  // r4 = a load
             form(3, Opd::Reg(2), Opd::Reg(4)), // r3 = r2 + r4: r4 varies
             bcast(5),                          // r5 = 7, written twice
             bcast(5),
             form(6, Opd::Reg(6), Opd::Imm(1)), // r6 = r6 + 1: itself
-            Fast::Param {
+            EntryOp::Param {
                 d: 7,
                 v: 1,
                 wide: true,
             },
-            Fast::Tid {
+            EntryOp::Tid {
                 d: 8,
                 c: 0,
                 m: u64::MAX,
             },
             form(9, Opd::Reg(8), Opd::Reg(7)), // r9 = %tid.x + r7: invariant with %tid
-            Fast::Ctaid {
+            EntryOp::Ctaid {
                 d: 10,
                 c: 0,
                 m: u64::MAX,
@@ -123,9 +123,9 @@ mod tests {
         ];
         let dsts = [2, 1, 4, 3, 5, 5, 6, 7, 8, 9, 10];
         let insts: Vec<DInst> = dsts.iter().map(|&d| with_dst(d)).collect();
-        let mut pre: Vec<Pre> = ops
+        let mut pre: Vec<LoopEntry> = ops
             .iter()
-            .map(|&op| Pre {
+            .map(|&op| LoopEntry {
                 op,
                 guard: NO_REG,
                 negated: false,

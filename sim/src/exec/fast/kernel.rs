@@ -1,4 +1,4 @@
-//! The operations of the pre-decoded forms ([`Kernel`]: each with its widths and masks worked
+//! The operations of the pre-decoded forms ([`LaneOp`]: each with its widths and masks worked
 //! out), their operands ([`Opd`]), the ordering comparisons and the float counter a kernel adds
 //! to.
 
@@ -17,7 +17,7 @@ pub enum Opd {
 /// [`mask`]: crate::exec::alu::mask
 /// [`sext_shift`]: crate::exec::alu::sext_shift
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kernel {
+pub enum LaneOp {
     /// `(x + y) & m`.
     Add(u64),
     /// `(x - y) & m`.
@@ -30,9 +30,9 @@ pub enum Kernel {
     Xor,
     /// `(x * y + z) & m`: `mul.lo`, `mad.lo` (`z` is 0 for `mul`).
     MulLo(u64),
-    /// [`Kernel::MulLo`] of a width up to 32 bits: the low 32 bits of the product only depend
+    /// [`LaneOp::MulLo`] of a width up to 32 bits: the low 32 bits of the product only depend
     /// on those of the factors, so one 32 x 32 -> 64-bit multiply per lane does. With `m` of
-    /// 64 bits it is also `mul.wide.u32`/`mad.wide.u32` ([`Kernel::WideU`] of 32-bit sources).
+    /// 64 bits it is also `mul.wide.u32`/`mad.wide.u32` ([`LaneOp::WideU`] of 32-bit sources).
     MulLo32(u64),
     /// `mul.wide`/`mad.wide` of signed values of shift `sh`: `(sext(x) * sext(y) + z) & wm`.
     WideS {
@@ -41,7 +41,7 @@ pub enum Kernel {
         /// Mask of twice the source width.
         wm: u64,
     },
-    /// [`Kernel::WideS`] of 32-bit sources (the common `mul.wide.s32`): a signed 32 x 32 ->
+    /// [`LaneOp::WideS`] of 32-bit sources (the common `mul.wide.s32`): a signed 32 x 32 ->
     /// 64-bit multiply per lane.
     WideS32 {
         /// Mask of 64 bits.
@@ -122,20 +122,20 @@ pub enum Kernel {
     FFma,
 }
 
-/// The kind of thread-level float operation a kernel counts as ([`Kernel::flops`]): its index
+/// The kind of thread-level float operation a kernel counts as ([`LaneOp::flops`]): its index
 /// in `[fadd, fmul, ffma]` of the counters.
 pub type FlopKind = usize;
 
-impl Kernel {
+impl LaneOp {
     /// The float counter a kernel adds its threads to (`Counters::fadd_threads`, `fmul_threads`,
     /// `ffma_threads` as 0, 1, 2), as the general path's `count_flops` does; `None` for integer
     /// kernels.
     #[inline(always)]
     pub fn flops(self) -> Option<FlopKind> {
         match self {
-            Kernel::FAdd | Kernel::FSub => Some(0),
-            Kernel::FMul => Some(1),
-            Kernel::FFma => Some(2),
+            LaneOp::FAdd | LaneOp::FSub => Some(0),
+            LaneOp::FMul => Some(1),
+            LaneOp::FFma => Some(2),
             _ => None,
         }
     }

@@ -5,7 +5,7 @@
 
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
-use super::fast::{Fast, FlopKind, Form, Pre};
+use super::fast::{AluForm, EntryOp, FlopKind, LoopEntry};
 use super::trace::{BlockLog, Entry};
 use super::turns::{FENCE, LOADS, WAITS};
 use super::warp::Warp;
@@ -56,7 +56,7 @@ pub struct Ctx<'a> {
     /// The launch being run.
     pub launch: &'a Launch<'a>,
     /// The pre-decoded entry of each instruction of the program ([`super::fast`]).
-    pub forms: &'a [Pre],
+    pub forms: &'a [LoopEntry],
     /// Global memory, shared with the other SMs' threads.
     pub global: &'a GlobalView<'a>,
     /// The constant bank.
@@ -130,7 +130,7 @@ impl Ctx<'_> {
     #[inline(always)]
     pub fn step(&mut self, w: &mut Warp) -> Result<()> {
         // A converged warp at an instruction of the general path goes there directly.
-        let general = |p: &Pre| matches!(p.op, Fast::General);
+        let general = |p: &LoopEntry| matches!(p.op, EntryOp::General);
         if w.converged && !self.forms.get(w.common_pc as usize).is_some_and(general) {
             // Loads and stores between the runs go to the memory path from here.
             while let Some(exec) = self.run_straight(w) {
@@ -176,7 +176,7 @@ impl Ctx<'_> {
         ps.threads += u64::from(exec.count_ones());
         // `%clock` reads the warp's issue count: cycles are only known after the timing pass.
         w.clock += 1;
-        if let Fast::Form(f) = &self.forms[pc as usize].op {
+        if let EntryOp::AluForm(f) = &self.forms[pc as usize].op {
             // The common integer and f32 forms, decided once per launch: no branch, no latency.
             f.run(&mut w.regs, exec);
             if let Some(k) = f.kernel.flops() {

@@ -17,7 +17,7 @@ pub struct Runs {
     /// Per PC (`len + 1`), the uniform datapath's requests of the instructions before it:
     /// `[IMC requests, IDC requests]` (every IDC request, an 8-byte parameter's, hits).
     pub(super) uniform: Vec<[u64; 2]>,
-    /// Per PC (`len + 1`), the f32 forms before it by kind ([`super::fast::Kernel::flops`]:
+    /// Per PC (`len + 1`), the f32 forms before it by kind ([`super::fast::LaneOp::flops`]:
     /// `[fadd, fmul, ffma]`), each counting its threads; empty when the program has none, so
     /// that integer kernels' runs count nothing more.
     pub(super) flops: Vec<[u64; 3]>,
@@ -25,13 +25,13 @@ pub struct Runs {
 
 impl Runs {
     /// The runs of a launch whose pre-decoded entries are `forms`, priced by `costs`.
-    pub fn new(forms: &[Pre], costs: &Costs) -> Runs {
+    pub fn new(forms: &[LoopEntry], costs: &Costs) -> Runs {
         let entries = forms
             .iter()
             .enumerate()
             .map(|(pc, p)| Entry {
                 pc: pc as u32,
-                lat: if let Fast::Param { .. } = p.op {
+                lat: if let EntryOp::Param { .. } = p.op {
                     costs.imc
                 } else {
                     0
@@ -43,13 +43,13 @@ impl Runs {
         for p in forms {
             let [imc, idc] = *uniform.last().expect("starts with one");
             let (di, dd) = match p.op {
-                Fast::Bcast { imc, .. } => (u64::from(imc), 0),
-                Fast::Param { wide, .. } => (u64::from(!wide), u64::from(wide)),
+                EntryOp::Bcast { imc, .. } => (u64::from(imc), 0),
+                EntryOp::Param { wide, .. } => (u64::from(!wide), u64::from(wide)),
                 _ => (0, 0),
             };
             uniform.push([imc + di, idc + dd]);
             let mut f = *flops.last().expect("starts with one");
-            if let Fast::Form(Form { kernel, .. }) = p.op {
+            if let EntryOp::AluForm(AluForm { kernel, .. }) = p.op {
                 if let Some(k) = kernel.flops() {
                     f[k] += 1;
                 }
@@ -108,7 +108,7 @@ pub(super) fn count_uniform(
     }
 }
 
-/// Counts `threads` threads of an f32 form of kind `k` ([`super::fast::Kernel::flops`]) in `counters`, as
+/// Counts `threads` threads of an f32 form of kind `k` ([`super::fast::LaneOp::flops`]) in `counters`, as
 /// [`Ctx::count_flops`] counts the general path's.
 #[inline(always)]
 pub(super) fn count_flop(counters: &mut Counters, k: FlopKind, threads: u64) {

@@ -11,7 +11,7 @@ impl Ctx<'_> {
     /// warp's exit. Every lane of a converged warp is at the PC, so the lanes at it are the live
     /// ones.
     ///
-    /// A full warp runs each segment of entries ([`Pre::in_segment`]: plain entries, whole-warp
+    /// A full warp runs each segment of entries ([`LoopEntry::in_segment`]: plain entries, whole-warp
     /// word accesses, branches and exits) through [`Ctx::segment`], with its bookkeeping done once for
     /// the segment; the other entries, and a partial warp's runs of plain entries, go through
     /// [`Ctx::entry`]. `%clock` is counted at the end.
@@ -41,17 +41,17 @@ impl Ctx<'_> {
                 left -= u64::from(stop - pc);
                 pc = stop;
                 match how {
-                    Seg::Ran => continue,
-                    Seg::Jump(target) => {
+                    SegmentEnd::Ran => continue,
+                    SegmentEnd::Jump(target) => {
                         pc = target;
                         if self.turn_over {
                             break None;
                         }
                         continue;
                     }
-                    Seg::Mem(exec) => break Some(exec),
-                    Seg::Left => break None,
-                    Seg::Turn => {
+                    SegmentEnd::Mem(exec) => break Some(exec),
+                    SegmentEnd::Left => break None,
+                    SegmentEnd::Turn => {
                         self.turn_over = true;
                         break None;
                     }
@@ -75,20 +75,20 @@ impl Ctx<'_> {
     }
 
     /// Runs the entries of full converged warp `w` at PCs `a..b`, all in one segment
-    /// ([`Pre::in_segment`]) and within the budget, as the general path would one at a time:
+    /// ([`LoopEntry::in_segment`]) and within the budget, as the general path would one at a time:
     /// their stream entries are copied from [`Runs::entries`] (a word access's latency, and a
     /// taken branch's, written into its own), the per-PC statistics and the uniform datapath's
     /// counters counted once for the PCs it ran (less the threads of a branch no lane took:
     /// none ran it); once every invariant entry has filled its register in this register
-    /// file, it steps over the invariant entries ([`Pre::next`]).
+    /// file, it steps over the invariant entries ([`LoopEntry::next`]).
     ///
-    /// Returns the end of the PCs it ran and counted, and what next ([`Seg`]): `b` when it ran
+    /// Returns the end of the PCs it ran and counted, and what next ([`SegmentEnd`]): `b` when it ran
     /// them all; a branch every lane takes, or an exit, is the last it runs; it stops, uncounted,
     /// at a branch that diverges (for the general path) and at a load or store it leaves to
     /// [`Ctx::mem_step`]: one whose guard does not let every lane run, or that
     /// [`Ctx::word_access`] leaves to the general path.
     #[inline(always)]
-    pub(super) fn segment(&mut self, w: &mut Warp, a: u32, b: u32) -> (u32, Seg) {
+    pub(super) fn segment(&mut self, w: &mut Warp, a: u32, b: u32) -> (u32, SegmentEnd) {
         // Cut at `b`, so that the loop's `pc < b` bounds its entries' indexing too.
         let forms = &self.forms[..b as usize];
         let idx = w.index as usize;
@@ -101,7 +101,7 @@ impl Ctx<'_> {
         if settled && forms[a as usize].invariant {
             pc = forms[a as usize].next;
         }
-        let mut stop = (b, Seg::Ran);
+        let mut stop = (b, SegmentEnd::Ran);
         // One loop per case, so that a settled register file's (the common case) neither
         // tests for invariant entries (it steps over them) nor chooses its next PC.
         macro_rules! seg_loop {
@@ -109,10 +109,10 @@ impl Ctx<'_> {
                 while pc < b {
                     let p = &forms[pc as usize];
                     match p.op {
-                        Fast::Mem(ref plan) => {
+                        EntryOp::Mem(ref plan) => {
                             let turn = self.turn_flags[pc as usize];
                             if self.loaded && turn & WAITS != 0 {
-                                stop = (pc, Seg::Turn);
+                                stop = (pc, SegmentEnd::Turn);
                                 break;
                             }
                             match self.segment_word(w, p, pc, plan) {
@@ -121,12 +121,12 @@ impl Ctx<'_> {
                                     self.loaded |= self.turns && turn & LOADS != 0;
                                 }
                                 Err(exec) => {
-                                    stop = (pc, Seg::Mem(exec));
+                                    stop = (pc, SegmentEnd::Mem(exec));
                                     break;
                                 }
                             }
                         }
-                        Fast::Bra { target } => {
+                        EntryOp::Bra { target } => {
                             let exec = pre_guard_mask(w, p);
                             // A branch after a load: the warp stalls ([`super::turns`]).
                             let fence = self.loaded && self.turn_flags[pc as usize] & FENCE != 0;
@@ -134,23 +134,23 @@ impl Ctx<'_> {
                                 // Taken by every lane: the timing pass needs to know.
                                 stream[base + (pc - a) as usize].lat = 1;
                                 self.turn_over = fence;
-                                stop = (pc + 1, Seg::Jump(target));
+                                stop = (pc + 1, SegmentEnd::Jump(target));
                                 break;
                             }
                             if exec != 0 {
-                                stop = (pc, Seg::Left);
+                                stop = (pc, SegmentEnd::Left);
                                 break;
                             }
                             // Taken by no lane: no thread ran it.
                             uncount_threads(&mut self.runs.diff, pc as usize, 32);
                             if fence {
-                                stop = (pc + 1, Seg::Turn);
+                                stop = (pc + 1, SegmentEnd::Turn);
                                 break;
                             }
                         }
-                        Fast::Exit => {
+                        EntryOp::Exit => {
                             w.live = 0;
-                            stop = (pc + 1, Seg::Left);
+                            stop = (pc + 1, SegmentEnd::Left);
                             break;
                         }
                         ref op => {
@@ -188,7 +188,7 @@ impl Ctx<'_> {
     pub(super) fn segment_word(
         &mut self,
         w: &mut Warp,
-        p: &Pre,
+        p: &LoopEntry,
         pc: u32,
         plan: &crate::exec::fast::MemPlan,
     ) -> std::result::Result<u32, u32> {
@@ -208,7 +208,7 @@ impl Ctx<'_> {
     pub(super) fn entry(
         &mut self,
         w: &mut Warp,
-        pre: &Pre,
+        pre: &LoopEntry,
         pc: &mut u32,
         left: &mut u64,
         threads: u64,
@@ -266,7 +266,7 @@ impl Ctx<'_> {
         let (mut next, mut lat) = (*pc + 1, 0);
         let mut fence = false;
         match &pre.op {
-            &Fast::Bra { target } => {
+            &EntryOp::Bra { target } => {
                 fence = self.turn_flags[*pc as usize] & FENCE != 0;
                 if exec == live {
                     // A branch every active lane takes: the timing pass needs to know.
@@ -275,9 +275,9 @@ impl Ctx<'_> {
                     return Stop::Done; // divergence: the general path
                 }
             }
-            Fast::Exit => w.live = 0,
-            Fast::General => return Stop::Done,
-            Fast::Mem(_) => return Stop::Mem(exec),
+            EntryOp::Exit => w.live = 0,
+            EntryOp::General => return Stop::Done,
+            EntryOp::Mem(_) => return Stop::Mem(exec),
             op => {
                 // A guarded form or `bar.warp.sync`.
                 plain(op, w, ctaid, exec);
@@ -288,7 +288,7 @@ impl Ctx<'_> {
                     *pc as usize + 1,
                     n,
                 );
-                if let Fast::Param { .. } = op {
+                if let EntryOp::Param { .. } = op {
                     lat = costs.imc;
                 }
             }
@@ -359,7 +359,7 @@ impl Ctx<'_> {
 /// Lanes whose guard predicate lets the entry `p` run (all when unguarded): [`guard_mask`] of
 /// the warp loop's pre-decoded entry.
 #[inline(always)]
-pub(super) fn pre_guard_mask(w: &Warp, p: &Pre) -> u32 {
+pub(super) fn pre_guard_mask(w: &Warp, p: &LoopEntry) -> u32 {
     if p.guard == NO_REG {
         return u32::MAX;
     }
@@ -370,31 +370,32 @@ pub(super) fn pre_guard_mask(w: &Warp, p: &Pre) -> u32 {
 /// broadcast, a kernel parameter, `%ctaid`, `%tid` or nothing. Control flow, the general path
 /// and the counters ([`count_uniform`]) are the caller's.
 #[inline(always)]
-pub(super) fn plain(op: &Fast, w: &mut Warp, ctaid: &[u32; 3], exec: u32) {
+pub(super) fn plain(op: &EntryOp, w: &mut Warp, ctaid: &[u32; 3], exec: u32) {
     match op {
-        Fast::Form(f) => f.run_inline(&mut w.regs, exec),
-        &Fast::Bcast { d, v, .. } | &Fast::Param { d, v, .. } => {
+        EntryOp::AluForm(f) => f.run_inline(&mut w.regs, exec),
+        &EntryOp::Bcast { d, v, .. } | &EntryOp::Param { d, v, .. } => {
             fill(row_mut(&mut w.regs, d), exec, v);
         }
-        &Fast::Ctaid { d, c, m } => {
+        &EntryOp::Ctaid { d, c, m } => {
             let v = u64::from(ctaid[usize::from(c)]) & m;
             fill(row_mut(&mut w.regs, d), exec, v);
         }
-        &Fast::Tid { d, c, m } => {
+        &EntryOp::Tid { d, c, m } => {
             let tid = &w.tid[usize::from(c)];
             let out = row_mut(&mut w.regs, d);
             for_lanes!(exec, |l| {
                 out[l] = u64::from(tid[l]) & m;
             });
         }
-        Fast::Nop | Fast::Bra { .. } | Fast::Exit | Fast::General | Fast::Mem(_) => {}
+        EntryOp::Nop | EntryOp::Bra { .. } | EntryOp::Exit | EntryOp::General | EntryOp::Mem(_) => {
+        }
     }
 }
 
 /// Marks the register of invariant entry `p`, just run for all 32 lanes of `w`, as fixed when
 /// its sources are.
 #[cold]
-pub(super) fn settle(p: &Pre, w: &mut Warp) {
+pub(super) fn settle(p: &LoopEntry, w: &mut Warp) {
     let Some((d, srcs)) = p.writes() else {
         return;
     };
@@ -410,7 +411,7 @@ pub(super) fn settle(p: &Pre, w: &mut Warp) {
 
 /// How [`Ctx::segment`] ended, for [`Ctx::run_straight`].
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Seg {
+pub(super) enum SegmentEnd {
     /// It ran every PC it was given: go on from the next one.
     Ran,
     /// At a branch every lane took: go on from its target.
