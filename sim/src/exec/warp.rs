@@ -212,6 +212,24 @@ impl Warp {
     }
 }
 
+/// Register `r`'s 32 lanes in register file `regs` (a [`Warp::regs`]): the one way to a
+/// register's row (a fixed-size array, so that loops over it need no bounds checks and
+/// vectorise).
+#[inline(always)]
+pub fn row(regs: &[u64], r: u16) -> &[u64; 32] {
+    (&regs[usize::from(r) * 32..][..32])
+        .try_into()
+        .expect("32 lanes")
+}
+
+/// Register `r`'s 32 lanes in register file `regs`, to write ([`row`]).
+#[inline(always)]
+pub fn row_mut(regs: &mut [u64], r: u16) -> &mut [u64; 32] {
+    (&mut regs[usize::from(r) * 32..][..32])
+        .try_into()
+        .expect("32 lanes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::Warp;

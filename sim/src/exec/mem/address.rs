@@ -52,9 +52,7 @@ impl Ctx<'_> {
         if let Src::Reg(r) = a.base {
             // The common case: one pass over the base register's lanes, no match per lane (a
             // fixed-size row, so that the adds are a few vector instructions).
-            let base: &[u64; WARP] = (w.regs[r as usize * WARP..][..WARP])
-                .try_into()
-                .expect("32 lanes");
+            let base: &[u64; WARP] = row(&w.regs, r);
             if exec == u32::MAX {
                 return warp_addresses(base, off);
             }
@@ -333,21 +331,7 @@ pub(super) fn warp_addresses(base: &[u64; WARP], off: u64) -> ([u64; WARP], coal
     (out, coalesce::Shape { step })
 }
 
-/// Register `r`'s 32 lanes (of register file `regs`).
-#[inline(always)]
-pub(super) fn row(regs: &[u64], r: u16) -> &[u64; WARP] {
-    (&regs[usize::from(r) * WARP..][..WARP])
-        .try_into()
-        .expect("32 lanes")
-}
-
-/// Register `r`'s 32 lanes, to write.
-#[inline(always)]
-pub(super) fn row_mut(regs: &mut [u64], r: u16) -> &mut [u64; WARP] {
-    (&mut regs[usize::from(r) * WARP..][..WARP])
-        .try_into()
-        .expect("32 lanes")
-}
+pub(super) use crate::exec::warp::{row, row_mut};
 
 /// Whether `span` bytes from each of a warp's addresses as [`Ctx::addresses_and_shape`] leaves them
 /// (inactive lanes 0, which fit whenever any lane can) lie in a buffer of `len` bytes: a plain

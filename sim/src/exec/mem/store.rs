@@ -77,11 +77,7 @@ impl Ctx<'_> {
     #[inline(always)]
     fn reg_row(w: &Warp, s: Src) -> Option<&[u64; WARP]> {
         match s {
-            Src::Reg(r) => Some(
-                (w.regs[r as usize * WARP..][..WARP])
-                    .try_into()
-                    .expect("32 lanes"),
-            ),
+            Src::Reg(r) => Some(crate::exec::warp::row(&w.regs, r)),
             _ => None,
         }
     }

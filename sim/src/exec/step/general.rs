@@ -74,9 +74,7 @@ impl Ctx<'_> {
     pub(crate) fn gather(&self, w: &Warp, s: Src, exec: u32) -> [u64; 32] {
         match s {
             Src::Imm(v) => [v; 32],
-            Src::Reg(r) => w.regs[r as usize * 32..][..32]
-                .try_into()
-                .expect("32 lanes"),
+            Src::Reg(r) => *crate::exec::warp::row(&w.regs, r),
             Src::Special(sp) => self.special_warp(w, sp),
             Src::NotPred(_) => {
                 let mut out = [0u64; 32];

@@ -300,7 +300,7 @@ fn guard_mask(w: &Warp, inst: &DInst) -> u32 {
 /// `negated`.
 #[inline]
 fn guard_bits(regs: &[u64], p: u16, negated: bool) -> u32 {
-    let row = &regs[usize::from(p) * 32..][..32];
+    let row = super::warp::row(regs, p);
     let mut m = 0u32;
     for (l, v) in row.iter().enumerate() {
         m |= (*v as u32 & 1) << l;
@@ -321,10 +321,4 @@ fn fill(row: &mut [u64; 32], exec: u32, v: u64) {
     });
 }
 
-/// Register `d`'s 32 lanes, to write.
-#[inline(always)]
-fn row_mut(regs: &mut [u64], d: u16) -> &mut [u64; 32] {
-    (&mut regs[usize::from(d) * 32..][..32])
-        .try_into()
-        .expect("32 lanes")
-}
+use super::warp::row_mut;
