@@ -343,14 +343,10 @@ pub(crate) fn run_batch_on_sm(
         launch,
         forms,
         runs,
-        costs,
-        global,
-        constant,
-        params,
         per_wave,
         nwarps,
         clear,
-        turn_flags,
+        ..
     } = *p;
     let Batch {
         buf,
@@ -422,19 +418,13 @@ pub(crate) fn run_batch_on_sm(
                     continue;
                 }
                 let mut ctx = step::Ctx {
-                    cfg,
-                    launch,
-                    forms,
-                    global,
-                    constant,
+                    pass: p,
                     caches: &mut *caches,
-                    params,
                     shared: &mut files.shared[k],
                     counters: &mut st.counters,
                     per_pc: &mut st.per_pc,
                     runs: &mut st.runs,
                     work: &mut st.work,
-                    costs,
                     sm: s,
                     ctaid: [
                         (blk % u64::from(gx)) as u32,
@@ -448,7 +438,6 @@ pub(crate) fn run_batch_on_sm(
                     log: &mut logs[k],
                     sync: std::mem::take(&mut syncs[k]),
                     turns,
-                    turn_flags,
                     turn_over: false,
                     loaded: false,
                 };

@@ -92,12 +92,12 @@ impl Ctx<'_> {
         addr: u64,
         bytes: u32,
     ) -> Error {
-        let b = self.launch.dims.block;
+        let b = self.pass.launch.dims.block;
         let linear = w.index * 32 + lane as u32;
         let tid = (linear % b[0], linear / b[0] % b[1], linear / (b[0] * b[1]));
         let c = self.ctaid;
         let where_ = match space {
-            StateSpace::Global => self.global.nearest(addr),
+            StateSpace::Global => self.pass.global.nearest(addr),
             StateSpace::Shared => format!(
                 "outside the block's {} bytes of shared memory",
                 self.shared.len()
@@ -108,16 +108,16 @@ impl Ctx<'_> {
             ),
             StateSpace::Const => format!(
                 "outside the {} bytes of constant memory",
-                self.constant.len()
+                self.pass.constant.len()
             ),
             _ => format!(
                 "outside the {} bytes of kernel parameters",
-                self.launch.params.len()
+                self.pass.launch.params.len()
             ),
         };
-        let p = self.launch.program;
+        let p = self.pass.launch.program;
         Error::Fault {
-            launch: self.launch.label.into(),
+            launch: self.pass.launch.label.into(),
             message: format!(
                 "invalid {} {what} of {bytes} bytes at address {addr:#x} by thread ({},{},{}) in block ({},{},{}): {where_}; PTX line {}: `{}`",
                 space.name(),
@@ -140,13 +140,13 @@ impl Ctx<'_> {
         let i = match self.last_alloc {
             Some(i)
                 if {
-                    let (lo, hi) = self.global.bounds(i);
+                    let (lo, hi) = self.pass.global.bounds(i);
                     lo <= addr && addr.checked_add(len).is_some_and(|e| e <= hi)
                 } =>
             {
                 i
             }
-            _ => self.global.find(addr, len)?,
+            _ => self.pass.global.find(addr, len)?,
         };
         self.last_alloc = Some(i);
         Some(i)
@@ -165,14 +165,14 @@ impl Ctx<'_> {
         let (buf, off): (&mut [u8], u64) = match space {
             StateSpace::Global => {
                 let i = self.allocation(addr, n as u64)?;
-                let off = usize::try_from(addr - self.global.bounds(i).0).ok()?;
+                let off = usize::try_from(addr - self.pass.global.bounds(i).0).ok()?;
                 return match value {
-                    None => self.global.read(i, off, n),
-                    Some(v) => self.global.write(i, off, n, v).then_some(0),
+                    None => self.pass.global.read(i, off, n),
+                    Some(v) => self.pass.global.write(i, off, n, v).then_some(0),
                 };
             }
             StateSpace::Const => {
-                return read_le(self.constant, usize::try_from(addr).ok()?, n)
+                return read_le(self.pass.constant, usize::try_from(addr).ok()?, n)
                     .filter(|_| value.is_none());
             }
             StateSpace::Shared => (&mut self.shared[..], addr),
@@ -208,7 +208,7 @@ impl Ctx<'_> {
             // span` does not overflow (`run`).
             let span = m.ty.bytes() as u64 * u64::from(m.vec);
             let hint = self.alloc_hints[pc as usize] as usize;
-            if let Some((base, end)) = self.global.try_bounds(hint) {
+            if let Some((base, end)) = self.pass.global.try_bounds(hint) {
                 if base <= a0 && a0 < end && a0 + 32 * span <= end {
                     self.prefetch_next_run(pc, hint, a0, base, 32 * span);
                     return Some((hint, base));
@@ -229,7 +229,7 @@ impl Ctx<'_> {
         let last = std::mem::replace(&mut self.last_runs[pc as usize], a0);
         let next = a0.wrapping_add(a0.wrapping_sub(last));
         if next != a0 {
-            self.global.prefetch(i, next.wrapping_sub(base), bytes);
+            self.pass.global.prefetch(i, next.wrapping_sub(base), bytes);
         }
     }
 
@@ -253,7 +253,7 @@ impl Ctx<'_> {
             // general test below finds (its lowest address in the allocation, its highest
             // `span` bytes in it), without the lowest and highest address first.
             let hint = self.alloc_hints[pc as usize] as usize;
-            if let Some((base, end)) = self.global.try_bounds(hint) {
+            if let Some((base, end)) = self.pass.global.try_bounds(hint) {
                 if let Some(limit) = end.checked_sub(base).and_then(|n| n.checked_sub(span)) {
                     let out = addrs.iter().fold(0u64, |any, &a| {
                         any | u64::from(a.wrapping_sub(base) > limit)
@@ -277,12 +277,12 @@ impl Ctx<'_> {
         // (a warp's accesses alternate between buffers, so one cache for every instruction
         // missed at each access; each instruction's usually stays in one buffer).
         let hint = &mut self.alloc_hints[pc as usize];
-        let (i, (base, end)) = match self.global.try_bounds(*hint as usize) {
+        let (i, (base, end)) = match self.pass.global.try_bounds(*hint as usize) {
             Some((b, e)) if b <= lo && lo < e => (*hint as usize, (b, e)),
             _ => {
-                let i = self.global.find(lo, 1)?;
+                let i = self.pass.global.find(lo, 1)?;
                 *hint = i as u32;
-                (i, self.global.bounds(i))
+                (i, self.pass.global.bounds(i))
             }
         };
         if hi.checked_add(span).is_none_or(|e| e > end) {

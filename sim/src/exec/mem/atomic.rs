@@ -82,8 +82,8 @@ impl Ctx<'_> {
         };
         if space == StateSpace::Shared {
             let banks = Banks {
-                banks: self.cfg.shared.banks,
-                width: self.launch.bank_width,
+                banks: self.pass.cfg.shared.banks,
+                width: self.pass.launch.bank_width,
             };
             let wf = shared::atomic_wavefronts(&access, banks);
             let n = u64::from(wf.wavefronts);
@@ -97,15 +97,15 @@ impl Ctx<'_> {
             let work = &mut *self.work;
             work.mem_insts += 1;
             work.shared_wavefronts += n;
-            return self.cfg.shared.latency_cycles + wf.wavefronts - 1;
+            return self.pass.cfg.shared.latency_cycles + wf.wavefronts - 1;
         }
-        if !w.desc_loaded && self.params.memory_descriptor() {
+        if !w.desc_loaded && self.pass.params.memory_descriptor() {
             // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
             w.desc_loaded = true;
             self.counters.idc_requests += 1;
             self.counters.idc_hits += 1;
         }
-        let o = self.caches.atomic(self.params, &access);
+        let o = self.caches.atomic(self.pass.params, &access);
         let c = &mut *self.counters;
         if returns {
             c.global_atom_inst += 1;
@@ -129,7 +129,7 @@ impl Ctx<'_> {
             ticket
         } else {
             // Acknowledged by L2, like a store.
-            self.costs.l2
+            self.pass.costs.l2
         }
     }
 }

@@ -33,14 +33,14 @@ impl Ctx<'_> {
         step: Option<(u64, u64)>,
         store: bool,
     ) -> u32 {
-        if !w.desc_loaded && self.params.memory_descriptor() {
+        if !w.desc_loaded && self.pass.params.memory_descriptor() {
             // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
             w.desc_loaded = true;
             self.counters.idc_requests += 1;
             self.counters.idc_hits += 1;
         }
         // `m.space` global: `space` is too, and the addresses need no resolving or remapping.
-        let line_path = !self.launch.paths.global_general;
+        let line_path = !self.pass.launch.paths.global_general;
         if let (StateSpace::Global, Some(st), true) = (m.space, step, line_path) {
             if let Some(one) = self.one_line_run(access.bytes, st) {
                 return self.model_global_line(pc, m, access, run, step, store, one);
@@ -58,7 +58,9 @@ impl Ctx<'_> {
             (true, _) | (_, CacheOp::Ca) => LoadPath::L1 { evict_first: false },
             (_, CacheOp::Cs | CacheOp::Lu) => LoadPath::L1 { evict_first: true },
             (_, CacheOp::Cg | CacheOp::Cv) => LoadPath::L2Only,
-            _ if self.launch.cache_global_loads || local => LoadPath::L1 { evict_first: false },
+            _ if self.pass.launch.cache_global_loads || local => {
+                LoadPath::L1 { evict_first: false }
+            }
             _ => LoadPath::L2Only,
         }
     }
@@ -69,12 +71,12 @@ impl Ctx<'_> {
     /// their count, and their mask in the line ([`coalesce::sector_run`]'s run, in one line).
     #[inline(always)]
     fn one_line_run(&self, bytes: u32, st: (u64, u64)) -> Option<LineRun> {
-        let shift = self.costs.l1_sector.trailing_zeros();
+        let shift = self.pass.costs.l1_sector.trailing_zeros();
         let (first, n) = coalesce::sector_run(bytes, st, shift)?;
-        let line_shift = self.params.l1_line_shift();
+        let line_shift = self.pass.params.l1_line_shift();
         // `first + (n - 1) sectors` is the run's last sector: no wrap (`sector_run`).
         let last = first + (u64::from(n - 1) << shift);
-        if first >> line_shift != last >> line_shift || !self.params.sector_transactions() {
+        if first >> line_shift != last >> line_shift || !self.pass.params.sector_transactions() {
             return None;
         }
         // `n` sectors from the first one's place in its line (at most 32 a line: `Geometry`).
@@ -98,8 +100,8 @@ impl Ctx<'_> {
         store: bool,
         LineRun { first, n, mask }: LineRun,
     ) -> u32 {
-        let shift = self.costs.l1_sector.trailing_zeros();
-        let line_shift = self.params.l1_line_shift();
+        let shift = self.pass.costs.l1_sector.trailing_zeros();
+        let line_shift = self.pass.params.l1_line_shift();
         let line = first >> line_shift;
         let path = self.load_path(m, false);
         let log = &mut *self.log;
@@ -109,9 +111,9 @@ impl Ctx<'_> {
         let req = log.addrs.len();
         // The sectors that go on to L2 onto the log's request list, in order: a store's every
         // one, a load's misses (as one line record where the config takes them).
-        let records = self.params.line_records();
+        let records = self.pass.params.line_records();
         let l1_hits = if store {
-            self.caches.store_line(self.params, line, mask);
+            self.caches.store_line(self.pass.params, line, mask);
             if records {
                 log.addrs.push(LineRecords::record(line, mask));
             } else {
@@ -137,7 +139,7 @@ impl Ctx<'_> {
             }
             hits.count_ones()
         };
-        let dwf = crate::timing::data_wavefronts_of(access, self.costs.banks, run, step);
+        let dwf = crate::timing::data_wavefronts_of(access, self.pass.costs.banks, run, step);
         let counts = L1Counts {
             sectors: n,
             lines: 1,
@@ -189,7 +191,7 @@ impl Ctx<'_> {
             None => (access, run, step),
         };
         let path = self.load_path(m, local);
-        let shift = self.costs.l1_sector.trailing_zeros();
+        let shift = self.pass.costs.l1_sector.trailing_zeros();
         // The L1 part: the sectors' numbers onto the log (the timing pass needs them: fills in
         // flight, store merging), and the sectors that go on to L2 onto the log's request list
         // from `req` on. A run of sectors (lanes at most a sector apart: a coalesced access)
@@ -198,14 +200,14 @@ impl Ctx<'_> {
         let log = &mut *self.log;
         let start = log.sectors.len() as u32;
         let req = log.addrs.len();
-        let runs = self.params.sector_transactions();
+        let runs = self.pass.params.sector_transactions();
         let (sectors, lines, l1_hits) = match step
             .and_then(|st| coalesce::sector_run(access.bytes, st, shift).filter(|_| runs))
         {
             Some((first, n)) => {
                 log.sectors
                     .extend((0..u64::from(n)).map(|k| (first >> shift) + k));
-                let (p, caches) = (self.params, &mut *self.caches);
+                let (p, caches) = (self.pass.params, &mut *self.caches);
                 let run = (first, n);
                 match (store, p.line_records()) {
                     (true, true) => {
@@ -227,7 +229,7 @@ impl Ctx<'_> {
             None => self.global_sectors(access, run, step, shift, path, store),
         };
         // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
-        let dwf = crate::timing::data_wavefronts_of(access, self.costs.banks, run, step);
+        let dwf = crate::timing::data_wavefronts_of(access, self.pass.costs.banks, run, step);
         let counts = L1Counts {
             sectors,
             lines,
@@ -298,16 +300,16 @@ impl Ctx<'_> {
         work.l1_tags += u64::from(lines);
         let sent = log.addrs.len() > req;
         let hit = !store && !sent;
-        let records = self.params.line_records();
+        let records = self.pass.params.line_records();
         let lat = match (store, sent) {
             // Every sector hit L1.
-            (false, false) => self.costs.global(Level::Cache(0)),
+            (false, false) => self.pass.costs.global(Level::Cache(0)),
             (false, true) if records => log.request_from(L2Kind::LoadLines, req),
             (false, true) => log.request_from(L2Kind::Load, req),
             // Stores are acknowledged by L2; the L2 pass still runs their writes.
             (true, true) if records => log.request_from(L2Kind::StoreLines, req),
             (true, true) => log.request_from(L2Kind::Store, req),
-            (true, false) => self.costs.l2,
+            (true, false) => self.pass.costs.l2,
         };
         log.mem(MemRec {
             lat,
@@ -342,13 +344,13 @@ impl Ctx<'_> {
             match step.and_then(|st| coalesce::stepped_sectors(access, st, shift, &mut few)) {
                 Some(n) => &few[..n],
                 None => {
-                    self.params.sectors_into(access, run, &mut many);
+                    self.pass.params.sectors_into(access, run, &mut many);
                     &many
                 }
             };
         let log = &mut *self.log;
         log.sectors.extend(touched.iter().map(|s| s >> shift));
-        let p = self.params;
+        let p = self.pass.params;
         if !store && p.sector_transactions() {
             // A load's misses straight onto the log's request list.
             let r = if p.line_records() {

@@ -89,7 +89,7 @@ impl Ctx<'_> {
             return false;
         };
         let esize = m.ty.bytes() as u64;
-        let g = self.global;
+        let g = self.pass.global;
         let (signed, bits) = (m.ty.is_signed(), m.ty.bits());
         if let Some(a0) = run {
             // Consecutive elements: each vector element of every lane in one pass.
@@ -192,7 +192,7 @@ impl Ctx<'_> {
     ) -> bool {
         let buf: &[u8] = match m.space {
             StateSpace::Shared => self.shared,
-            StateSpace::Const => self.constant,
+            StateSpace::Const => self.pass.constant,
             _ => return false,
         };
         let esize = m.ty.bytes() as usize;
@@ -275,7 +275,7 @@ impl Ctx<'_> {
         let at = base.wrapping_add(offset as u64) as usize;
         let mut vals = [0u64; 4];
         for (k, v) in vals.iter_mut().enumerate().take(usize::from(m.vec)) {
-            match read_le(&self.launch.params, at + k * esize, esize) {
+            match read_le(&self.pass.launch.params, at + k * esize, esize) {
                 Some(x) if m.ty.is_signed() => *v = crate::exec::alu::sext(x, m.ty.bits()) as u64,
                 Some(x) => *v = x,
                 None => return false,
@@ -308,7 +308,7 @@ impl Ctx<'_> {
             for k in 0..usize::from(m.vec) {
                 let ea = a.wrapping_add((k * esize) as u64);
                 let v = if sp == StateSpace::Param {
-                    read_le(&self.launch.params, ea as usize, esize)
+                    read_le(&self.pass.launch.params, ea as usize, esize)
                 } else {
                     self.access(w, l, sp, ea, esize, None)
                 };

@@ -28,7 +28,7 @@ impl Ctx<'_> {
         } else {
             c.imc_requests += 1;
         }
-        self.costs.imc
+        self.pass.costs.imc
     }
 
     /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
@@ -69,17 +69,21 @@ impl Ctx<'_> {
         let c = &mut *self.counters;
         let ps = &mut self.per_pc[pc as usize];
         let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)))
-            && self.costs.sass.is_const_operand(pc); // timing::sass: LDC when if-converted
+            && self.pass.costs.sass.is_const_operand(pc); // timing::sass: LDC when if-converted
         if fixed {
             // A constant at a fixed address is an operand of the instruction (IMC,
             // DESIGN.md). ptxas sometimes loads such values with LDC instead: on an H200
             // conv2d's filter taps count as IDC requests while stencil_1d's count as IMC.
             c.imc_requests += 1;
             c.const_imm_loads += 1;
-            return self.costs.imc;
+            return self.pass.costs.imc;
         }
         let mut o = ConstLevelsOutcome::default();
-        (self.caches).constant_load_into(self.params, &resolved_access(m.space, access), &mut o);
+        (self.caches).constant_load_into(
+            self.pass.params,
+            &resolved_access(m.space, access),
+            &mut o,
+        );
         c.ldc_inst += 1;
         c.ldc_requests += u64::from(o.requests);
         c.idc_requests += u64::from(o.requests);
@@ -101,10 +105,10 @@ impl Ctx<'_> {
         // Latency and work in one walk over the levels (`Costs::ldc_work` apart), or
         // none when no request went past the second level (the usual case).
         let (lat, work) = match o.level_misses[1] {
-            0 => (self.costs).constant_costs_near(o.requests, o.misses),
-            _ => self.costs.constant_costs(served),
+            0 => (self.pass.costs).constant_costs_near(o.requests, o.misses),
+            _ => self.pass.costs.constant_costs(served),
         };
-        if self.costs.sass.at(pc).ldc > 0 {
+        if self.pass.costs.sass.at(pc).ldc > 0 {
             self.log.ldc[0].push(work);
         }
         lat
@@ -126,8 +130,8 @@ impl Ctx<'_> {
         let work = &mut *self.work;
         let bytes = m.bytes_per_thread();
         let banks = Banks {
-            banks: self.cfg.shared.banks,
-            width: self.launch.bank_width,
+            banks: self.pass.cfg.shared.banks,
+            width: self.pass.launch.bank_width,
         };
         let access = resolved_access(m.space, access);
         let (run, step) = match m.space {
@@ -155,7 +159,7 @@ impl Ctx<'_> {
         work.mem_insts += 1;
         work.shared_wavefronts += n;
         // Conflicting wavefronts are served one after another.
-        self.cfg.shared.latency_cycles + wf.wavefronts - 1
+        self.pass.cfg.shared.latency_cycles + wf.wavefronts - 1
     }
 }
 

@@ -108,7 +108,7 @@ impl Ctx<'_> {
                     &gathered
                 }
             };
-            let g = self.global;
+            let g = self.pass.global;
             if let Some(a0) = run {
                 // Consecutive elements: the warp's values in one pass.
                 let stride = (esize * u64::from(m.vec)) as usize;

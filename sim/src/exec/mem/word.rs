@@ -45,7 +45,7 @@ impl Ctx<'_> {
         match p.word {
             Word::GlobalLoad => {
                 let (i, base) = self.word_allocation(pc, addrs, step)?;
-                let g = self.global;
+                let g = self.pass.global;
                 match step {
                     Some((a0, d)) if d != 0 => {
                         // Equally spaced lanes: one pass, straight into the destination.
@@ -85,7 +85,7 @@ impl Ctx<'_> {
             }
             Word::GlobalStore => {
                 let (i, base) = self.word_allocation(pc, addrs, step)?;
-                let (g, v) = (self.global, row(&w.regs, p.reg));
+                let (g, v) = (self.pass.global, row(&w.regs, p.reg));
                 match step {
                     Some((a0, d)) if d != 0 => {
                         // Equally spaced lanes do not overlap: one pass.
@@ -164,7 +164,7 @@ impl Ctx<'_> {
         step: Option<(u64, u64)>,
     ) -> Option<(usize, u64)> {
         let hint = self.alloc_hints[pc as usize] as usize;
-        let (base, end) = self.global.try_bounds(hint)?;
+        let (base, end) = self.pass.global.try_bounds(hint)?;
         match step {
             Some((a0, d)) if d != 0 => {
                 // `a0 + 31 * d` does not wrap (the step's).

@@ -151,19 +151,19 @@ impl Ctx<'_> {
 
     #[inline(never)]
     pub(super) fn special(&self, w: &Warp, s: Special, lane: usize) -> u64 {
-        let b = self.launch.dims.block;
+        let b = self.pass.launch.dims.block;
         let l = lane;
         let lane = lane as u32;
         u64::from(match s {
             Special::Tid(c) => w.tid[c as usize][l],
             Special::Ntid(c) => b[c as usize],
             Special::Ctaid(c) => self.ctaid[c as usize],
-            Special::Nctaid(c) => self.launch.dims.grid[c as usize],
+            Special::Nctaid(c) => self.pass.launch.dims.grid[c as usize],
             Special::LaneId => lane,
             Special::WarpId => w.index,
-            Special::NWarpId => self.cfg.sm.max_warps,
+            Special::NWarpId => self.pass.cfg.sm.max_warps,
             Special::SmId => self.sm as u32,
-            Special::NSmId => self.cfg.sm.count,
+            Special::NSmId => self.pass.cfg.sm.count,
             Special::LaneMaskEq => 1 << lane,
             Special::LaneMaskLt => (1u32 << lane) - 1,
             Special::LaneMaskLe => ((1u64 << (lane + 1)) - 1) as u32,

@@ -6,14 +6,12 @@
 use super::alu;
 use super::decode::{DInst, Src, NO_REG};
 use super::fast::{AluForm, EntryOp, FlopKind, LoopEntry};
+use super::sm::Pass1;
 use super::trace::{BlockLog, Entry};
 use super::turns::{FENCE, LOADS, WAITS};
 use super::warp::Warp;
-use super::Launch;
-use crate::config::GpuConfig;
 use crate::error::{Error, Result};
-use crate::memory::image::GlobalView;
-use crate::memory::system::{Params, SmCaches};
+use crate::memory::system::SmCaches;
 use crate::metrics::{Counters, PcStats};
 use crate::ptx::ast::{Special, Type};
 use crate::ptx::inst::{AluOp, Op, ShflMode, VoteMode};
@@ -51,20 +49,11 @@ pub(crate) use for_lanes;
 
 /// What one block's warps share while they run on their SM's thread.
 pub struct Ctx<'a> {
-    /// The GPU.
-    pub cfg: &'a GpuConfig,
-    /// The launch being run.
-    pub launch: &'a Launch<'a>,
-    /// The pre-decoded entry of each instruction of the program ([`super::fast`]).
-    pub forms: &'a [LoopEntry],
-    /// Global memory, shared with the other SMs' threads.
-    pub global: &'a GlobalView<'a>,
-    /// The constant bank.
-    pub constant: &'a [u8],
+    /// What every SM reads of the launch: the GPU, the launch, its pre-decoded entries, global
+    /// memory and the constant bank, cache geometry, latencies, where turns end.
+    pub pass: &'a Pass1<'a>,
     /// The SM's L1 and constant caches.
     pub caches: &'a mut SmCaches,
-    /// Cache geometry.
-    pub params: &'a Params,
     /// The block's shared memory.
     pub shared: &'a mut [u8],
     /// The SM's counters.
@@ -76,8 +65,6 @@ pub struct Ctx<'a> {
     pub runs: &'a mut Runs,
     /// The SM's work for the throughput bounds.
     pub work: &'a mut SmWork,
-    /// Latencies.
-    pub costs: &'a Costs,
     /// The SM the block runs on.
     pub sm: usize,
     /// `%ctaid` of the block.
@@ -101,8 +88,6 @@ pub struct Ctx<'a> {
     /// [`Ctx::run_warp`]): the SM's co-resident warps take turns, so that their accesses reach
     /// the caches interleaved.
     pub turns: bool,
-    /// Per instruction, its [`super::turns::WAITS`] and [`super::turns::LOADS`] bits.
-    pub turn_flags: &'a [u8],
     /// The running warp's turn has ended.
     pub turn_over: bool,
     /// The running warp has issued a load in this turn (with `turns`): its turn ends at its next
@@ -131,7 +116,13 @@ impl Ctx<'_> {
     pub fn step(&mut self, w: &mut Warp) -> Result<()> {
         // A converged warp at an instruction of the general path goes there directly.
         let general = |p: &LoopEntry| matches!(p.op, EntryOp::General);
-        if w.converged && !self.forms.get(w.common_pc as usize).is_some_and(general) {
+        if w.converged
+            && !self
+                .pass
+                .forms
+                .get(w.common_pc as usize)
+                .is_some_and(general)
+        {
             // Loads and stores between the runs go to the memory path from here.
             while let Some(exec) = self.run_straight(w) {
                 self.mem_step(w, exec)?;
@@ -155,13 +146,13 @@ impl Ctx<'_> {
     #[inline]
     fn step_one(&mut self, w: &mut Warp) -> Result<()> {
         let (pc, mask) = w.next();
-        let prog = self.launch.program;
+        let prog = self.pass.launch.program;
         let Some(inst) = prog.insts.get(pc as usize) else {
             // Unreachable for decoded programs (they end in exit); treat as exit.
             w.live &= !mask;
             return Ok(());
         };
-        if self.loaded && self.turn_flags[pc as usize] & WAITS != 0 {
+        if self.loaded && self.pass.turn_flags[pc as usize] & WAITS != 0 {
             // It needs a value the warp's turn loaded: the warp stalls before it.
             self.turn_over = true;
             return Ok(());
@@ -176,7 +167,7 @@ impl Ctx<'_> {
         ps.threads += u64::from(exec.count_ones());
         // `%clock` reads the warp's issue count: cycles are only known after the timing pass.
         w.clock += 1;
-        if let EntryOp::AluForm(f) = &self.forms[pc as usize].op {
+        if let EntryOp::AluForm(f) = &self.pass.forms[pc as usize].op {
             // The common integer and f32 forms, decided once per launch: no branch, no latency.
             f.run(&mut w.regs, exec);
             if let Some(k) = f.kernel.flops() {
@@ -194,8 +185,8 @@ impl Ctx<'_> {
     #[inline(never)]
     fn over_budget(&self) -> Error {
         Error::Budget {
-            launch: self.launch.label.into(),
-            budget: self.launch.max_warp_instructions,
+            launch: self.pass.launch.label.into(),
+            budget: self.pass.launch.max_warp_instructions,
         }
     }
 
@@ -214,7 +205,7 @@ impl Ctx<'_> {
         let taken = if matches!(inst.op, Op::Bra) { exec } else { 0 };
         w.advance(pc, mask, taken, inst.target);
         // A branch after a load: the warp stalls ([`super::turns`]).
-        self.turn_over |= self.loaded && self.turn_flags[pc as usize] & FENCE != 0;
+        self.turn_over |= self.loaded && self.pass.turn_flags[pc as usize] & FENCE != 0;
         let lat = match inst.op {
             // A branch every active lane takes: the timing pass needs to know (if-conversion).
             Op::Bra => u32::from(exec == mask),
@@ -228,11 +219,11 @@ impl Ctx<'_> {
                 0
             }
             Op::Ld(_) | Op::St(_) => {
-                self.loaded |= self.turns && self.turn_flags[pc as usize] & LOADS != 0;
+                self.loaded |= self.turns && self.pass.turn_flags[pc as usize] & LOADS != 0;
                 self.load_or_store(w, inst, pc, exec)?
             }
             Op::Atom(a) | Op::Red(a) => {
-                self.loaded |= self.turns && self.turn_flags[pc as usize] & LOADS != 0;
+                self.loaded |= self.turns && self.pass.turn_flags[pc as usize] & LOADS != 0;
                 self.atomic(w, inst, pc, a, exec)?
             }
             Op::BarRed(op) => {

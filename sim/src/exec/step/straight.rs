@@ -22,7 +22,7 @@ impl Ctx<'_> {
     pub(super) fn run_straight(&mut self, w: &mut Warp) -> Option<u32> {
         let live = w.live;
         let threads = u64::from(live.count_ones());
-        let forms = self.forms;
+        let forms = self.pass.forms;
         let mut left = *self.budget;
         let mut pc = w.common_pc;
         let mem = loop {
@@ -90,7 +90,7 @@ impl Ctx<'_> {
     #[inline(always)]
     pub(super) fn segment(&mut self, w: &mut Warp, a: u32, b: u32) -> (u32, SegmentEnd) {
         // Cut at `b`, so that the loop's `pc < b` bounds its entries' indexing too.
-        let forms = &self.forms[..b as usize];
+        let forms = &self.pass.forms[..b as usize];
         let idx = w.index as usize;
         // Out of the log while the loop runs: the word accesses do not touch the streams.
         let mut stream = std::mem::take(&mut self.log.warps[idx]);
@@ -110,7 +110,7 @@ impl Ctx<'_> {
                     let p = &forms[pc as usize];
                     match p.op {
                         EntryOp::Mem(ref plan) => {
-                            let turn = self.turn_flags[pc as usize];
+                            let turn = self.pass.turn_flags[pc as usize];
                             if self.loaded && turn & WAITS != 0 {
                                 stop = (pc, SegmentEnd::Turn);
                                 break;
@@ -129,7 +129,8 @@ impl Ctx<'_> {
                         EntryOp::Bra { target } => {
                             let exec = pre_guard_mask(w, p);
                             // A branch after a load: the warp stalls ([`super::turns`]).
-                            let fence = self.loaded && self.turn_flags[pc as usize] & FENCE != 0;
+                            let fence =
+                                self.loaded && self.pass.turn_flags[pc as usize] & FENCE != 0;
                             if exec == u32::MAX {
                                 // Taken by every lane: the timing pass needs to know.
                                 stream[base + (pc - a) as usize].lat = 1;
@@ -214,15 +215,15 @@ impl Ctx<'_> {
         threads: u64,
     ) -> Stop {
         let Ctx {
-            forms,
+            pass,
             counters,
             per_pc,
             runs,
-            costs,
             ctaid,
             log,
             ..
         } = self;
+        let (forms, costs) = (pass.forms, pass.costs);
         let Runs {
             diff,
             entries,
@@ -267,7 +268,7 @@ impl Ctx<'_> {
         let mut fence = false;
         match &pre.op {
             &EntryOp::Bra { target } => {
-                fence = self.turn_flags[*pc as usize] & FENCE != 0;
+                fence = self.pass.turn_flags[*pc as usize] & FENCE != 0;
                 if exec == live {
                     // A branch every active lane takes: the timing pass needs to know.
                     (next, lat) = (target, 1);
@@ -317,14 +318,14 @@ impl Ctx<'_> {
     #[inline(always)]
     pub(super) fn mem_step(&mut self, w: &mut Warp, exec: u32) -> Result<()> {
         let pc = w.common_pc;
-        let turn = self.turn_flags[pc as usize];
+        let turn = self.pass.turn_flags[pc as usize];
         if self.loaded && turn & WAITS != 0 {
             // It needs a value the warp's turn loaded: the warp stalls before it.
             self.turn_over = true;
             return Ok(());
         }
         self.loaded |= self.turns && turn & LOADS != 0;
-        let inst = &self.launch.program.insts[pc as usize];
+        let inst = &self.pass.launch.program.insts[pc as usize];
         *self.budget -= 1;
         let ps = &mut self.per_pc[pc as usize];
         ps.executed += 1;
