@@ -475,8 +475,8 @@ pub enum Op {
         dst: Type,
     },
     /// Instructions with no functional effect here: `membar`, `fence`, `nanosleep`, `prefetch`,
-    /// `prefetchu`, `bar.arrive` / `barrier.arrive` (warps run one after another, so an arrival
-    /// never has to be waited for).
+    /// `prefetchu`, `bar.arrive` / `barrier.arrive` (the arriving warp goes on without waiting,
+    /// and a `bar.sync` waits for the warps of its block still running).
     Nop,
     /// `bar.red.popc.u32 d, a[, b], {!}c` and `bar.red.{and,or}.pred p, a[, b], {!}c`.
     BarRed(BarRedOp),
