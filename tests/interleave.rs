@@ -61,14 +61,6 @@ fn warps_that_share_lines_per_iteration_hit_l1_as_on_the_h200() {
                 failures.push(format!("{label} {k}: simulated {got}, H200 {measured}"));
             }
         }
-        // What the serial order gave (the report's prediction): no L1 hit at all.
-        let before = l["predicted"]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"]
-            .as_f64()
-            .unwrap();
-        assert_eq!(
-            before, 0.0,
-            "{label}: the committed serial-order prediction"
-        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -369,18 +369,24 @@ pub(crate) fn run_batch_on_sm(
     let turns = slots * nwarps > 1;
     let mut left = budget;
     let mut b = first + (s as u64 + sm_count - first % sm_count) % sm_count;
-    let mut group: Vec<u64> = Vec::with_capacity(slots);
+    // The wave's blocks on this SM, with their `%ctaid`.
+    let mut group: Vec<(u64, [u32; 3])> = Vec::with_capacity(slots);
     let mut syncs: Vec<sync::BlockSync> = Vec::with_capacity(slots);
     while b < last {
         // This SM's blocks of wave `b / per_wave`.
         let wave = b / per_wave;
         group.clear();
         while b < last && b / per_wave == wave {
-            group.push(b);
+            let ctaid = [
+                (b % u64::from(gx)) as u32,
+                (b / u64::from(gx) % u64::from(gy)) as u32,
+                (b / (u64::from(gx) * u64::from(gy))) as u32,
+            ];
+            group.push((b, ctaid));
             b += sm_count;
         }
         let used = st.used[buf];
-        for &blk in &group {
+        for &(blk, _) in &group {
             if st.logs[buf].len() <= st.used[buf] {
                 // Sized below, as a kept log is.
                 st.logs[buf].push(BlockLog::default());
@@ -413,7 +419,7 @@ pub(crate) fn run_batch_on_sm(
         // Blocks with a warp still running, as bits.
         let mut running: u64 = u64::MAX >> (64 - group.len());
         while running != 0 {
-            for (k, &blk) in group.iter().enumerate() {
+            for (k, &(blk, ctaid)) in group.iter().enumerate() {
                 if running & (1 << k) == 0 {
                     continue;
                 }
@@ -426,11 +432,7 @@ pub(crate) fn run_batch_on_sm(
                     runs: &mut st.runs,
                     work: &mut st.work,
                     sm: s,
-                    ctaid: [
-                        (blk % u64::from(gx)) as u32,
-                        (blk / u64::from(gx) % u64::from(gy)) as u32,
-                        (blk / (u64::from(gx) * u64::from(gy))) as u32,
-                    ],
+                    ctaid,
                     budget: &mut left,
                     last_alloc: None,
                     alloc_hints: &mut st.alloc_hints,
