@@ -9,6 +9,9 @@
 
 use crate::memory::Level;
 
+mod outcome;
+pub use outcome::{Outcome, SharedOp};
+
 /// Marks [`Entry::lat`] (or [`MemRec::lat`]) as a ticket: the low bits index [`BlockLog::reqs`].
 pub const TICKET: u32 = 1 << 31;
 /// Marks [`Entry::lat`] of a global or local access: the low bits index [`BlockLog::mems`].

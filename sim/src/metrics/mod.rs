@@ -5,6 +5,9 @@
 //! `sim run --format json` (DESIGN.md, "Metrics use Nsight Compute's names").
 
 pub mod picture;
+mod tally;
+
+pub use tally::Flop;
 
 use serde::Serialize;
 

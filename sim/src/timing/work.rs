@@ -103,6 +103,25 @@ pub struct SmWork {
 }
 
 impl SmWork {
+    /// Adds what the memory instruction of outcome `o` asks of the SM's LSU, L1 tag stage and
+    /// shared-memory banks (the throughput bounds' work).
+    #[inline(always)]
+    pub fn tally(&mut self, o: &crate::trace::Outcome) {
+        use crate::trace::Outcome;
+        match *o {
+            Outcome::Shared { wavefronts, .. } => {
+                self.mem_insts += 1;
+                self.shared_wavefronts += u64::from(wavefronts);
+            }
+            Outcome::Global { sectors, lines, .. } | Outcome::Atomic { sectors, lines, .. } => {
+                self.mem_insts += 1;
+                self.l1_sectors += u64::from(sectors);
+                self.l1_tags += u64::from(lines);
+            }
+            Outcome::Uniform { .. } | Outcome::ConstOperand | Outcome::Ldc { .. } => {}
+        }
+    }
+
     /// Adds `bytes` of DRAM traffic, requested at the current instruction's issue cycle, to the
     /// SM's queue; returns the bytes still ahead of them including them. The SM's share of the
     /// DRAM bandwidth serves the queue first come first served and idles while it is empty (the

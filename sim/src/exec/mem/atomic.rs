@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::exec::alu;
 use crate::exec::decode::{DInst, NO_REG};
 use crate::exec::step::{lanes, Ctx};
-use crate::exec::trace::L2Kind;
+use crate::exec::trace::{L2Kind, Outcome, SharedOp};
 use crate::exec::warp::Warp;
 use crate::memory::shared::{self, Banks};
 use crate::memory::{WarpAccess, WARP};
@@ -86,44 +86,33 @@ impl Ctx<'_> {
                 width: self.pass.launch.bank_width,
             };
             let wf = shared::atomic_wavefronts(&access, banks);
-            let n = u64::from(wf.wavefronts);
-            let c = &mut *self.counters;
-            c.shared_atom_inst += 1;
-            c.shared_atom_wavefronts += n;
+            self.record(
+                pc,
+                Outcome::Shared {
+                    op: SharedOp::Atom,
+                    wavefronts: wf.wavefronts,
+                    conflicts: 0,
+                },
+            );
             let ps = &mut self.per_pc[pc as usize];
-            ps.requests += 1;
-            ps.wavefronts += n;
             note_worst(&mut ps.worst, &access, access.bytes, banks, wf.wavefronts);
-            let work = &mut *self.work;
-            work.mem_insts += 1;
-            work.shared_wavefronts += n;
             return self.pass.cfg.shared.latency_cycles + wf.wavefronts - 1;
         }
         if !w.desc_loaded && self.pass.params.memory_descriptor() {
             // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
             w.desc_loaded = true;
-            self.counters.idc_requests += 1;
-            self.counters.idc_hits += 1;
+            self.record(pc, Outcome::Uniform { imc: 0, idc: 1 });
         }
         let o = self.caches.atomic(self.pass.params, &access);
-        let c = &mut *self.counters;
-        if returns {
-            c.global_atom_inst += 1;
-            c.global_atom_requests += 1;
-            c.global_atom_sectors += u64::from(o.sectors);
-        } else {
-            c.global_red_inst += 1;
-            c.global_red_requests += 1;
-            c.global_red_sectors += u64::from(o.sectors);
-        }
-        let ps = &mut self.per_pc[pc as usize];
-        ps.requests += 1;
-        ps.sectors += u64::from(o.sectors);
-        ps.misses += u64::from(o.l1_misses);
-        let work = &mut *self.work;
-        work.mem_insts += 1;
-        work.l1_sectors += u64::from(o.sectors);
-        work.l1_tags += u64::from(o.lines);
+        self.record(
+            pc,
+            Outcome::Atomic {
+                returns,
+                sectors: o.sectors,
+                misses: o.l1_misses,
+                lines: o.lines,
+            },
+        );
         let ticket = self.log.request(L2Kind::Atomic { returns }, &o.to_l2);
         if returns {
             ticket

@@ -4,7 +4,7 @@
 
 use super::address::resolved_access;
 use crate::exec::step::{lanes, Ctx};
-use crate::exec::trace::{L2Kind, MemRec};
+use crate::exec::trace::{L2Kind, MemRec, Outcome};
 use crate::exec::warp::Warp;
 use crate::memory::coalesce;
 use crate::memory::system::{L1Outcome, LineRecords, LoadPath};
@@ -36,8 +36,7 @@ impl Ctx<'_> {
         if !w.desc_loaded && self.pass.params.memory_descriptor() {
             // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
             w.desc_loaded = true;
-            self.counters.idc_requests += 1;
-            self.counters.idc_hits += 1;
+            self.record(pc, Outcome::Uniform { imc: 0, idc: 1 });
         }
         // `m.space` global: `space` is too, and the addresses need no resolving or remapping.
         let line_path = !self.pass.launch.paths.global_general;
@@ -261,43 +260,22 @@ impl Ctx<'_> {
         req: usize,
         dwf: u32,
     ) -> u32 {
-        let c = &mut *self.counters;
-        let ps = &mut self.per_pc[pc as usize];
-        let work = &mut *self.work;
+        // Stores count no misses in L1.
+        let misses = if store { 0 } else { sectors - l1_hits };
+        self.record(
+            pc,
+            Outcome::Global {
+                local,
+                store,
+                bytes: exec.count_ones() * bytes,
+                sectors,
+                hits: l1_hits,
+                misses,
+                lines,
+            },
+        );
         let log = &mut *self.log;
         let end = log.sectors.len() as u32;
-        // Stores count neither hits nor misses in L1.
-        let l1_misses = if store { 0 } else { sectors - l1_hits };
-        match (local, store) {
-            (false, false) => {
-                c.global_ld_inst += 1;
-                c.global_ld_requests += 1;
-                c.global_ld_bytes += u64::from(exec.count_ones() * bytes);
-                c.global_ld_sectors += u64::from(sectors);
-                c.l1_ld_hits += u64::from(l1_hits);
-                c.l1_ld_misses += u64::from(l1_misses);
-            }
-            (false, true) => {
-                c.global_st_inst += 1;
-                c.global_st_requests += 1;
-                c.global_st_sectors += u64::from(sectors);
-            }
-            (true, false) => {
-                c.local_ld_requests += 1;
-                c.local_ld_sectors += u64::from(sectors);
-            }
-            (true, true) => {
-                c.local_st_requests += 1;
-                c.local_st_sectors += u64::from(sectors);
-            }
-        }
-        ps.requests += 1;
-        ps.sectors += u64::from(sectors);
-        ps.hits += u64::from(l1_hits);
-        ps.misses += u64::from(l1_misses);
-        work.mem_insts += 1;
-        work.l1_sectors += u64::from(sectors);
-        work.l1_tags += u64::from(lines);
         let sent = log.addrs.len() > req;
         let hit = !store && !sent;
         let records = self.pass.params.line_records();
@@ -313,7 +291,7 @@ impl Ctx<'_> {
         };
         log.mem(MemRec {
             lat,
-            dwf: dwf + l1_misses,
+            dwf: dwf + misses,
             start,
             end,
             // At most the access's sectors: a few per lane.

@@ -27,7 +27,11 @@ impl Ctx<'_> {
     ) -> Result<u32> {
         // A kernel parameter at a fixed offset: one value for the warp, no lane addresses.
         if self.load_param(w, inst, m, exec) {
-            return Ok(if exec == 0 { 0 } else { self.param_model(m) });
+            return Ok(if exec == 0 {
+                0
+            } else {
+                self.param_model(pc, m)
+            });
         }
         // The addresses come back by value into the access, as the helper is inlined: filled
         // through a reference, the access was zeroed first (a 256-byte store a memory

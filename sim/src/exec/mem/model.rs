@@ -1,6 +1,6 @@
 //! The warp-level access handed to the memory models: the dispatch on the state space, constant
 //! loads (operands, or requests to the constant caches), kernel-parameter loads and shared
-//! accesses (wavefronts and bank conflicts), each counted; global and local accesses are in
+//! accesses (wavefronts and bank conflicts), each recorded as an [`Outcome`]; global and local accesses are in
 //! `global`.
 
 use super::address::resolved_access;
@@ -14,20 +14,32 @@ use crate::memory::{Level, WarpAccess};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::MemOp;
+use crate::trace::{Outcome, SharedOp};
 
 impl Ctx<'_> {
-    /// A kernel-parameter load in the models: counted, with the constant-operand latency.
-    pub(super) fn param_model(&mut self, m: MemOp) -> u32 {
+    /// Records outcome `o` of the memory instruction at `pc`: counted in the SM's counters and
+    /// the instruction's statistics ([`crate::metrics::Counters::tally`]), added to the SM's
+    /// work ([`crate::timing::SmWork::tally`]).
+    #[inline(always)]
+    pub(crate) fn record(&mut self, pc: u32, o: Outcome) {
+        self.counters.tally(&o);
+        self.per_pc[pc as usize].tally(&o);
+        self.work.tally(&o);
+    }
+
+    /// A kernel-parameter load in the models: recorded, with the constant-operand latency.
+    pub(super) fn param_model(&mut self, pc: u32, m: MemOp) -> u32 {
         // A pointer parameter is loaded through the uniform datapath (ULDC, an IDC request that
         // hits); a scalar one becomes a constant operand (IMC). This is what ptxas emits for
         // sm_80 and later; counted per warp.
-        let c = &mut *self.counters;
-        if m.ty.bytes() == 8 {
-            c.idc_requests += 1;
-            c.idc_hits += 1;
-        } else {
-            c.imc_requests += 1;
-        }
+        let wide = u64::from(m.ty.bytes() == 8);
+        self.record(
+            pc,
+            Outcome::Uniform {
+                imc: 1 - wide,
+                idc: wide,
+            },
+        );
         self.pass.costs.imc
     }
 
@@ -53,7 +65,7 @@ impl Ctx<'_> {
         store: bool,
     ) -> u32 {
         match space {
-            StateSpace::Param => self.param_model(m),
+            StateSpace::Param => self.param_model(pc, m),
             StateSpace::Const => self.model_const(inst, pc, m, access),
             StateSpace::Global | StateSpace::Local => {
                 self.model_global(w, pc, m, space, access, run, step, store)
@@ -66,16 +78,13 @@ impl Ctx<'_> {
     /// [`Self::model`] for an indexed or fixed constant load.
     #[inline(never)]
     fn model_const(&mut self, inst: &DInst, pc: u32, m: MemOp, access: &WarpAccess) -> u32 {
-        let c = &mut *self.counters;
-        let ps = &mut self.per_pc[pc as usize];
         let fixed = matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)))
             && self.pass.costs.sass.is_const_operand(pc); // timing::sass: LDC when if-converted
         if fixed {
             // A constant at a fixed address is an operand of the instruction (IMC,
             // DESIGN.md). ptxas sometimes loads such values with LDC instead: on an H200
             // conv2d's filter taps count as IDC requests while stencil_1d's count as IMC.
-            c.imc_requests += 1;
-            c.const_imm_loads += 1;
+            self.record(pc, Outcome::ConstOperand);
             return self.pass.costs.imc;
         }
         let mut o = ConstLevelsOutcome::default();
@@ -84,15 +93,15 @@ impl Ctx<'_> {
             &resolved_access(m.space, access),
             &mut o,
         );
-        c.ldc_inst += 1;
-        c.ldc_requests += u64::from(o.requests);
-        c.idc_requests += u64::from(o.requests);
-        c.idc_hits += u64::from(o.hits);
-        c.idc_misses += u64::from(o.misses);
-        c.gcc_requests += u64::from(o.level_misses[0]);
-        ps.requests += u64::from(o.requests);
-        ps.hits += u64::from(o.hits);
-        ps.misses += u64::from(o.misses);
+        self.record(
+            pc,
+            Outcome::Ldc {
+                requests: o.requests,
+                hits: o.hits,
+                misses: o.misses,
+                beyond: o.level_misses[0],
+            },
+        );
         if !o.to_l2.is_empty() {
             // Priced by the L2 pass, which knows where the misses were served.
             let served = o.served.iter().map(|&l| (l != Level::L2).then_some(l));
@@ -125,9 +134,6 @@ impl Ctx<'_> {
         step: Option<(u64, u64)>,
         store: bool,
     ) -> u32 {
-        let c = &mut *self.counters;
-        let ps = &mut self.per_pc[pc as usize];
-        let work = &mut *self.work;
         let bytes = m.bytes_per_thread();
         let banks = Banks {
             banks: self.pass.cfg.shared.banks,
@@ -142,22 +148,21 @@ impl Ctx<'_> {
             _ => (run, step),
         };
         let wf = shared::wavefronts_of_step(&access, banks, run, step);
-        let (n, k) = (u64::from(wf.wavefronts), u64::from(wf.conflicts()));
-        if store {
-            c.shared_st_inst += 1;
-            c.shared_st_wavefronts += n;
-            c.shared_st_conflicts += k;
+        let op = if store {
+            SharedOp::Store
         } else {
-            c.shared_ld_inst += 1;
-            c.shared_ld_wavefronts += n;
-            c.shared_ld_conflicts += k;
-        }
-        ps.requests += 1;
-        ps.wavefronts += n;
-        ps.conflicts += k;
+            SharedOp::Load
+        };
+        self.record(
+            pc,
+            Outcome::Shared {
+                op,
+                wavefronts: wf.wavefronts,
+                conflicts: wf.conflicts(),
+            },
+        );
+        let ps = &mut self.per_pc[pc as usize];
         note_worst(&mut ps.worst, &access, bytes, banks, wf.wavefronts);
-        work.mem_insts += 1;
-        work.shared_wavefronts += n;
         // Conflicting wavefronts are served one after another.
         self.pass.cfg.shared.latency_cycles + wf.wavefronts - 1
     }

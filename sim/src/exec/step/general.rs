@@ -6,34 +6,17 @@ use super::*;
 impl Ctx<'_> {
     /// Counts a float instruction per active thread under the SASS operation it becomes.
     pub(super) fn count_flops(&mut self, op: AluOp, ty: Type, exec: u32) {
-        let n = u64::from(exec.count_ones());
-        let c = &mut *self.counters;
         let double = ty == Type::F64;
-        let slot = match op {
-            AluOp::Add | AluOp::Sub => {
-                if double {
-                    &mut c.dadd_threads
-                } else {
-                    &mut c.fadd_threads
-                }
-            }
-            AluOp::Mul => {
-                if double {
-                    &mut c.dmul_threads
-                } else {
-                    &mut c.fmul_threads
-                }
-            }
-            AluOp::Mad | AluOp::Fma => {
-                if double {
-                    &mut c.dfma_threads
-                } else {
-                    &mut c.ffma_threads
-                }
-            }
+        let flop = match (op, double) {
+            (AluOp::Add | AluOp::Sub, false) => Flop::Fadd,
+            (AluOp::Add | AluOp::Sub, true) => Flop::Dadd,
+            (AluOp::Mul, false) => Flop::Fmul,
+            (AluOp::Mul, true) => Flop::Dmul,
+            (AluOp::Mad | AluOp::Fma, false) => Flop::Ffma,
+            (AluOp::Mad | AluOp::Fma, true) => Flop::Dfma,
             _ => return,
         };
-        *slot += n;
+        (self.counters).add_flops(flop, u64::from(exec.count_ones()));
     }
 
     /// `shfl.sync`: each lane reads `a` of a source lane chosen by the mode, `b` and the clamp
@@ -180,7 +163,7 @@ impl Ctx<'_> {
             Op::Mov(ty) => {
                 if let Src::Special(Special::Ntid(_) | Special::Nctaid(_)) = s0 {
                     // %ntid and %nctaid live in constant bank 0: a warp-uniform constant operand.
-                    self.counters.imc_requests += 1;
+                    self.counters.tally(&Outcome::Uniform { imc: 1, idc: 0 });
                 }
                 let m = alu::mask(ty.bits().max(8));
                 if let Some(v) = self.uniform(w, s0) {

@@ -97,14 +97,11 @@ pub(super) fn count_uniform(
 ) {
     let (uniform, flops) = runs;
     let [imc, idc] = [0, 1].map(|k| uniform[b][k] - uniform[a][k]);
-    counters.imc_requests += imc;
-    counters.idc_requests += idc;
-    counters.idc_hits += idc;
+    counters.tally(&Outcome::Uniform { imc, idc });
     if !flops.is_empty() {
-        let [fadd, fmul, ffma] = [0, 1, 2].map(|k| flops[b][k] - flops[a][k]);
-        counters.fadd_threads += fadd * threads;
-        counters.fmul_threads += fmul * threads;
-        counters.ffma_threads += ffma * threads;
+        for (k, op) in Flop::F32.into_iter().enumerate() {
+            counters.add_flops(op, (flops[b][k] - flops[a][k]) * threads);
+        }
     }
 }
 
@@ -112,12 +109,7 @@ pub(super) fn count_uniform(
 /// [`Ctx::count_flops`] counts the general path's.
 #[inline(always)]
 pub(super) fn count_flop(counters: &mut Counters, k: FlopKind, threads: u64) {
-    let slot = match k {
-        0 => &mut counters.fadd_threads,
-        1 => &mut counters.fmul_threads,
-        _ => &mut counters.ffma_threads,
-    };
-    *slot += threads;
+    counters.add_flops(Flop::F32[k], threads);
 }
 
 /// Takes `threads` threads back from the count of PC `pc` in `diff` (a branch inside a

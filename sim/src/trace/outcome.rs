@@ -1,0 +1,83 @@
+//! What one warp-level memory instruction did, as the functional pass found it: the contract
+//! between `exec`, which records it, `metrics`, which counts it ([`crate::metrics::Counters::tally`]),
+//! and `timing`, which prices it and adds it to the SM's work
+//! ([`crate::timing::SmWork::tally`]). An outcome says what happened (the level that served
+//! an access, its sectors, wavefronts and requests), never what it cost.
+
+/// One warp-level memory instruction's outcome. Counts are per warp instruction: sectors of
+/// 32 bytes, wavefronts (passes of the shared-memory banks or the L1 data pipe), requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Constant-bank values read through the uniform datapath, summed over a run of
+    /// instructions: `imc` constant operands (scalar kernel parameters, `%ntid`, `%nctaid`;
+    /// one immediate-constant request each) and `idc` ULDC loads (pointer parameters and the
+    /// sm_80+ memory descriptor; one indexed-constant request each, which hits).
+    Uniform {
+        /// Immediate-constant (IMC) requests.
+        imc: u64,
+        /// Indexed-constant (IDC) requests, all hits.
+        idc: u64,
+    },
+    /// A constant at a fixed address read as an operand of the instruction (one IMC request).
+    ConstOperand,
+    /// An indexed constant load (LDC): one request per distinct address of the warp.
+    Ldc {
+        /// Requests (distinct addresses).
+        requests: u32,
+        /// Requests that hit the first constant level.
+        hits: u32,
+        /// Requests that missed it.
+        misses: u32,
+        /// Requests that went on to the GPC-level constant cache (missed the first level).
+        beyond: u32,
+    },
+    /// A shared-memory access.
+    Shared {
+        /// Which kind.
+        op: SharedOp,
+        /// Bank passes it took.
+        wavefronts: u32,
+        /// Wavefronts beyond the ideal (bank conflicts); 0 for atomics, which count none.
+        conflicts: u32,
+    },
+    /// A global or local load or store at L1.
+    Global {
+        /// A local-space access.
+        local: bool,
+        /// A store.
+        store: bool,
+        /// Bytes the active lanes asked for.
+        bytes: u32,
+        /// Distinct sectors.
+        sectors: u32,
+        /// Sectors that hit L1 (a store's are in the instruction's statistics only: Nsight
+        /// Compute's lookup counters are the loads').
+        hits: u32,
+        /// Sectors that missed L1 (0 for stores).
+        misses: u32,
+        /// Distinct L1 lines (tag lookups).
+        lines: u32,
+    },
+    /// A global atomic (`returns`: ATOMG, its old value is used) or reduction (RED), at L1.
+    Atomic {
+        /// Its result is read.
+        returns: bool,
+        /// Distinct sectors.
+        sectors: u32,
+        /// Sectors that missed L1.
+        misses: u32,
+        /// Distinct L1 lines (tag lookups).
+        lines: u32,
+    },
+}
+
+/// The kind of a shared-memory access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedOp {
+    /// A load (LDS).
+    Load,
+    /// A store (STS).
+    Store,
+    /// An atomic or reduction (ATOMS).
+    Atom,
+}
