@@ -3,9 +3,8 @@
 //!
 //! The functional pass runs the blocks of different SMs on different threads; an access that
 //! misses the SM's own caches cannot be priced there, because the L2 it reaches is shared. It
-//! leaves a ticket instead ([`TICKET`] | request index), which the L2 pass replaces with the
-//! latency once it has run the block's requests in order, before the timing pass replays the
-//! streams.
+//! leaves a ticket instead ([`Lat::Request`]), which the timing pass prices from what the L2 pass
+//! found for the request ([`BlockLog::out`]) once that pass has run the block's requests in order.
 
 use crate::memory::Level;
 
@@ -13,14 +12,45 @@ mod outcome;
 pub use outcome::{Outcome, SharedOp};
 
 /// Marks [`Entry::lat`] (or [`MemRec::lat`]) as a ticket: the low bits index [`BlockLog::reqs`].
-pub const TICKET: u32 = 1 << 31;
+const TICKET: u32 = 1 << 31;
 /// Marks [`Entry::lat`] of a global or local access: the low bits index [`BlockLog::mems`].
-pub const MEM: u32 = 1 << 30;
+const MEM: u32 = 1 << 30;
+
+/// What an [`Entry::lat`] or a [`MemRec::lat`] holds (its packing is this module's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lat {
+    /// A latency the functional pass knew, in SM cycles (0 for an instruction with none).
+    Cycles(u32),
+    /// A request to L2, [`BlockLog::reqs`]`[i]`, whose outcome is [`BlockLog::out`]`[i]`.
+    Request(usize),
+    /// A global or local access, [`BlockLog::mems`]`[i]`.
+    Access(usize),
+}
+
+impl Lat {
+    /// What `lat` holds.
+    #[inline(always)]
+    pub fn of(lat: u32) -> Lat {
+        if lat & TICKET != 0 {
+            Lat::Request((lat & !TICKET) as usize)
+        } else if lat & MEM != 0 {
+            Lat::Access((lat & !MEM) as usize)
+        } else {
+            Lat::Cycles(lat)
+        }
+    }
+
+    /// `lat` is [`Lat::Cycles`] (the common case, tested alone on the replay's hot path).
+    #[inline(always)]
+    pub fn is_cycles(lat: u32) -> bool {
+        lat & (TICKET | MEM) == 0
+    }
+}
 
 /// What the timing pass needs of a global or local access besides its latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemRec {
-    /// Latency in cycles, or [`TICKET`] | request.
+    /// Latency in cycles, or a ticket ([`Lat`]).
     pub lat: u32,
     /// L1 data-pipe wavefronts, fills included ([`crate::timing::data_wavefronts`]).
     pub dwf: u32,
@@ -101,7 +131,8 @@ impl From<ReqOut> for Out {
 pub struct Entry {
     /// Instruction index in the program.
     pub pc: u32,
-    /// Load-to-use or store-acknowledge latency in SM cycles, or [`TICKET`] | request.
+    /// Load-to-use or store-acknowledge latency in SM cycles, a ticket, or a global access's
+    /// record ([`Lat`]).
     pub lat: u32,
 }
 
@@ -227,7 +258,7 @@ impl BlockLog {
         room(&mut self.sectors, like.sectors.len());
     }
 
-    /// Adds a global or local access; returns its [`Entry::lat`] ([`MEM`] | record).
+    /// Adds a global or local access; returns its [`Entry::lat`] ([`Lat::Access`]).
     #[inline]
     pub fn mem(&mut self, rec: MemRec) -> u32 {
         self.load_hits |= rec.hit && !rec.store;

@@ -14,6 +14,8 @@ pub struct Costs {
     pub constant: Vec<u32>,
     /// L1 hit.
     pub l1: u32,
+    /// A shared-memory access of one wavefront (`shared.latency_cycles`).
+    pub shared: u32,
     /// L2 hit.
     pub l2: u32,
     /// DRAM.
@@ -63,6 +65,7 @@ impl Costs {
                 .map(|c| c.latency_cycles)
                 .collect(),
             l1: cfg.l1.latency_cycles,
+            shared: cfg.shared.latency_cycles,
             l2: cfg.l2.latency_cycles,
             dram: cfg.dram.latency_cycles,
             const_serial: 1.0 / cfg.constant.addresses_per_cycle,
@@ -188,6 +191,13 @@ impl Costs {
     pub fn dram_queued(&self, queued_bytes: u64) -> u32 {
         (f64::from(self.dram) + queued_bytes as f64 / self.dram_bytes_per_cycle_per_sm).round()
             as u32
+    }
+
+    /// Latency in cycles of a shared-memory access that took `wavefronts` bank passes
+    /// ([`crate::trace::Outcome::Shared`]).
+    pub fn shared_access(&self, wavefronts: u32) -> u32 {
+        // Conflicting wavefronts are served one after another, a cycle each.
+        self.shared + wavefronts - 1
     }
 
     /// Load-to-use latency of a global/local load served at `level`.

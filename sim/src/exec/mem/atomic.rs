@@ -96,7 +96,7 @@ impl Ctx<'_> {
             );
             let ps = &mut self.per_pc[pc as usize];
             note_worst(&mut ps.worst, &access, access.bytes, banks, wf.wavefronts);
-            return self.pass.cfg.shared.latency_cycles + wf.wavefronts - 1;
+            return self.pass.costs.shared_access(wf.wavefronts);
         }
         if !w.desc_loaded && self.pass.params.memory_descriptor() {
             // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).

@@ -163,8 +163,7 @@ impl Ctx<'_> {
         );
         let ps = &mut self.per_pc[pc as usize];
         note_worst(&mut ps.worst, &access, bytes, banks, wf.wavefronts);
-        // Conflicting wavefronts are served one after another.
-        self.pass.cfg.shared.latency_cycles + wf.wavefronts - 1
+        self.pass.costs.shared_access(wf.wavefronts)
     }
 }
 

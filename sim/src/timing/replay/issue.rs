@@ -30,7 +30,7 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
             next += 1;
             // A load's plain latency (a ticket or an access the general path resolves).
             let lat = e_lat & p.lat_mask;
-            if p.fast & env.fast != 0 && lat & (TICKET | MEM) == 0 {
+            if p.fast & env.fast != 0 && Lat::is_cycles(lat) {
                 self.fast(p, work, port, want, lat);
             } else if self.step(env, p, work, port, want, e_lat) {
                 break None;
@@ -197,7 +197,7 @@ pub(super) fn take_slots(port: &mut Port, want: u32, slots: u32) -> (u32, u32) {
 #[inline(always)]
 pub(super) fn latency(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
     // Most entries carry their latency (constant, shared, parameter loads).
-    if lat & (TICKET | MEM) == 0 {
+    if Lat::is_cycles(lat) {
         return lat;
     }
     resolved(lat, costs, log, work)
@@ -221,11 +221,11 @@ pub(super) fn prefetch_stream(stream: &[Entry]) {
 /// [`latency`] of a ticket or a global or local access.
 #[inline(never)]
 pub(super) fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWork) -> u32 {
-    let ticket = |lat: u32, work: &mut SmWork| {
-        if lat & TICKET == 0 {
+    let request = |lat: u32, work: &mut SmWork| {
+        let Lat::Request(i) = Lat::of(lat) else {
             return lat;
-        }
-        let o = log.out[(lat & !TICKET) as usize].get();
+        };
+        let o = log.out[i].get();
         if o.dram {
             costs.dram_queued(work.queue_dram(o.dram_bytes))
         } else {
@@ -234,12 +234,12 @@ pub(super) fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWor
             o.lat
         }
     };
-    if lat & TICKET == 0 && lat & MEM != 0 {
-        let m = log.mems[(lat & !MEM) as usize];
-        let l = ticket(m.lat, work);
+    if let Lat::Access(i) = Lat::of(lat) {
+        let m = log.mems[i];
+        let l = request(m.lat, work);
         let sectors = &log.sectors[m.start as usize..m.end as usize];
         let lines = u32::from(m.lines);
         return work.global_sectors(costs, log.wave, m.dwf, sectors, lines, m.store, m.hit, l);
     }
-    ticket(lat, work)
+    request(lat, work)
 }

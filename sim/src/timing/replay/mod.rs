@@ -33,7 +33,7 @@ use super::{Costs, SmWork, Unit};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::decode::{DInst, Program, Src, NO_REG};
 use crate::ptx::inst::Op;
-use crate::trace::{BlockLog, Entry, MEM, TICKET};
+use crate::trace::{BlockLog, Entry, Lat};
 
 mod issue;
 mod plan;
