@@ -724,6 +724,51 @@ fn launch_selects_one_launch_and_warm_and_per_instruction_are_accepted() {
     }
 }
 
+/// `--warm`'s second launch finds in L2 what the first read, but every SM's L1 empty: on an H200
+/// a line read in one launch is an L2 hit in the next, queued back to back or not, and Nsight
+/// Compute counts as many L1 misses in the second launch as in the first
+/// (validate/measurements/h200/ubench/warm.txt, warm_ncu.txt).
+#[test]
+fn warm_launches_keep_l2_but_start_with_empty_l1s() {
+    let metrics = |warm: bool| {
+        let mut args = vec![
+            "run",
+            "configs/h200.toml",
+            "pseudo_random",
+            "--set",
+            "n=50000",
+            "--launch",
+            "global",
+            "--format",
+            "json",
+        ];
+        if warm {
+            args.push("--warm");
+        }
+        let out = sim(&args).success();
+        out.json()["launches"][0]["metrics"].clone()
+    };
+    let (cold, warm) = (metrics(false), metrics(true));
+    let m = |v: &Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"));
+    let hit = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum";
+    let miss = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum";
+    let (l2, l2_hit) = (
+        "lts__t_sectors_srcunit_tex_op_read.sum",
+        "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+    );
+    assert_eq!(m(&warm, hit), m(&cold, hit), "L1 hits: the L1 starts empty");
+    assert_eq!(m(&warm, miss), m(&cold, miss), "L1 misses");
+    assert!(
+        m(&cold, l2_hit) < m(&cold, l2),
+        "a cold launch misses L2 too"
+    );
+    assert_eq!(
+        m(&warm, l2_hit),
+        m(&warm, l2),
+        "every L2 read hits what the first launch left"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4. Errors: one line, `error:`, exit code 2, no panic
 // ---------------------------------------------------------------------------------------------

@@ -56,7 +56,8 @@ coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds 
         /// Output format: a table for people, or JSON keyed by Nsight Compute metric names
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
-        /// Run each launch twice on the same caches and report the second (back-to-back timing)
+        /// Run each launch twice and report the second (back-to-back timing): L2 keeps what the
+        /// first left, every SM's L1 and nearest constant cache start empty, as on an H200
         #[arg(long)]
         warm: bool,
         /// Also list the PTX instructions of each launch with their memory statistics, worst first

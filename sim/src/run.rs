@@ -31,7 +31,9 @@ pub type Progress = std::sync::Arc<exec::ProgressFn>;
 pub struct Options {
     /// `--set NAME=VALUE` parameter overrides.
     pub sets: Vec<(String, i64)>,
-    /// Run each launch twice on the same caches and report the second (back-to-back timing).
+    /// Run each launch twice and report the second (back-to-back timing): L2 keeps what the
+    /// first left, every SM's L1 and nearest constant cache start empty
+    /// ([`crate::memory::system::MemorySystem::next_launch`]).
     pub warm: bool,
     /// Keep a copy of every output buffer after each launch.
     pub keep_outputs: bool,
@@ -277,6 +279,7 @@ pub(crate) fn execute_with(
         let mut mem = MemorySystem::with_line_records(cfg, !opts.paths.line_records_off);
         if opts.warm {
             pipeline::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
+            mem.next_launch();
         }
         let mut stats = pipeline::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
         // Warp instructions as the GPU counts them: SASS, from the PTX (timing::sass).

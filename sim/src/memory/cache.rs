@@ -210,6 +210,11 @@ impl SectorCache {
         Self::new_as(geom, geom.associativity <= ORDERED_WAYS)
     }
 
+    /// Empties the cache (invalidates every line), as it was new.
+    pub fn clear(&mut self) {
+        *self = Self::new(self.geom);
+    }
+
     /// An empty cache of geometry `geom` whose sets are `ordered` (at most 16 ways), or ranked by
     /// recency lists; an ordered one in compact records where they hold its sets.
     fn new_as(geom: Geometry, ordered: bool) -> Self {

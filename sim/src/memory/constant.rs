@@ -50,6 +50,12 @@ impl ConstCache {
         }
     }
 
+    /// Empties the cache (invalidates every line).
+    pub fn clear(&mut self) {
+        self.tags.fill(Self::EMPTY);
+        self.four.fill([Self::EMPTY; 4]);
+    }
+
     /// Reads the line holding byte `addr`: `true` on a hit; a miss fills the line, evicting the
     /// set's least recently used one.
     #[inline]
