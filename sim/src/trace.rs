@@ -15,12 +15,21 @@ pub use outcome::{Outcome, SharedOp};
 const TICKET: u32 = 1 << 31;
 /// Marks [`Entry::lat`] of a global or local access: the low bits index [`BlockLog::mems`].
 const MEM: u32 = 1 << 30;
+/// Marks [`Entry::lat`] (or [`MemRec::lat`]) as [`Lat::Served`]: the kind in the next three bits,
+/// its payload in the low [`PAYLOAD_BITS`].
+const SERVED: u32 = 1 << 29;
+/// Bits of a [`Lat::Served`] payload.
+const PAYLOAD_BITS: u32 = 26;
+const PAYLOAD: u32 = (1 << PAYLOAD_BITS) - 1;
 
 /// What an [`Entry::lat`] or a [`MemRec::lat`] holds (its packing is this module's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lat {
-    /// A latency the functional pass knew, in SM cycles (0 for an instruction with none).
+    /// A latency in SM cycles: 0 for an instruction with none, 1 for a branch every active lane
+    /// took; any other value a latency the timing pass priced ([`crate::timing::price`]).
     Cycles(u32),
+    /// An access the SM served, as the functional pass found it, not yet priced.
+    Served(Served),
     /// A request to L2, [`BlockLog::reqs`]`[i]`, whose outcome is [`BlockLog::out`]`[i]`.
     Request(usize),
     /// A global or local access, [`BlockLog::mems`]`[i]`.
@@ -35,6 +44,15 @@ impl Lat {
             Lat::Request((lat & !TICKET) as usize)
         } else if lat & MEM != 0 {
             Lat::Access((lat & !MEM) as usize)
+        } else if lat & SERVED != 0 {
+            let n = lat & PAYLOAD;
+            Lat::Served(match (lat >> PAYLOAD_BITS) & 7 {
+                0 => Served::Operand,
+                1 => Served::Shared { wavefronts: n },
+                2 => Served::L1,
+                3 => Served::Acknowledged,
+                _ => Served::Ldc(n as usize),
+            })
         } else {
             Lat::Cycles(lat)
         }
@@ -43,8 +61,67 @@ impl Lat {
     /// `lat` is [`Lat::Cycles`] (the common case, tested alone on the replay's hot path).
     #[inline(always)]
     pub fn is_cycles(lat: u32) -> bool {
-        lat & (TICKET | MEM) == 0
+        lat & (TICKET | MEM | SERVED) == 0
     }
+
+    /// `lat` is [`Lat::Served`].
+    #[inline(always)]
+    pub fn is_served(lat: u32) -> bool {
+        lat & (TICKET | MEM | SERVED) == SERVED
+    }
+}
+
+/// Where the SM served an access the functional pass leaves for the timing pass to price
+/// ([`crate::timing::price`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    /// A constant operand or a kernel parameter: the immediate constant cache.
+    Operand,
+    /// Shared memory, in `wavefronts` bank passes.
+    Shared {
+        /// Bank passes (at most 2^26 - 1).
+        wavefronts: u32,
+    },
+    /// L1: every sector of a global or local load hit.
+    L1,
+    /// L2's acknowledgement of a store or a reduction.
+    Acknowledged,
+    /// An LDC the constant caches served: [`BlockLog::ldcs`]`[i]`.
+    Ldc(usize),
+}
+
+impl Served {
+    /// Its [`Entry::lat`]. Panics if a payload is 2^26 or more (an access of 2^26 wavefronts,
+    /// or 2^26 LDCs in one block: the instruction budget stops a launch long before).
+    #[inline(always)]
+    pub fn lat(self) -> u32 {
+        let (kind, n) = match self {
+            Served::Operand => (0, 0),
+            Served::Shared { wavefronts } => (1, wavefronts),
+            Served::L1 => (2, 0),
+            Served::Acknowledged => (3, 0),
+            Served::Ldc(i) => (4, i as u32),
+        };
+        assert!(n <= PAYLOAD, "a served access's payload fits 26 bits");
+        SERVED | kind << PAYLOAD_BITS | n
+    }
+}
+
+/// An LDC that the constant caches served ([`Served::Ldc`]): its instruction, its requests and
+/// where they were served, and, once the timing pass priced it, its latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LdcRec {
+    /// Its instruction.
+    pub pc: u32,
+    /// Requests (distinct addresses).
+    pub requests: u32,
+    /// Requests that missed the first constant level.
+    pub misses: u32,
+    /// Where each request was served, `BlockLog::levels[start..end]`, when some went past the
+    /// second level (`start == end`: none did, the requests and misses say it all).
+    pub start: u32,
+    /// End of its levels.
+    pub end: u32,
 }
 
 /// What the timing pass needs of a global or local access besides its latency.
@@ -210,10 +287,15 @@ pub struct BlockLog {
     /// Where their requests were served ([`ConstReq::start`]).
     pub served: Vec<Option<Level>>,
     /// Constant-pipe work ([`crate::timing::Costs::ldc_work`]) of the LDCs the constant caches
-    /// served, in issue order, and of those L2 served, in request order: the timing pass adds
-    /// them to the SM's work (in that order, as the passes found them), so that the L2 pass of
-    /// one wave and the timing pass of the previous one share nothing.
+    /// served, in issue order (from [`BlockLog::ldcs`], by [`crate::timing::price`]), and of
+    /// those L2 served, in request order (by the L2 pass): the timing pass adds them to the SM's
+    /// work (in that order, as the passes found them), so that the L2 pass of one wave and the
+    /// timing pass of the previous one share nothing.
     pub ldc: [Vec<(f64, f64)>; 2],
+    /// The LDCs the constant caches served, in issue order ([`Served::Ldc`]).
+    pub ldcs: Vec<LdcRec>,
+    /// Where their requests were served ([`LdcRec::start`]).
+    pub levels: Vec<Level>,
 }
 
 impl BlockLog {
@@ -234,6 +316,24 @@ impl BlockLog {
         self.consts.clear();
         self.served.clear();
         self.ldc.iter_mut().for_each(Vec::clear);
+        self.ldcs.clear();
+        self.levels.clear();
+    }
+
+    /// Adds an LDC at `pc` that the constant caches served, `requests` of them, `misses` past
+    /// the first level, and `levels`, where each was served when some went past the second
+    /// (empty when none did); returns its [`Entry::lat`] ([`Served::Ldc`]).
+    pub fn ldc_served(&mut self, pc: u32, requests: u32, misses: u32, levels: &[Level]) -> u32 {
+        let start = self.levels.len() as u32;
+        self.levels.extend_from_slice(levels);
+        self.ldcs.push(LdcRec {
+            pc,
+            requests,
+            misses,
+            start,
+            end: self.levels.len() as u32,
+        });
+        Served::Ldc(self.ldcs.len() - 1).lat()
     }
 
     /// Gives an emptied log ([`BlockLog::reset`]) room for what `like` (the log of another block

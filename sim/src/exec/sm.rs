@@ -214,7 +214,11 @@ impl SmRun {
         let used = self.used;
         (
             &mut ahead[..used[buf]],
-            (&mut self.replay, &behind[..used[1 - buf]], &mut self.work),
+            (
+                &mut self.replay,
+                &mut behind[..used[1 - buf]],
+                &mut self.work,
+            ),
         )
     }
 
@@ -285,7 +289,7 @@ pub(crate) type L2Side<'a> = &'a mut [BlockLog];
 
 /// What the timing pass of a batch needs of one SM: its replay, the logs of its blocks in that
 /// batch, and its work.
-pub(crate) type TimingSide<'a> = (&'a mut Replay, &'a [BlockLog], &'a mut SmWork);
+pub(crate) type TimingSide<'a> = (&'a mut Replay, &'a mut [BlockLog], &'a mut SmWork);
 
 /// What pass 1 of a launch reads on every SM: the launch and what was made of it once.
 #[derive(Clone, Copy)]

@@ -159,7 +159,7 @@ pub fn run_with(
         None => forms,
     };
     // Built once and cloned by each SM (building it per SM grew its vectors push by push).
-    let runs = step::Runs::new(&forms, &costs);
+    let runs = step::Runs::new(&forms);
     let turn_flags = turns::flags(launch.program, |pc| costs.sass.skipped(pc).is_some());
     let pass1 = Pass1 {
         cfg,
@@ -392,6 +392,11 @@ fn resolve_batch_l2(
 /// after wave; SMs in parallel.
 fn time_batch(cx: crate::timing::replay::Ctx, mut sms: Vec<TimingSide>) {
     sms.par_iter_mut().for_each(|(replay, logs, work)| {
+        // What the SM served, priced (`timing::price`), block by block.
+        let mut ldc_lats = Vec::new();
+        for log in logs.iter_mut() {
+            crate::timing::price(cx.costs, log, &mut ldc_lats);
+        }
         // An SM's logs are in block order, so the blocks of a wave are adjacent.
         for logs in logs.chunk_by(|a, b| a.wave == b.wave) {
             // The constant-pipe work the functional and L2 passes found, in their order.

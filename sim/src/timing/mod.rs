@@ -39,12 +39,14 @@ pub mod sched;
 
 mod costs;
 mod maps;
+mod price;
 #[cfg(test)]
 mod tests;
 mod work;
 
 pub use costs::{Costs, Unit};
 use maps::*;
+pub use price::{latency, price};
 use work::*;
 pub use work::{SectorMaps, SmWork, Starts};
 

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::exec::alu;
 use crate::exec::decode::{DInst, NO_REG};
 use crate::exec::step::{lanes, Ctx};
-use crate::exec::trace::{L2Kind, Outcome, SharedOp};
+use crate::exec::trace::{L2Kind, Outcome, Served, SharedOp};
 use crate::exec::warp::Warp;
 use crate::memory::shared::{self, Banks};
 use crate::memory::{WarpAccess, WARP};
@@ -96,7 +96,10 @@ impl Ctx<'_> {
             );
             let ps = &mut self.per_pc[pc as usize];
             note_worst(&mut ps.worst, &access, access.bytes, banks, wf.wavefronts);
-            return self.pass.costs.shared_access(wf.wavefronts);
+            return Served::Shared {
+                wavefronts: wf.wavefronts,
+            }
+            .lat();
         }
         if !w.desc_loaded && self.pass.params.memory_descriptor() {
             // sm_80+ global accesses carry a memory descriptor the warp loads once (ULDC).
@@ -118,7 +121,7 @@ impl Ctx<'_> {
             ticket
         } else {
             // Acknowledged by L2, like a store.
-            self.pass.costs.l2
+            Served::Acknowledged.lat()
         }
     }
 }

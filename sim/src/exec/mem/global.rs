@@ -4,11 +4,11 @@
 
 use super::address::resolved_access;
 use crate::exec::step::{lanes, Ctx};
-use crate::exec::trace::{L2Kind, MemRec, Outcome};
+use crate::exec::trace::{L2Kind, MemRec, Outcome, Served};
 use crate::exec::warp::Warp;
 use crate::memory::coalesce;
 use crate::memory::system::{L1Outcome, LineRecords, LoadPath};
-use crate::memory::{Level, WarpAccess, WARP};
+use crate::memory::{WarpAccess, WARP};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::{CacheOp, MemOp};
 
@@ -281,13 +281,13 @@ impl Ctx<'_> {
         let records = self.pass.params.line_records();
         let lat = match (store, sent) {
             // Every sector hit L1.
-            (false, false) => self.pass.costs.global(Level::Cache(0)),
+            (false, false) => Served::L1.lat(),
             (false, true) if records => log.request_from(L2Kind::LoadLines, req),
             (false, true) => log.request_from(L2Kind::Load, req),
             // Stores are acknowledged by L2; the L2 pass still runs their writes.
             (true, true) if records => log.request_from(L2Kind::StoreLines, req),
             (true, true) => log.request_from(L2Kind::Store, req),
-            (true, false) => self.pass.costs.l2,
+            (true, false) => Served::Acknowledged.lat(),
         };
         log.mem(MemRec {
             lat,

@@ -14,7 +14,7 @@ use crate::memory::{Level, WarpAccess};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::MemOp;
-use crate::trace::{Outcome, SharedOp};
+use crate::trace::{Outcome, Served, SharedOp};
 
 impl Ctx<'_> {
     /// Records outcome `o` of the memory instruction at `pc`: counted in the SM's counters and
@@ -27,7 +27,7 @@ impl Ctx<'_> {
         self.work.tally(&o);
     }
 
-    /// A kernel-parameter load in the models: recorded, with the constant-operand latency.
+    /// A kernel-parameter load in the models: recorded, served by the immediate constant cache.
     pub(super) fn param_model(&mut self, pc: u32, m: MemOp) -> u32 {
         // A pointer parameter is loaded through the uniform datapath (ULDC, an IDC request that
         // hits); a scalar one becomes a constant operand (IMC). This is what ptxas emits for
@@ -40,10 +40,11 @@ impl Ctx<'_> {
                 idc: wide,
             },
         );
-        self.pass.costs.imc
+        Served::Operand.lat()
     }
 
-    /// Hands the warp-level access to the memory models and counts the outcome; returns latency.
+    /// Hands the warp-level access to the memory models and records the outcome; returns the
+    /// stream entry's latency field ([`crate::trace::Lat`]: where it was served, or a ticket).
     /// `access`: the warp's addresses as generated (generic ones not yet resolved), `run` its
     /// [`coalesce::run`] (`None` where not needed: constant loads), `step` its
     /// [`coalesce::Shape::step`]. Only the dispatch on the
@@ -85,7 +86,7 @@ impl Ctx<'_> {
             // DESIGN.md). ptxas sometimes loads such values with LDC instead: on an H200
             // conv2d's filter taps count as IDC requests while stencil_1d's count as IMC.
             self.record(pc, Outcome::ConstOperand);
-            return self.pass.costs.imc;
+            return Served::Operand.lat();
         }
         let mut o = ConstLevelsOutcome::default();
         (self.caches).constant_load_into(
@@ -107,20 +108,14 @@ impl Ctx<'_> {
             let served = o.served.iter().map(|&l| (l != Level::L2).then_some(l));
             return self.log.const_request(pc, served, &o.to_l2);
         }
-        // Every request was served by a constant level.
-        let served = &o.served[..];
-        // LDC is served by the constant caches, not the LSU/L1TEX pipeline (GA102's
-        // separate L0 "VL" constant cache, Huerta25 §5.4): it costs constant-pipe time.
-        // Latency and work in one walk over the levels (`Costs::ldc_work` apart), or
-        // none when no request went past the second level (the usual case).
-        let (lat, work) = match o.level_misses[1] {
-            0 => (self.pass.costs).constant_costs_near(o.requests, o.misses),
-            _ => self.pass.costs.constant_costs(served),
+        // Every request was served by a constant level; the timing pass prices it (latency and
+        // constant-pipe work, `timing::price`) from the requests and misses, or, when some went
+        // past the second level, from where each was served.
+        let levels: &[Level] = match o.level_misses[1] {
+            0 => &[],
+            _ => &o.served,
         };
-        if self.pass.costs.sass.at(pc).ldc > 0 {
-            self.log.ldc[0].push(work);
-        }
-        lat
+        self.log.ldc_served(pc, o.requests, o.misses, levels)
     }
 
     /// [`Self::model`] for a shared access.
@@ -163,7 +158,10 @@ impl Ctx<'_> {
         );
         let ps = &mut self.per_pc[pc as usize];
         note_worst(&mut ps.worst, &access, bytes, banks, wf.wavefronts);
-        self.pass.costs.shared_access(wf.wavefronts)
+        Served::Shared {
+            wavefronts: wf.wavefronts,
+        }
+        .lat()
     }
 }
 

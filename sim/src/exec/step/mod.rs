@@ -7,7 +7,7 @@ use super::alu;
 use super::decode::{DInst, Src, NO_REG};
 use super::fast::{AluForm, EntryOp, FlopKind, LoopEntry};
 use super::sm::Pass1;
-use super::trace::{BlockLog, Entry, Outcome};
+use super::trace::{BlockLog, Entry, Outcome, Served};
 use super::turns::{FENCE, LOADS, WAITS};
 use super::warp::Warp;
 use crate::error::{Error, Result};
@@ -15,7 +15,7 @@ use crate::memory::system::SmCaches;
 use crate::metrics::{Counters, Flop, PcStats};
 use crate::ptx::ast::{Special, Type};
 use crate::ptx::inst::{AluOp, Op, ShflMode, VoteMode};
-use crate::timing::{Costs, SmWork};
+use crate::timing::SmWork;
 
 mod ext;
 mod general;

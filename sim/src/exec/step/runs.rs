@@ -24,15 +24,15 @@ pub struct Runs {
 }
 
 impl Runs {
-    /// The runs of a launch whose pre-decoded entries are `forms`, priced by `costs`.
-    pub fn new(forms: &[LoopEntry], costs: &Costs) -> Runs {
+    /// The runs of a launch whose pre-decoded entries are `forms`.
+    pub fn new(forms: &[LoopEntry]) -> Runs {
         let entries = forms
             .iter()
             .enumerate()
             .map(|(pc, p)| Entry {
                 pc: pc as u32,
                 lat: if let EntryOp::Param { .. } = p.op {
-                    costs.imc
+                    Served::Operand.lat()
                 } else {
                     0
                 },

@@ -223,7 +223,7 @@ impl Ctx<'_> {
             log,
             ..
         } = self;
-        let (forms, costs) = (pass.forms, pass.costs);
+        let forms = pass.forms;
         let Runs {
             diff,
             entries,
@@ -290,7 +290,7 @@ impl Ctx<'_> {
                     n,
                 );
                 if let EntryOp::Param { .. } = op {
-                    lat = costs.imc;
+                    lat = Served::Operand.lat();
                 }
             }
         }
