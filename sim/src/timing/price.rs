@@ -53,3 +53,79 @@ pub fn price(costs: &Costs, log: &mut BlockLog, ldc_lats: &mut Vec<u32>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GpuConfig;
+    use crate::memory::Level;
+    use crate::trace::{Entry, MemRec};
+
+    fn h200() -> Costs {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/h200.toml");
+        Costs::new(&GpuConfig::load(std::path::Path::new(path)).unwrap())
+    }
+
+    #[test]
+    fn served_accesses_get_the_config_s_latencies() {
+        // Which of configs/h200.toml's latencies each kind gets (the values are the config's).
+        let costs = h200();
+        let mut log = BlockLog::default();
+        let near = log.ldc_served(0, 4, 1, &[]);
+        let far = log.ldc_served(0, 2, 2, &[Level::Cache(1), Level::Cache(2)]);
+        let entry = |lat| Entry { pc: 0, lat };
+        log.warps = vec![vec![
+            entry(Served::Operand.lat()),
+            entry(Served::Shared { wavefronts: 3 }.lat()),
+            entry(near),
+            entry(far),
+            entry(Served::Acknowledged.lat()),
+            entry(7),
+        ]];
+        let rec = MemRec {
+            lat: Served::L1.lat(),
+            dwf: 1,
+            start: 0,
+            end: 0,
+            lines: 1,
+            store: false,
+            hit: true,
+        };
+        log.mems.push(rec);
+        price(&costs, &mut log, &mut Vec::new());
+        let lats: Vec<u32> = log.warps[0].iter().map(|e| e.lat).collect();
+        let near_lat = costs.constant_costs_near(4, 1).0;
+        let far_lat = costs.constant_load(&[Level::Cache(1), Level::Cache(2)]);
+        assert_eq!(
+            lats,
+            [costs.imc, costs.shared + 2, near_lat, far_lat, costs.l2, 7]
+        );
+        assert_eq!(log.mems[0].lat, costs.l1);
+        assert!(log.ldcs.is_empty(), "priced once");
+        // A 4-request LDC: its latency is at least the second level's, its requests 2 cycles
+        // apart (0.5 addresses per cycle).
+        assert!(near_lat >= costs.constant[1]);
+        assert_eq!(
+            costs.constant_costs_near(4, 1).0 - costs.constant_costs_near(1, 1).0,
+            6
+        );
+    }
+
+    #[test]
+    fn every_served_kind_survives_its_packing() {
+        for s in [
+            Served::Operand,
+            Served::Shared { wavefronts: 1 },
+            Served::Shared {
+                wavefronts: (1 << 26) - 1,
+            },
+            Served::L1,
+            Served::Acknowledged,
+            Served::Ldc(12345),
+        ] {
+            assert!(Lat::is_served(s.lat()) && !Lat::is_cycles(s.lat()));
+            assert_eq!(Lat::of(s.lat()), Lat::Served(s));
+        }
+        assert_eq!(Lat::of(283), Lat::Cycles(283));
+    }
+}
