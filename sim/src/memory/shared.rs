@@ -294,9 +294,76 @@ pub fn atomic_wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
     out
 }
 
+/// L1 data-pipe wavefronts of a global or local access: the L1's data array is the shared-memory
+/// banks ([NV] CUDA-CC §20.4.3, one array for L1 and shared memory), so as for shared memory a
+/// wavefront reads one word per bank, and words of different lines in one bank take a wavefront
+/// each (a warp reading one word from each of 16 rows 4 KiB apart takes 16). [measured] Nsight
+/// Compute's `l1tex__data_pipe_lsu_wavefronts` on an H200 equals these plus the missed sectors
+/// within 3% for transpose's copy_col, naive_row and naive_col and conv2d's global kernel, 8% for
+/// copy_row, and with shared wavefronts added within 3% for transpose_smem
+/// (validate/measurements/h200/ubench/bd.txt).
+pub fn data_wavefronts(access: &WarpAccess, banks: Banks) -> u32 {
+    let shape = crate::memory::coalesce::Shape::of(access.mask, &access.addrs);
+    data_wavefronts_of(access, banks, shape.run(access.bytes), shape.step)
+}
+
+/// As [`data_wavefronts`], for an access whose contiguous run
+/// ([`crate::memory::coalesce::contiguous`]) and step ([`crate::memory::coalesce::Shape::step`])
+/// the caller already has: a strided load's in closed form.
+#[inline]
+pub fn data_wavefronts_of(
+    access: &WarpAccess,
+    banks: Banks,
+    run: Option<u64>,
+    step: Option<(u64, u64)>,
+) -> u32 {
+    wavefronts_of_step(access, banks, run, step).wavefronts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn global_words_conflict_per_bank_like_shared_memory() {
+        // 32 consecutive words: one wavefront.
+        let row = WarpAccess::from_fn(4, |l| 4096 + 4 * l);
+        assert_eq!(
+            data_wavefronts(
+                &row,
+                Banks {
+                    banks: 32,
+                    width: 4
+                }
+            ),
+            1
+        );
+        // Pairs of lanes read two words of 16 rows 4 KiB apart (transpose copy_col): the rows
+        // share banks, 16 wavefronts.
+        let col = WarpAccess::from_fn(4, |l| (l / 2) * 4096 + 4 * (l % 2));
+        assert_eq!(
+            data_wavefronts(
+                &col,
+                Banks {
+                    banks: 32,
+                    width: 4
+                }
+            ),
+            16
+        );
+        // float4 per lane, consecutive: 512 bytes, four quarter-warp phases.
+        let v4 = WarpAccess::from_fn(16, |l| 16 * l);
+        assert_eq!(
+            data_wavefronts(
+                &v4,
+                Banks {
+                    banks: 32,
+                    width: 4
+                }
+            ),
+            4
+        );
+    }
     use phase::increasing_wavefronts;
 
     pub(super) const B4: Banks = Banks {

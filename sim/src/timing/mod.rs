@@ -52,37 +52,13 @@ pub use work::{SectorMaps, SmWork, Starts};
 
 use crate::config::GpuConfig;
 use crate::memory::shared::Banks;
-use crate::memory::{Level, WarpAccess};
+use crate::memory::Level;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::decode::{DInst, Program};
 use crate::ptx::inst::Op;
 use serde::Serialize;
 
-/// L1 data-pipe wavefronts of a global or local access: the L1's data array is the shared-memory
-/// banks ([NV] CUDA-CC §20.4.3, one array for L1 and shared memory), so as for shared memory a
-/// wavefront reads one word per bank, and words of different lines in one bank take a wavefront
-/// each (a warp reading one word from each of 16 rows 4 KiB apart takes 16). [measured] Nsight
-/// Compute's `l1tex__data_pipe_lsu_wavefronts` on an H200 equals these plus the missed sectors
-/// within 3% for transpose's copy_col, naive_row and naive_col and conv2d's global kernel, 8% for
-/// copy_row, and with shared wavefronts added within 3% for transpose_smem
-/// (validate/measurements/h200/ubench/bd.txt).
-pub fn data_wavefronts(access: &WarpAccess, banks: Banks) -> u32 {
-    let shape = crate::memory::coalesce::Shape::of(access.mask, &access.addrs);
-    data_wavefronts_of(access, banks, shape.run(access.bytes), shape.step)
-}
-
-/// As [`data_wavefronts`], for an access whose contiguous run
-/// ([`crate::memory::coalesce::contiguous`]) and step ([`crate::memory::coalesce::Shape::step`])
-/// the caller already has: a strided load's in closed form.
-#[inline]
-pub fn data_wavefronts_of(
-    access: &WarpAccess,
-    banks: Banks,
-    run: Option<u64>,
-    step: Option<(u64, u64)>,
-) -> u32 {
-    crate::memory::shared::wavefronts_of_step(access, banks, run, step).wavefronts
-}
+pub use crate::memory::shared::{data_wavefronts, data_wavefronts_of};
 
 /// GPU-wide traffic of a launch, for the L2 and DRAM bounds.
 #[derive(Debug, Clone, Copy, Default)]

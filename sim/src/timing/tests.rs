@@ -2,27 +2,6 @@
 
 use super::*;
 
-fn banks() -> Banks {
-    Banks {
-        banks: 32,
-        width: 4,
-    }
-}
-
-#[test]
-fn global_words_conflict_per_bank_like_shared_memory() {
-    // 32 consecutive words: one wavefront.
-    let row = WarpAccess::from_fn(4, |l| 4096 + 4 * l);
-    assert_eq!(data_wavefronts(&row, banks()), 1);
-    // Pairs of lanes read two words of 16 rows 4 KiB apart (transpose copy_col): the rows
-    // share banks, 16 wavefronts.
-    let col = WarpAccess::from_fn(4, |l| (l / 2) * 4096 + 4 * (l % 2));
-    assert_eq!(data_wavefronts(&col, banks()), 16);
-    // float4 per lane, consecutive: 512 bytes, four quarter-warp phases.
-    let v4 = WarpAccess::from_fn(16, |l| 16 * l);
-    assert_eq!(data_wavefronts(&v4, banks()), 4);
-}
-
 #[test]
 fn blocks_fill_free_slots_no_faster_than_dispatch() {
     let mut w = SmWork::default();

@@ -7,6 +7,7 @@ use crate::exec::step::{lanes, Ctx};
 use crate::exec::trace::{L2Kind, MemRec, Outcome, Served};
 use crate::exec::warp::Warp;
 use crate::memory::coalesce;
+use crate::memory::shared::{self, Banks};
 use crate::memory::system::{L1Outcome, LineRecords, LoadPath};
 use crate::memory::{WarpAccess, WARP};
 use crate::ptx::ast::StateSpace;
@@ -16,6 +17,16 @@ use crate::ptx::inst::{CacheOp, MemOp};
 const LOCAL_MODEL_BASE: u64 = 0x7e00_0000_0000;
 
 impl Ctx<'_> {
+    /// The banks of the L1/shared data array as the config has them (global accesses pass
+    /// them too: [`shared::data_wavefronts`]).
+    #[inline(always)]
+    fn data_banks(&self) -> Banks {
+        Banks {
+            banks: self.pass.cfg.shared.banks,
+            width: self.pass.cfg.shared.bank_width_bytes,
+        }
+    }
+
     /// [`Self::model`] for a global or local access (`space`, resolved). A global access whose
     /// sectors are one run in one L1 line (a coalesced warp of up to 128 bytes: the common
     /// case) takes [`Self::model_global_line`], inlined here; every other access the general
@@ -70,7 +81,7 @@ impl Ctx<'_> {
     /// their count, and their mask in the line ([`coalesce::sector_run`]'s run, in one line).
     #[inline(always)]
     fn one_line_run(&self, bytes: u32, st: (u64, u64)) -> Option<LineRun> {
-        let shift = self.pass.costs.l1_sector.trailing_zeros();
+        let shift = self.pass.params.l1_shifts().1;
         let (first, n) = coalesce::sector_run(bytes, st, shift)?;
         let line_shift = self.pass.params.l1_line_shift();
         // `first + (n - 1) sectors` is the run's last sector: no wrap (`sector_run`).
@@ -99,7 +110,7 @@ impl Ctx<'_> {
         store: bool,
         LineRun { first, n, mask }: LineRun,
     ) -> u32 {
-        let shift = self.pass.costs.l1_sector.trailing_zeros();
+        let shift = self.pass.params.l1_shifts().1;
         let line_shift = self.pass.params.l1_line_shift();
         let line = first >> line_shift;
         let path = self.load_path(m, false);
@@ -138,7 +149,7 @@ impl Ctx<'_> {
             }
             hits.count_ones()
         };
-        let dwf = crate::timing::data_wavefronts_of(access, self.pass.costs.banks, run, step);
+        let dwf = shared::data_wavefronts_of(access, self.data_banks(), run, step);
         let counts = L1Counts {
             sectors: n,
             lines: 1,
@@ -190,7 +201,7 @@ impl Ctx<'_> {
             None => (access, run, step),
         };
         let path = self.load_path(m, local);
-        let shift = self.pass.costs.l1_sector.trailing_zeros();
+        let shift = self.pass.params.l1_shifts().1;
         // The L1 part: the sectors' numbers onto the log (the timing pass needs them: fills in
         // flight, store merging), and the sectors that go on to L2 onto the log's request list
         // from `req` on. A run of sectors (lanes at most a sector apart: a coalesced access)
@@ -228,7 +239,7 @@ impl Ctx<'_> {
             None => self.global_sectors(access, run, step, shift, path, store),
         };
         // What the timing pass needs: the L1 data pipe, fills in flight, store merging.
-        let dwf = crate::timing::data_wavefronts_of(access, self.pass.costs.banks, run, step);
+        let dwf = shared::data_wavefronts_of(access, self.data_banks(), run, step);
         let counts = L1Counts {
             sectors,
             lines,
