@@ -41,12 +41,11 @@ fn options(ptxas: Settings) -> Options {
     }
 }
 
-/// (label, registers, source, notes) of every launch of bundled workload `name` on `cfg`.
-fn registers(
-    cfg: &GpuConfig,
-    name: &str,
-    opts: &Options,
-) -> sim::Result<Vec<(String, u32, RegisterSource, Vec<String>)>> {
+/// A launch's registers per thread as planned: (kernel, registers, source, notes).
+type Planned = (String, u32, RegisterSource, Vec<String>);
+
+/// The registers of every launch of bundled workload `name` on `cfg`.
+fn registers(cfg: &GpuConfig, name: &str, opts: &Options) -> sim::Result<Vec<Planned>> {
     let w = Workload::resolve(name)?;
     Ok(plan(cfg, &w, opts)?
         .launches
