@@ -19,7 +19,11 @@
 //! `sm_75`) is refused as it stands (`SM version specified by .target is higher than default SM
 //! version assumed`), so its `.target` is lowered to the GPU's first, as compiling the same
 //! source for that GPU would have written it; PTX that uses what the older target lacks is then
-//! refused by ptxas with its own error, and the launch keeps the estimate.
+//! refused by ptxas with its own error, and the launch keeps the estimate. For the bundled
+//! kernels that gives the counts of the source compiled for the GPU itself: the sm_80 PTX of
+//! transpose, conv2d, ray, smem_stride, stencil_1d, transpose_smem, add_constant and reduce,
+//! lowered to sm_75 and sm_70, gets from ptxas 12.9 the count of every kernel that NVRTC 12.9's
+//! sm_75 and sm_70 PTX of the same `.cu` gets.
 
 use super::cache;
 use super::{Settings, Tool};
