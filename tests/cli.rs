@@ -851,7 +851,16 @@ fn a_missing_register_key_is_named() {
 
 #[test]
 fn registers_per_thread_are_reported_and_can_be_given() {
-    let args = ["run", "configs/h200.toml", "conv2d", "--format", "json"];
+    // The estimate (ptxas off; tests/ptxas.rs checks ptxas's counts) against a given number.
+    let args = [
+        "run",
+        "configs/h200.toml",
+        "conv2d",
+        "--format",
+        "json",
+        "--ptxas",
+        "off",
+    ];
     let estimated = sim(&args).success().json();
     let given = sim(&[&args[..], &["--registers", "64"]].concat())
         .success()

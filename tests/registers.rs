@@ -6,6 +6,7 @@ use sim::config::GpuConfig;
 use sim::error::Error;
 use sim::exec::{self, occupancy, Program, SymbolAddr};
 use sim::run::{plan, run_workload, Options, RegisterSource};
+use sim::sass::Settings;
 use sim::workload::{Source, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -162,7 +163,7 @@ fn occupancy_from_the_estimate_is_occupancy_from_ptxas_for_every_bundled_launch_
     workloads.push(histogram_nvcc());
     let mut checked = 0;
     for w in &workloads {
-        let p = plan(&cfg, w, &Options::default()).unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        let p = plan(&cfg, w, &estimate()).unwrap_or_else(|e| panic!("{}: {e}", w.name));
         let file = basename(&p.ptx_name).to_string();
         for l in &p.launches {
             let n = truth[&(file.clone(), l.kernel.clone())];
@@ -187,6 +188,15 @@ fn occupancy_from_the_estimate_is_occupancy_from_ptxas_for_every_bundled_launch_
         }
     }
     assert!(checked >= 80, "{checked} launches");
+}
+
+/// Options that estimate registers from the PTX (no ptxas): these tests specify the estimate and
+/// the occupancy it gives, whatever ptxas is installed (tests/ptxas.rs checks ptxas's counts).
+fn estimate() -> Options {
+    Options {
+        ptxas: Settings::off(),
+        ..Options::default()
+    }
 }
 
 /// A scratch directory with `files` written into it.
@@ -256,7 +266,7 @@ fn a_kernel_with_many_live_values_gets_fewer_blocks_per_sm() {
     // 80 floats live plus the 64-bit pointer and the stack pointer: 81 to 88 registers take
     // 2816 per warp, 5 warps of each of the 4 sub-partitions' 16384, 20 warps: 2 blocks of 8
     // warps, where the threads would allow 8.
-    let l = run_pressure("80", 80, 256, "", &Options::default()).unwrap();
+    let l = run_pressure("80", 80, 256, "", &estimate()).unwrap();
     assert!((81..=88).contains(&l.registers), "{}", l.registers);
     assert_eq!(l.registers_source, RegisterSource::Estimated);
     assert_eq!(l.occupancy_blocks, 2);
@@ -273,7 +283,7 @@ fn a_kernel_with_many_live_values_gets_fewer_blocks_per_sm() {
 
     // The user knows better: ptxas's count in the launch (40: 1280 per warp, 12 warps per
     // sub-partition, 48 warps, 6 blocks), or on the command line over it.
-    let given = run_pressure("given", 80, 256, "registers = 40", &Options::default()).unwrap();
+    let given = run_pressure("given", 80, 256, "registers = 40", &estimate()).unwrap();
     assert_eq!(
         (given.registers, given.registers_source),
         (40, RegisterSource::Given)
@@ -281,7 +291,7 @@ fn a_kernel_with_many_live_values_gets_fewer_blocks_per_sm() {
     assert_eq!(given.occupancy_blocks, 6);
     let flag = Options {
         registers: Some(32),
-        ..Default::default()
+        ..estimate()
     };
     let over = run_pressure("flag", 80, 256, "registers = 40", &flag).unwrap();
     assert_eq!((over.registers, over.occupancy_blocks), (32, 8));
@@ -298,7 +308,7 @@ fn a_kernel_with_many_live_values_gets_fewer_blocks_per_sm() {
 fn an_estimate_beyond_the_maximum_counts_as_the_maximum_with_a_note() {
     // 300 live floats: more than ptxas may give (255); counted as 255 (8192 per warp after
     // rounding, 2 warps per sub-partition, 8 warps: 1 block of 8 warps).
-    let l = run_pressure("300", 300, 256, "", &Options::default()).unwrap();
+    let l = run_pressure("300", 300, 256, "", &estimate()).unwrap();
     assert_eq!(
         (l.registers, l.registers_source),
         (255, RegisterSource::Estimated)
@@ -316,7 +326,7 @@ fn an_estimate_beyond_the_maximum_counts_as_the_maximum_with_a_note() {
 #[test]
 fn a_block_whose_registers_do_not_fit_is_a_clear_error() {
     // 1024 threads of 255 registers: 32 warps of 8192 registers, four times the register file.
-    let e = run_pressure("big", 300, 1024, "", &Options::default()).unwrap_err();
+    let e = run_pressure("big", 300, 1024, "", &estimate()).unwrap_err();
     match &e {
         Error::Launch { launch, message } => {
             assert_eq!(launch, "p");
@@ -332,7 +342,7 @@ fn a_block_whose_registers_do_not_fit_is_a_clear_error() {
 
 #[test]
 fn given_registers_beyond_the_maximum_are_errors_naming_the_key_or_flag() {
-    let e = run_pressure("key", 8, 256, "registers = 256", &Options::default()).unwrap_err();
+    let e = run_pressure("key", 8, 256, "registers = 256", &estimate()).unwrap_err();
     match &e {
         Error::Workload { key, message, .. } => {
             assert_eq!(key, "launch[0].registers");
@@ -343,7 +353,7 @@ fn given_registers_beyond_the_maximum_are_errors_naming_the_key_or_flag() {
     }
     let flag = Options {
         registers: Some(300),
-        ..Default::default()
+        ..estimate()
     };
     let e = run_pressure("flag-big", 8, 256, "", &flag).unwrap_err();
     assert!(

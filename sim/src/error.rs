@@ -97,6 +97,14 @@ pub enum Error {
         /// What went wrong, with the compiler's log and how to get a compiler when none was found.
         message: String,
     },
+    /// A ptxas named explicitly (`--ptxas PATH`, `$GPUMEMSIM_PTXAS`) that does not run as one.
+    #[error("ptxas {}: {message} (get one: {})", path.display(), crate::sass::PTXAS_HINT)]
+    Ptxas {
+        /// The ptxas asked for.
+        path: PathBuf,
+        /// Why it cannot be used.
+        message: String,
+    },
     /// A launch that cannot run on the configured GPU (block too large, too much shared memory...).
     #[error("launch `{launch}`: {message}")]
     Launch {

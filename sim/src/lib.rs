@@ -7,6 +7,8 @@
 //! (coalescer, caches, shared banks, constant cache) → [`timing`] (cycles) → [`metrics`] (Nsight
 //! Compute-named counters and reports); [`run`] is where they meet. A workload that names a CUDA
 //! source instead of PTX (`cuda = "kernel.cu"`) is compiled first by [`compile`] (NVRTC or clang).
+//! Where ptxas is found, [`sass`] assembles the PTX for the config's architecture and each launch
+//! gets ptxas's registers per thread (else an estimate from the PTX).
 //!
 //! From a workload to its counters, the way `sim run configs/h200.toml pseudo_random --set
 //! n=4096` does it:
@@ -62,6 +64,7 @@ pub mod pipeline;
 pub mod ptx;
 pub mod report;
 pub mod run;
+pub mod sass;
 pub mod timing;
 pub mod trace;
 pub mod workload;

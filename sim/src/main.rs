@@ -88,6 +88,14 @@ coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds 
         /// ptxas's, plus the stack pointer)
         #[arg(long, value_name = "N")]
         registers: Option<u32>,
+        /// Which ptxas assembles the PTX for the config's architecture (sm_86 for the RTX 3090)
+        /// to give each launch its registers per thread (`ptxas -v`): a path, `off` (estimate
+        /// from the PTX), or `auto`: the PyPI wheel nvidia-cuda-nvcc-cu12, then $CUDA_HOME/bin,
+        /// /usr/local/cuda/bin and the PATH. Default: $GPUMEMSIM_PTXAS, else auto. Results are
+        /// cached in $GPUMEMSIM_CACHE_DIR (`off`: not kept), else $XDG_CACHE_HOME/gpumemsim or
+        /// ~/.cache/gpumemsim
+        #[arg(long, value_name = "auto|off|PATH")]
+        ptxas: Option<sim::sass::Ptxas>,
     },
     /// Compile a CUDA source to PTX with NVRTC or clang, as `sim run` does for `cuda = "..."`
     /// workloads, and print the PTX
@@ -172,6 +180,19 @@ fn parse_arch(s: &str) -> std::result::Result<(u32, u32), String> {
     }
 }
 
+/// `--ptxas`, else `$GPUMEMSIM_PTXAS`, else auto.
+fn ptxas_choice(flag: Option<sim::sass::Ptxas>) -> Result<sim::sass::Ptxas> {
+    if let Some(p) = flag {
+        return Ok(p);
+    }
+    match std::env::var("GPUMEMSIM_PTXAS") {
+        Ok(v) if !v.trim().is_empty() => v
+            .parse()
+            .map_err(|e| anyhow::anyhow!("GPUMEMSIM_PTXAS: {e}")),
+        _ => Ok(sim::sass::Ptxas::Auto),
+    }
+}
+
 /// `--compiler`, else `$GPUMEMSIM_COMPILER`, else auto.
 fn compiler_choice(flag: Option<Compiler>) -> Result<Compiler> {
     if let Some(c) = flag {
@@ -253,6 +274,7 @@ fn real_main() -> Result<()> {
             sample,
             compiler,
             registers,
+            ptxas,
         } => {
             if let Some(n) = threads {
                 rayon::ThreadPoolBuilder::new()
@@ -272,6 +294,10 @@ fn real_main() -> Result<()> {
                 sampling: sample,
                 registers,
                 paths: Default::default(),
+                ptxas: sim::sass::Settings {
+                    ptxas: ptxas_choice(ptxas)?,
+                    ..Default::default()
+                },
             };
             let mut docs = vec![];
             for name in &workloads {

@@ -64,6 +64,7 @@ pub fn json(cfg: &GpuConfig, run: &WorkloadRun, per_instruction: bool) -> Value 
                 "occupancy_blocks_per_sm": l.occupancy_blocks,
                 "occupancy_limited_by": l.occupancy.limiters(),
                 "registers_per_thread_source": l.registers_source.name(),
+                "registers_per_thread_from": l.registers_source.describe(),
                 "notes": l.notes,
                 "sampling": l.sampled,
             });
@@ -205,10 +206,7 @@ pub fn explain(l: &LaunchResult) -> String {
             .collect::<Vec<_>>()
             .join(" and "),
         l.registers,
-        match l.registers_source {
-            crate::run::RegisterSource::Estimated => "estimated from the PTX",
-            crate::run::RegisterSource::Given => "given",
-        }
+        l.registers_source.describe()
     ));
     let bound = match l.timing.bound {
         "latency" => "memory latency (too few warps to hide it)",

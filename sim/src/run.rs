@@ -53,6 +53,9 @@ pub struct Options {
     /// Which of the simulator's equivalent paths to take ([`exec::Paths`]; the default is the
     /// fast one): tests compare them.
     pub paths: exec::Paths,
+    /// Which ptxas gives the registers per thread of launches that do not give their own
+    /// (default: the first found; [`crate::sass::Settings::off`]: the estimate from the PTX).
+    pub ptxas: crate::sass::Settings,
 }
 
 impl std::fmt::Debug for Options {
@@ -68,6 +71,7 @@ impl std::fmt::Debug for Options {
             .field("compiler", &self.compiler)
             .field("registers", &self.registers)
             .field("paths", &self.paths)
+            .field("ptxas", &self.ptxas)
             .finish()
     }
 }
@@ -85,6 +89,7 @@ impl Default for Options {
             compiler: crate::compile::Compiler::Auto,
             registers: None,
             paths: exec::Paths::default(),
+            ptxas: crate::sass::Settings::default(),
         }
     }
 }
@@ -122,7 +127,8 @@ pub struct LaunchResult {
     pub sampled: Option<exec::SampleInfo>,
 }
 
-/// Where a launch's registers per thread came from.
+/// Where a launch's registers per thread came from, in order of precedence: given (`--registers`
+/// over the launch's `registers = N`), ptxas's count, the estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RegisterSource {
@@ -130,14 +136,27 @@ pub enum RegisterSource {
     Estimated,
     /// Given by the user: the workload's `registers` or `--registers`.
     Given,
+    /// `ptxas -v`'s `Used N registers` for the config's architecture ([`crate::sass`]).
+    Ptxas(crate::sass::Build),
 }
 
 impl RegisterSource {
-    /// `estimated` or `given`.
+    /// `estimated`, `given` or `ptxas`: the JSON report's `registers_per_thread_source`.
     pub fn name(self) -> &'static str {
         match self {
             RegisterSource::Estimated => "estimated",
             RegisterSource::Given => "given",
+            RegisterSource::Ptxas(_) => "ptxas",
+        }
+    }
+
+    /// Where the number came from, for people: `estimated from the PTX`, `given`, `ptxas 12.9
+    /// sm_86` (the table's words and the JSON report's `registers_per_thread_from`).
+    pub fn describe(self) -> String {
+        match self {
+            RegisterSource::Estimated => "estimated from the PTX".to_string(),
+            RegisterSource::Given => "given".to_string(),
+            RegisterSource::Ptxas(b) => b.to_string(),
         }
     }
 }

@@ -12,7 +12,9 @@ pub struct Gpu {
     /// Marketing name as the driver reports it (`"NVIDIA GeForce RTX 3090"`); non-empty.
     pub name: String,
     /// Compute capability as `"MAJOR.MINOR"` (`"8.6"`), major 1 to 12, minor 0 to 9; see
-    /// [`GpuConfig::compute_capability`](super::GpuConfig::compute_capability).
+    /// [`GpuConfig::compute_capability`](super::GpuConfig::compute_capability). It is also the
+    /// architecture ptxas assembles for (`"8.6"`: `-arch=sm_86`; [`crate::sass`]) and NVRTC or
+    /// clang compile a workload's `.cu` for.
     pub compute_capability: String,
     /// Time a kernel launch costs beyond its work, in nanoseconds (>= 0).
     pub launch_overhead_ns: f64,

@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::exec::{self, Dims, SymbolAddr};
 use crate::memory::MemoryImage;
 use crate::ptx;
+use crate::sass;
 use crate::workload::init::{self, Elem};
 use crate::workload::Workload;
 use std::collections::HashMap;
@@ -98,6 +99,8 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
         .collect();
 
     let mut launches = vec![];
+    // ptxas's answer for the module, asked for the first launch that needs it.
+    let mut assembled: Option<sass::ModuleRegisters> = None;
     for (i, spec) in w.launches.iter().enumerate() {
         if !opts.only.is_empty() && !opts.only.contains(&spec.label) {
             continue;
@@ -170,8 +173,22 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
                 cfg.shared.bank_width_bytes
             }
         };
+        let ptxas = if opts.registers.is_none() && spec.registers.is_none() {
+            if assembled.is_none() {
+                let m = sass::module_registers(
+                    &opts.ptxas,
+                    cfg.compute_capability(),
+                    &text,
+                    &ptx_name,
+                )?;
+                assembled = Some(m);
+            }
+            assembled.as_ref()
+        } else {
+            None
+        };
         let (registers, registers_source) =
-            launch_registers(cfg, &program, spec, opts, &w, &key, &mut notes)?;
+            launch_registers(cfg, &program, spec, opts, ptxas, (&w, &key), &mut notes)?;
         launches.push(PlannedLaunch {
             label: spec.label.clone(),
             kernel: spec.kernel.clone(),
@@ -199,49 +216,78 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     })
 }
 
-/// Registers per thread of a launch of `program`: `--registers`, else the launch's `registers`,
+/// Registers per thread of a launch of `program` ([`choose`]): `--registers`, else the launch's
+/// `registers`, else ptxas's count (`ptxas`: the module's, asked for only when neither is given),
 /// else the estimate from the PTX clamped to the GPU's maximum (with a note: ptxas would spill).
-/// A given number above the maximum is an error naming the key (or the flag).
+/// Why ptxas gave no count is a note. A given number above the maximum is an error naming the
+/// key (`at`: the workload and the launch's key) or the flag.
 fn launch_registers(
     cfg: &GpuConfig,
     program: &exec::Program,
     spec: &crate::workload::LaunchSpec,
     opts: &Options,
-    w: &Workload,
-    key: &str,
+    ptxas: Option<&sass::ModuleRegisters>,
+    at: (&Workload, &str),
     notes: &mut Vec<String>,
 ) -> Result<(u32, RegisterSource)> {
+    let (w, key) = at;
     let max = cfg.sm.max_registers_per_thread;
     let allowed = format!(
         "allowed: 0 to {max} (sm.max_registers_per_thread of {})",
         cfg.path
     );
-    if let Some(n) = opts.registers {
-        if n > max {
-            return Err(crate::Error::Launch {
-                launch: spec.label.clone(),
-                message: format!("--registers {n} is out of range; {allowed}"),
-            });
+    if let Some(n) = opts.registers.filter(|&n| n > max) {
+        return Err(crate::Error::Launch {
+            launch: spec.label.clone(),
+            message: format!("--registers {n} is out of range; {allowed}"),
+        });
+    }
+    if let Some(n) = spec
+        .registers
+        .filter(|&n| n > max && opts.registers.is_none())
+    {
+        return Err(w.err(&format!("{key}.registers"), format!("= {n}, {allowed}")));
+    }
+    let from_ptxas = match ptxas.map(|m| m.entry(&spec.kernel)) {
+        Some(Ok(found)) => Some(found),
+        Some(Err(Some(why))) => {
+            notes.push(why);
+            None
         }
-        return Ok((n, RegisterSource::Given));
+        Some(Err(None)) | None => None,
+    };
+    let (n, source) = choose(opts.registers, spec.registers, from_ptxas, || {
+        exec::regs::estimate(program)
+    });
+    if n <= max {
+        return Ok((n, source));
     }
-    if let Some(n) = spec.registers {
-        if n > max {
-            return Err(w.err(&format!("{key}.registers"), format!("= {n}, {allowed}")));
-        }
-        return Ok((n, RegisterSource::Given));
+    let what = match source {
+        RegisterSource::Ptxas(b) => format!("{b}'s {n} registers per thread"),
+        _ => format!("an estimated {n} registers per thread"),
+    };
+    notes.push(format!(
+        "{what} exceed {}'s {max}: counted as {max} for occupancy (ptxas would spill the rest \
+         to local memory, which is not simulated); `registers = N` in the launch or \
+         --registers N gives ptxas's number",
+        cfg.gpu.name
+    ));
+    Ok((max, source))
+}
+
+/// The precedence of registers per thread: `flag` (`--registers`) over `key` (the launch's
+/// `registers = N`) over `ptxas` (its count and build) over `estimate` (called only when needed).
+pub(crate) fn choose(
+    flag: Option<u32>,
+    key: Option<u32>,
+    ptxas: Option<(u32, sass::Build)>,
+    estimate: impl FnOnce() -> u32,
+) -> (u32, RegisterSource) {
+    match (flag.or(key), ptxas) {
+        (Some(n), _) => (n, RegisterSource::Given),
+        (None, Some((n, build))) => (n, RegisterSource::Ptxas(build)),
+        (None, None) => (estimate(), RegisterSource::Estimated),
     }
-    let estimate = exec::regs::estimate(program);
-    if estimate > max {
-        notes.push(format!(
-            "an estimated {estimate} registers per thread exceed {}'s {max}: counted as {max} \
-             for occupancy (ptxas would spill the rest to local memory, which is not simulated); \
-             `registers = N` in the launch or --registers N gives ptxas's number",
-            cfg.gpu.name
-        ));
-        return Ok((max, RegisterSource::Estimated));
-    }
-    Ok((estimate, RegisterSource::Estimated))
 }
 
 /// Compiles the workload's CUDA source `cu` for the config's GPU; returns a name for the PTX (the
@@ -274,4 +320,34 @@ fn compile_source(
         format!("{name} (PTX by {} for {})", c.compiler, c.arch),
         c.ptx,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registers_given_beat_ptxas_which_beats_the_estimate() {
+        let build = sass::Build {
+            release: (12, 9),
+            arch: (8, 6),
+        };
+        let never = || -> u32 { panic!("the estimate is not needed") };
+        let src = RegisterSource::Ptxas(build);
+        assert_eq!(
+            choose(Some(32), Some(40), Some((10, build)), never),
+            (32, RegisterSource::Given)
+        );
+        assert_eq!(
+            choose(None, Some(40), Some((10, build)), never),
+            (40, RegisterSource::Given)
+        );
+        assert_eq!(choose(None, None, Some((10, build)), never), (10, src));
+        assert_eq!(
+            choose(None, None, None, || 7),
+            (7, RegisterSource::Estimated)
+        );
+        assert_eq!(src.describe(), "ptxas 12.9 sm_86");
+        assert_eq!(src.name(), "ptxas");
+    }
 }

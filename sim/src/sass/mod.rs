@@ -1,0 +1,199 @@
+//! What ptxas makes of the PTX for the config's architecture, when ptxas is available.
+//!
+//! Today: the registers per thread of each kernel, as `ptxas -v` reports them (`Used N
+//! registers`), the number the driver's own assembly of the same PTX gives the launch and
+//! therefore the occupancy the hardware sees (Nsight Compute's `launch__registers_per_thread`).
+//! The SASS itself (instructions per PTX instruction, merged vector accesses, LDC versus constant
+//! operands) is the next step of issue 37; `timing::sass` still models it from committed sm_90
+//! SASS.
+//!
+//! - [`find`]: which ptxas ([`Ptxas`]: an explicit path, else the PyPI wheel
+//!   `nvidia-cuda-nvcc-cu12`, a CUDA toolkit, the `PATH`), its release and the `sm_` targets it
+//!   serves (ptxas 12.9: sm_50 to sm_121; CUDA 13 dropped sm_50 to sm_72);
+//! - [`ptxas`]: running it on a module (bounded by a timeout) and reading its `-v` log;
+//! - [`cache`]: its logs on disk, keyed by the PTX text, the architecture and the ptxas version,
+//!   so a module is assembled once per machine (a cache that cannot be read or written only costs
+//!   the time of running ptxas again).
+//!
+//! [`module_registers`] ties them together for the run. ptxas is never required: where it is not
+//! found, serves no target for the GPU (compute capability 1.x to 3.x) or rejects the PTX (a PTX
+//! ISA newer than it knows), the launch keeps the estimate from the PTX (`exec::regs::estimate`)
+//! and carries a note saying why. An explicitly named ptxas that does not run is an error.
+
+pub mod cache;
+pub mod find;
+pub mod ptxas;
+
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use cache::CacheDir;
+pub use find::{Tool, PTXAS_HINT};
+
+/// Which ptxas to use (`sim run --ptxas auto|off|PATH`, `$GPUMEMSIM_PTXAS`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum Ptxas {
+    /// The first found of the PyPI wheel, a CUDA toolkit and the `PATH` ([`find::candidates`]);
+    /// none found: the estimate, with a note.
+    #[default]
+    Auto,
+    /// Never: registers are estimated from the PTX (what every run did before ptxas was used).
+    Off,
+    /// This binary; an error when it does not run.
+    Path(PathBuf),
+}
+
+impl std::str::FromStr for Ptxas {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "" => Err("empty ptxas choice (allowed: auto, off, or the path of a ptxas)".into()),
+            "auto" => Ok(Ptxas::Auto),
+            "off" | "none" => Ok(Ptxas::Off),
+            path => Ok(Ptxas::Path(PathBuf::from(path))),
+        }
+    }
+}
+
+/// How ptxas is found and run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Which ptxas.
+    pub ptxas: Ptxas,
+    /// Where its logs are kept between runs.
+    pub cache: CacheDir,
+    /// How long one assembly may take before it is abandoned (the launch then keeps the
+    /// estimate, with a note). Default [`DEFAULT_TIMEOUT`].
+    pub timeout: Duration,
+}
+
+/// ptxas's time limit for one module: a large kernel takes seconds (the bundled ones 2 to 20
+/// ms); a minute means it hangs.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            ptxas: Ptxas::Auto,
+            cache: CacheDir::Default,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+impl Settings {
+    /// Settings that never run ptxas (registers estimated from the PTX).
+    pub fn off() -> Self {
+        Settings {
+            ptxas: Ptxas::Off,
+            ..Settings::default()
+        }
+    }
+}
+
+/// The assembly a register count came from: ptxas's release and the target architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Build {
+    /// ptxas's release, `(12, 9)` for `Cuda compilation tools, release 12.9, V12.9.86`.
+    pub release: (u32, u32),
+    /// The `sm_` target, `(8, 6)` for `-arch=sm_86`.
+    pub arch: (u32, u32),
+}
+
+impl std::fmt::Display for Build {
+    /// `ptxas 12.9 sm_86`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ptxas {}.{} sm_{}{}",
+            self.release.0, self.release.1, self.arch.0, self.arch.1
+        )
+    }
+}
+
+/// What ptxas says about the kernels of one PTX module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleRegisters {
+    /// ptxas assembled the module: registers per thread of each entry, by PTX entry name.
+    Assembled {
+        /// Which ptxas, for which target.
+        build: Build,
+        /// `Used N registers` of each `Compiling entry function 'NAME'`.
+        entries: HashMap<String, u32>,
+    },
+    /// ptxas was not used; the note says why, for the user (`None`: turned off).
+    NotUsed(Option<String>),
+}
+
+impl ModuleRegisters {
+    /// ptxas's registers per thread for the entry `kernel` and the build they came from, or the
+    /// note saying why there are none (`None`: ptxas turned off).
+    pub fn entry(&self, kernel: &str) -> std::result::Result<(u32, Build), Option<String>> {
+        match self {
+            ModuleRegisters::Assembled { build, entries } => match entries.get(kernel) {
+                Some(&n) => Ok((n, *build)),
+                None => Err(Some(format!(
+                    "{build} printed no register count for `{kernel}`: registers per thread \
+                     estimated from the PTX"
+                ))),
+            },
+            ModuleRegisters::NotUsed(note) => Err(note.clone()),
+        }
+    }
+}
+
+/// The registers per thread of every entry of the PTX module `ptx` (named `ptx_name` in notes),
+/// assembled by the ptxas of `settings` for compute capability `cc`.
+///
+/// Errors only when an explicitly named ptxas does not run; everything else that keeps ptxas
+/// from answering (none found, an architecture it does not serve, its errors on this PTX, its
+/// timeout) is [`ModuleRegisters::NotUsed`] with a note.
+pub fn module_registers(
+    settings: &Settings,
+    cc: (u32, u32),
+    ptx: &str,
+    ptx_name: &str,
+) -> Result<ModuleRegisters> {
+    let tool = match find::locate(&settings.ptxas) {
+        Ok(Some(tool)) => tool,
+        Ok(None) if settings.ptxas == Ptxas::Off => return Ok(ModuleRegisters::NotUsed(None)),
+        Ok(None) => {
+            return Ok(ModuleRegisters::NotUsed(Some(format!(
+                "registers per thread estimated from the PTX: no ptxas found ({PTXAS_HINT})"
+            ))))
+        }
+        Err(message) => {
+            let path = match &settings.ptxas {
+                Ptxas::Path(p) => p.clone(),
+                _ => PathBuf::from("ptxas"),
+            };
+            return Err(Error::Ptxas { path, message });
+        }
+    };
+    if !tool.serves(cc) {
+        return Ok(ModuleRegisters::NotUsed(Some(format!(
+            "ptxas {}.{} does not assemble for sm_{}{} (it serves {}): registers per thread \
+             estimated from the PTX",
+            tool.release.0,
+            tool.release.1,
+            cc.0,
+            cc.1,
+            tool.served_range()
+        ))));
+    }
+    let build = Build {
+        release: tool.release,
+        arch: cc,
+    };
+    match ptxas::assemble(&tool, cc, ptx, ptx_name, settings) {
+        Ok(log) => Ok(ModuleRegisters::Assembled {
+            build,
+            entries: ptxas::parse_registers(&log).into_iter().collect(),
+        }),
+        Err(why) => Ok(ModuleRegisters::NotUsed(Some(format!(
+            "{build} failed on {ptx_name}, registers per thread estimated from the PTX: {why}"
+        )))),
+    }
+}
