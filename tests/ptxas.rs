@@ -400,7 +400,43 @@ fn the_cli_reports_ptxas_counts_and_a_second_process_reads_the_cache() {
         let l = &doc["launches"][0];
         assert_eq!(l["registers_per_thread_source"], "estimated", "{l:#}");
         assert_eq!(l["registers_per_thread_from"], "estimated from the PTX");
-        assert_eq!(l["metrics"]["launch__registers_per_thread"], 7.0, "{l:#}");
+        // The estimate's 7, reported as the H200 allocates them: at least 16
+        // (configs/h200.toml, sm.min_registers_per_thread).
+        assert_eq!(l["metrics"]["launch__registers_per_thread"], 16.0, "{l:#}");
     }
     assert_eq!(fake.calls(), 1);
+}
+
+/// Nsight Compute's `launch__registers_per_thread` of every bundled launch on the H200
+/// (validate/measurements/h200/rerun-2026-12-02/report.json): the simulator's prediction, from
+/// ptxas's count and the config's floor of 16, equals it on all 84.
+#[test]
+fn every_bundled_launch_reports_the_h200_s_registers_per_thread() {
+    if real_ptxas("H200 registers").is_none() {
+        return;
+    }
+    let path = format!("{ROOT}/validate/measurements/h200/rerun-2026-12-02/report.json");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cfg = config("h200.toml");
+    let mut checked = 0;
+    for w in report["workloads"].as_array().unwrap() {
+        let name = w["workload"].as_str().unwrap();
+        let workload = Workload::resolve(name).unwrap();
+        let run = sim::run::run_workload(&cfg, &workload, &Options::default()).unwrap();
+        for (l, m) in run.launches.iter().zip(w["launches"].as_array().unwrap()) {
+            let measured = m["measured"]["launch__registers_per_thread"]
+                .as_f64()
+                .unwrap();
+            assert_eq!(
+                f64::from(l.allocated_registers),
+                measured,
+                "{name} {}: ptxas {} registers",
+                l.label,
+                l.registers
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 84);
 }

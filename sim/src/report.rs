@@ -32,7 +32,10 @@ pub fn launch_occupancy_metrics(l: &LaunchResult) -> [(&'static str, f64); 5] {
         n => f64::from(n),
     };
     [
-        ("launch__registers_per_thread", f64::from(l.registers)),
+        (
+            "launch__registers_per_thread",
+            f64::from(l.allocated_registers),
+        ),
         (
             "launch__occupancy_limit_registers",
             limit(o.limit_registers),

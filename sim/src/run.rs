@@ -117,6 +117,9 @@ pub struct LaunchResult {
     pub registers: u32,
     /// Where that number came from.
     pub registers_source: RegisterSource,
+    /// Registers per thread the GPU allocates, as Nsight Compute's `launch__registers_per_thread`
+    /// reports them: `registers`, at least the config's `sm.min_registers_per_thread`.
+    pub allocated_registers: u32,
     /// Per-instruction statistics with the PTX line and text of each instruction.
     pub per_pc: Vec<(u32, String, PcStats)>,
     /// Output buffers after the launch (when asked for): (name, bytes).
@@ -345,6 +348,7 @@ pub(crate) fn execute_with(
             occupancy: stats.occupancy,
             registers: p.registers,
             registers_source: p.registers_source,
+            allocated_registers: p.registers.max(cfg.sm.min_registers_per_thread),
             per_pc,
             outputs,
             notes: p

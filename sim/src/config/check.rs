@@ -223,6 +223,8 @@ fn sm(s: &Sm) -> Check {
     int_range("sm.registers", s.registers.into(), 1024, 1 << 20)?;
     let r = s.max_registers_per_thread;
     int_range("sm.max_registers_per_thread", r.into(), 1, 255)?;
+    let floor = s.min_registers_per_thread;
+    int_range("sm.min_registers_per_thread", floor.into(), 0, r.into())?;
     let u = s.register_allocation_unit;
     int_range("sm.register_allocation_unit", u.into(), 1, 4096)?;
     let lsu = s.lsu_instructions_per_cycle;

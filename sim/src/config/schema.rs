@@ -47,6 +47,12 @@ pub struct Sm {
     /// 2.x and 3.0 (CUDA-CC Table 27). A kernel estimated to need more is counted at this many
     /// (ptxas would spill the rest to local memory).
     pub max_registers_per_thread: u32,
+    /// Fewest registers per thread that Nsight Compute's `launch__registers_per_thread` reports
+    /// (0 to `max_registers_per_thread`): a kernel ptxas compiles to fewer reads this many.
+    /// Occupancy is unchanged (the allocation unit rounds such counts up at least as far on
+    /// the GPUs measured). Optional, default 0 (no floor).
+    #[serde(default)]
+    pub min_registers_per_thread: u32,
     /// Registers are allocated in multiples of this many (1 to 4096): per warp from compute 2.x
     /// on (256 on 3.x and later, 64 on 2.x), per block on 1.x (512 on 1.2/1.3); the CUDA
     /// occupancy calculator's register allocation unit (`cuda_occupancy.h`,
