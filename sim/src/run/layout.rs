@@ -132,7 +132,10 @@ pub(super) fn init_constant(
     };
     let count = usize::try_from(count)
         .map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
-    if (count * elem.bytes()) as u64 > size {
+    if count
+        .checked_mul(elem.bytes())
+        .is_none_or(|b| b as u64 > size)
+    {
         return Err(w.err(
             &format!("{key}.count"),
             format!(
