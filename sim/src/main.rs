@@ -215,7 +215,7 @@ fn real_main() -> Result<()> {
             arch,
             compiler,
         } => {
-            let text = std::fs::read_to_string(&source)
+            let text = sim::files::read_text(&source, "CUDA source")
                 .with_context(|| format!("cannot read {}", source.display()))?;
             let name = source.display().to_string();
             let c = sim::compile::compile_cuda(

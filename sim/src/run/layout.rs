@@ -100,7 +100,7 @@ pub(super) fn init_constant(
     w: &Workload,
     i: usize,
     c: &crate::workload::ConstantSpec,
-    read_file: &dyn Fn(&str) -> std::result::Result<Vec<u8>, String>,
+    read_file: &crate::workload::init::ReadFile,
 ) -> Result<()> {
     let key = format!("constant[{i}]");
     let var = module

@@ -172,9 +172,10 @@ impl Source {
         }
     }
 
-    /// Reads a file referred to from the workload (`ptx`, `file:` inits), relative to it.
-    pub fn read_relative(&self, rel: &str) -> Result<(String, Vec<u8>)> {
-        match self {
+    /// Reads a file referred to from the workload (`ptx`, `cuda`, `file:` inits), relative to
+    /// it, as much of it as `take` says ([`crate::files`]: no read without a size limit).
+    pub fn read_relative(&self, rel: &str, take: Take) -> Result<(String, Vec<u8>)> {
+        let path = match self {
             Source::Bundled(p) => {
                 let dir = Path::new(p)
                     .parent()
@@ -185,32 +186,45 @@ impl Source {
                 } else {
                     format!("{dir}/{rel}")
                 };
-                match gpumemsim::file(&path) {
-                    Some(s) => Ok((format!("kernels/{path}"), s.as_bytes().to_vec())),
+                return match gpumemsim::file(&path) {
+                    Some(s) => {
+                        let mut data = s.as_bytes().to_vec();
+                        if let Take::Prefix(n) = take {
+                            data.truncate(usize::try_from(n).unwrap_or(usize::MAX));
+                        }
+                        Ok((format!("kernels/{path}"), data))
+                    }
                     None => Err(Error::Workload {
                         path: self.display(),
                         key: "-".into(),
                         message: format!("bundled file `{path}` not found"),
                     }),
-                }
+                };
             }
-            Source::File(p) => {
-                let path = p.parent().unwrap_or(Path::new(".")).join(rel);
-                let data = std::fs::read(&path).map_err(|e| Error::Io {
-                    path: path.clone(),
-                    source: e,
-                })?;
-                Ok((path.display().to_string(), data))
+            Source::File(p) => p.parent().unwrap_or(Path::new(".")).join(rel),
+            Source::Inline => PathBuf::from(rel),
+        };
+        let data = match take {
+            Take::Text(what) => {
+                crate::files::read_limited(&path, crate::files::MAX_TEXT_BYTES, what)
             }
-            Source::Inline => {
-                let data = std::fs::read(rel).map_err(|e| Error::Io {
-                    path: rel.into(),
-                    source: e,
-                })?;
-                Ok((rel.to_string(), data))
-            }
+            Take::Prefix(n) => crate::files::read_prefix(&path, n),
+        };
+        match data {
+            Ok(d) => Ok((path.display().to_string(), d)),
+            Err(source) => Err(Error::Io { path, source }),
         }
     }
+}
+
+/// How much of a file [`Source::read_relative`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// All of it, refused past [`crate::files::MAX_TEXT_BYTES`]; the text names the kind of file
+    /// in that error (`"PTX file"`).
+    Text(&'static str),
+    /// The first this many bytes, or all of a shorter file (a `file:` initializer).
+    Prefix(u64),
 }
 
 impl Workload {
@@ -221,7 +235,7 @@ impl Workload {
         }
         let p = Path::new(name_or_path);
         if p.is_file() {
-            let text = std::fs::read_to_string(p).map_err(|e| Error::Io {
+            let text = crate::files::read_text(p, "workload file").map_err(|e| Error::Io {
                 path: p.into(),
                 source: e,
             })?;

@@ -1,0 +1,160 @@
+//! Hostile input (issue 40): each case a careless or hostile user found ends in one `error:` line
+//! naming the input (file, line or key) and exit code 2, never a panic, an abort, a stack overflow
+//! or a read that takes the host's memory. The binary runs under a 4 GiB address-space limit
+//! (`prlimit --as`, where the host has it), so a case that would allocate without bound fails
+//! the test instead of the machine.
+//!
+//! Classes, one section each: integer overflow in expressions; files without end; nesting deep
+//! enough to overflow a stack; declarations too large to allocate; declarations ptxas refuses.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PTX: &str = include_str!("fixtures/add_one.ptx");
+const WORKLOAD: &str = include_str!("fixtures/add_one.toml");
+
+/// What one run of `sim` printed.
+struct Outcome {
+    command: String,
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "$ {}\nexit code: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.command, self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Outcome {
+    /// Exit code 2, nothing on stdout, one `error:` line containing every one of `needles`.
+    fn fails_with(&self, needles: &[&str]) {
+        assert_eq!(self.code, Some(2), "expected exit code 2\n{self}");
+        assert_eq!(self.stdout, "", "expected nothing on stdout\n{self}");
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "expected one line on stderr\n{self}");
+        assert!(lines[0].starts_with("error: "), "{self}");
+        for n in needles {
+            assert!(
+                self.stderr.contains(n),
+                "expected `{n}` in the error\n{self}"
+            );
+        }
+    }
+
+    /// Exit code 0 and no panic.
+    fn succeeds(&self) {
+        assert_eq!(self.code, Some(0), "expected exit code 0\n{self}");
+        assert!(!self.stderr.contains("panicked"), "{self}");
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `sim args...` from the workspace root, under a 4 GiB address-space limit where `prlimit` exists.
+fn sim(args: &[&str]) -> Outcome {
+    let bin = env!("CARGO_BIN_EXE_sim");
+    let limited = Command::new("prlimit").arg("--version").output().is_ok();
+    let mut cmd = if limited {
+        let mut c = Command::new("prlimit");
+        c.arg(format!("--as={}", 4u64 << 30)).arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    };
+    let out = cmd
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("sim runs");
+    Outcome {
+        command: format!("sim {}", args.join(" ")),
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A fresh directory holding `add_one.ptx` (with `edit` applied) and `add_one.toml` (with
+/// `toml_edit` applied); returns the workload file's path.
+fn workload(
+    tag: &str,
+    edit: impl Fn(&str) -> String,
+    toml_edit: impl Fn(&str) -> String,
+) -> String {
+    let dir = std::env::temp_dir().join(format!("gpumemsim-hostile-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("add_one.ptx"), edit(PTX)).unwrap();
+    let toml = dir.join("add_one.toml");
+    std::fs::write(&toml, toml_edit(WORKLOAD)).unwrap();
+    toml.display().to_string()
+}
+
+/// The add_one workload with its grid's x dimension replaced by `expr`.
+fn grid(tag: &str, expr: &str) -> String {
+    workload(tag, str::to_string, |t| {
+        t.replace("\"ceil_div(n, 256)\"", &format!("\"{expr}\""))
+    })
+}
+
+fn run(path: &str) -> Outcome {
+    sim(&["run", "configs/h200.toml", path])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integer overflow: workload expressions are checked, never wrapped
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn ceil_div_overflow_is_an_error_naming_the_key() {
+    let p = grid("ceildiv", "ceil_div(-9223372036854775807 - 1, -1)");
+    run(&p).fails_with(&[&p, "launch[0].grid[0]", "overflows 64 bits"]);
+    // It wrapped to a negative value; now it is the exact quotient, out of the grid's range.
+    let p = grid("ceildiv2", "ceil_div(9223372036854775807, 2)");
+    run(&p).fails_with(&["launch[0].grid[0]", "= 4611686018427387904, allowed: 1 to"]);
+    let p = grid("mul", "9223372036854775807 * 3");
+    run(&p).fails_with(&["launch[0].grid[0]", "Error multiplying"]);
+}
+
+/// evalexpr recurses over its tree: these overflowed the main thread's 8 MiB stack.
+#[test]
+fn long_and_deeply_nested_expressions_are_errors() {
+    let long = vec!["1"; 40_000].join("+");
+    let p = grid("longexpr", &long);
+    run(&p).fails_with(&[
+        "launch[0].grid[0]",
+        "expression of 79999 bytes, allowed: at most 1024",
+    ]);
+    let deep = format!("{}1{}", "(".repeat(500), ")".repeat(500));
+    let p = grid("deepexpr", &deep);
+    run(&p).fails_with(&["launch[0].grid[0]", "nested more than 32 deep"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files without end: every read has a limit
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+#[cfg(unix)]
+fn endless_files_are_refused_at_a_limit() {
+    let p = workload("devzero", str::to_string, |t| {
+        t.replace("ptx = \"add_one.ptx\"", "ptx = \"/dev/zero\"")
+    });
+    run(&p).fails_with(&[
+        "cannot read /dev/zero",
+        "longer than 64 MiB, the limit for a PTX file",
+    ]);
+    sim(&["run", "/dev/zero", &p]).fails_with(&["/dev/zero", "the limit for a GPU config"]);
+    // A `file:` initializer reads what its buffer holds: /dev/zero is a legal source of zeros.
+    let p = workload("filezero", str::to_string, |t| {
+        t.replacen("init = \"iota\"", "init = \"file:/dev/zero\"", 1)
+    });
+    run(&p).succeeds();
+}
