@@ -158,3 +158,45 @@ fn endless_files_are_refused_at_a_limit() {
     });
     run(&p).succeeds();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Nesting: the parser loops where it recursed (unit tests in sim/src/ptx/parser/hostile_tests.rs
+// run these on a 256 KiB stack)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn thirty_thousand_nested_braces_are_parsed_or_refused_by_line() {
+    const N: usize = 30_000;
+    let scopes = format!("{}ret;{}", "{".repeat(N), "}".repeat(N));
+    let p = workload(
+        "nestbody",
+        |t| t.replacen("\tret;", &scopes, 1),
+        str::to_string,
+    );
+    run(&p).succeeds();
+    let init = format!(
+        ".address_size 64\n.global .b32 g[1] = {}1{};",
+        "{".repeat(N),
+        "}".repeat(N)
+    );
+    let p = workload(
+        "nestinit",
+        |t| t.replacen(".address_size 64", &init, 1),
+        str::to_string,
+    );
+    run(&p).succeeds();
+    let vector = format!(
+        "mov.b64 %rd1, {}%r1{};\n\tret;",
+        "{".repeat(N),
+        "}".repeat(N)
+    );
+    let p = workload(
+        "nestvec",
+        |t| t.replacen("\tret;", &vector, 1),
+        str::to_string,
+    );
+    run(&p).fails_with(&[
+        "add_one.ptx:48:16:",
+        "a vector or argument list cannot contain another list",
+    ]);
+}

@@ -154,24 +154,29 @@ impl<'s> Parser<'s> {
 
     fn error_at(&self, span: Range<usize>, message: &str) -> Error {
         let (line, col) = self.lines.line_col(span.start);
-        let text = if span.start >= self.src.len() {
+        // The whole source line, trimmed (it carries the instruction), cut at `MAX` characters: a
+        // line of 30,000 braces is one line of error, not 60 KB of it (issue 40).
+        const MAX: usize = 120;
+        let line_text = self.lines.line_text(self.src, line).trim();
+        let text = if span.start >= self.src.len() && line_text.is_empty() {
             "end of file".to_string()
         } else {
-            // Show the whole source line, trimmed: it carries the instruction.
-            self.src[span.start..]
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string()
+            let mut t = String::new();
+            for w in line_text.split_whitespace() {
+                if !t.is_empty() {
+                    t.push(' ');
+                }
+                t.extend(w.chars().take(MAX + 1));
+                if t.len() > MAX {
+                    break;
+                }
+            }
+            if let Some((cut, _)) = t.char_indices().nth(MAX) {
+                t.truncate(cut);
+                t.push_str(" ...");
+            }
+            t
         };
-        let line_text = self.src.lines().nth(line - 1).unwrap_or("").trim();
-        let text = if line_text.is_empty() {
-            text
-        } else {
-            line_text.to_string()
-        };
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         Error::Ptx {
             loc: SourceLoc {
                 file: self.file.to_string(),
@@ -245,6 +250,9 @@ pub fn parse_int(t: &str) -> Option<i64> {
     };
     Some(v as i64)
 }
+
+#[cfg(test)]
+mod hostile_tests;
 
 #[cfg(test)]
 mod tests {

@@ -7,24 +7,28 @@ use crate::ptx::inst::{self, Op};
 use crate::ptx::lexer::Token;
 
 impl<'s> Parser<'s> {
-    /// Statements up to the matching `}` (consumed). Nested `{}` scopes are flattened.
+    /// Statements up to the matching `}` (consumed). Nested `{}` scopes are flattened, in a loop
+    /// rather than by recursion: 30,000 nested braces overflowed the stack (issue 40).
     pub(super) fn block(&mut self, f: &mut Function) {
+        let outer = self.scopes.len();
         loop {
             match self.peek() {
                 None => {
                     self.errors.push(self.error("unclosed function body"));
+                    self.scopes.truncate(outer);
                     return;
                 }
                 Some(Token::RBrace) => {
                     self.pos += 1;
-                    return;
+                    if self.scopes.len() == outer {
+                        return;
+                    }
+                    self.scopes.pop();
                 }
                 Some(Token::LBrace) => {
                     self.pos += 1;
                     self.scope_count += 1;
                     self.scopes.push(std::collections::HashMap::new());
-                    self.block(f);
-                    self.scopes.pop();
                 }
                 _ => {
                     let start = self.pos;
@@ -235,7 +239,7 @@ impl<'s> Parser<'s> {
                 self.pos += 1;
                 let mut items = vec![];
                 loop {
-                    items.push(self.operand()?);
+                    items.push(self.list_item()?);
                     if !self.eat(Token::Comma) {
                         break;
                     }
@@ -248,7 +252,7 @@ impl<'s> Parser<'s> {
                 self.pos += 1;
                 let mut items = vec![];
                 while !self.eat(Token::RParen) {
-                    items.push(self.operand()?);
+                    items.push(self.list_item()?);
                     if !self.eat(Token::Comma) && self.peek() != Some(Token::RParen) {
                         return Err(self.error("expected `,` or `)`"));
                     }
@@ -296,6 +300,15 @@ impl<'s> Parser<'s> {
             }
             _ => Err(self.error("expected an operand")),
         }
+    }
+
+    /// An element of a vector operand (`{%r1, %r2}`) or of a call's list: any operand but another
+    /// list, which PTX does not nest (and which, nested 30,000 deep, overflowed the stack).
+    fn list_item(&mut self) -> PResult<Operand> {
+        if matches!(self.peek(), Some(Token::LBrace) | Some(Token::LParen)) {
+            return Err(self.error("a vector or argument list cannot contain another list"));
+        }
+        self.operand()
     }
 
     /// A register, special register or symbol.

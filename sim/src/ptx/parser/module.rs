@@ -287,35 +287,50 @@ impl<'s> Parser<'s> {
         })
     }
 
-    /// `{1, 2, 3}` or a single value; floats as their bits.
+    /// `{1, 2, 3}`, `{{1, 2}, {3, 4}}` or a single value, flattened; floats as their bits. Nested
+    /// braces are counted in a loop, not recursed into: 30,000 of them overflowed the stack
+    /// (issue 40).
     fn initializer(&mut self) -> PResult<Vec<u64>> {
-        let braced = self.eat(Token::LBrace);
         let mut out = vec![];
+        if !self.eat(Token::LBrace) {
+            out.push(self.init_value()?);
+            return Ok(out);
+        }
+        let mut depth = 1usize;
         loop {
-            if braced && self.peek() == Some(Token::RBrace) {
-                break;
+            // An item: a value, a nested list, or nothing before a `}` (`{}`, `{1, 2,}`).
+            match self.peek() {
+                Some(Token::LBrace) => {
+                    self.pos += 1;
+                    depth += 1;
+                    continue;
+                }
+                Some(Token::RBrace) => {}
+                _ => out.push(self.init_value()?),
             }
-            if self.peek() == Some(Token::LBrace) {
-                out.extend(self.initializer()?);
-            } else {
-                match self.operand()? {
-                    Operand::Int(v) => out.push(v as u64),
-                    Operand::Float(f) => out.push(f.to_bits()),
-                    _ => {
-                        return Err(self.error_at(
-                            self.toks[self.pos - 1].1.clone(),
-                            "unsupported initializer (only numbers)",
-                        ))
-                    }
+            // After it: `,` and the next item, or the `}`s that close lists.
+            while !self.eat(Token::Comma) {
+                self.expect(Token::RBrace, "`}`")?;
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(out);
                 }
             }
-            if !braced || !self.eat(Token::Comma) {
-                break;
-            }
         }
-        if braced {
-            self.expect(Token::RBrace, "`}`")?;
+    }
+
+    /// One number of an initializer.
+    fn init_value(&mut self) -> PResult<u64> {
+        if matches!(self.peek(), Some(Token::LBrace) | Some(Token::LParen)) {
+            return Err(self.error("unsupported initializer (only numbers)"));
         }
-        Ok(out)
+        match self.operand()? {
+            Operand::Int(v) => Ok(v as u64),
+            Operand::Float(f) => Ok(f.to_bits()),
+            _ => Err(self.error_at(
+                self.toks[self.pos - 1].1.clone(),
+                "unsupported initializer (only numbers)",
+            )),
+        }
     }
 }
