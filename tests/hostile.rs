@@ -200,3 +200,80 @@ fn thirty_thousand_nested_braces_are_parsed_or_refused_by_line() {
         "a vector or argument list cannot contain another list",
     ]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Declarations too large to allocate: refused before anything is built
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn huge_declarations_are_refused_before_allocation() {
+    let decl = |tag: &str, at: &'static str, with: String| {
+        workload(tag, move |t| t.replacen(at, &with, 1), str::to_string)
+    };
+    // 2^31 register names took 50 GB (an abort); 10^8 took 48 s and 3.9 GB.
+    let p = decl(
+        "regs",
+        ".reg .b32 \t%r<8>;",
+        ".reg .b32 \t%r<2147483648>;".into(),
+    );
+    let start = std::time::Instant::now();
+    run(&p).fails_with(&["add_one.ptx:24:13: more than 65535 registers declared in this function"]);
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    // A 4 GiB .local array: 32 lanes of it were allocated (an abort).
+    let local = ".reg .b32 \t%r<8>;\n\t.local .align 4 .b8 buf[4294967296];".to_string();
+    let p = decl("local", ".reg .b32 \t%r<8>;", local);
+    run(&p).fails_with(&[
+        "launch[0].kernel",
+        "4294967296 bytes of .local memory per thread",
+        "at most 524288",
+    ]);
+    // 1 GiB of kernel parameters.
+    let param = ".param .u32 add_one_param_2,\n\t.param .align 4 .b8 big[1073741824]".to_string();
+    let p = decl("param", ".param .u32 add_one_param_2", param);
+    run(&p).fails_with(&[
+        "add_one.ptx:17:17: kernel `add_one` takes 1073741844 bytes of parameters; at most 32764",
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declarations ptxas refuses (unit tests in sim/src/ptx/parser/hostile_tests.rs)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn declarations_ptxas_refuses_are_errors_naming_the_line() {
+    for (tag, from, to, want) in [
+        (
+            "dupreg",
+            ".reg .b64 \t%rd<8>;",
+            ".reg .b64 \t%rd<8>;\n\t.reg .b32 %r3;",
+            "add_one.ptx:26:12: register `%r3` declared twice",
+        ),
+        (
+            "duplabel",
+            "\tret;",
+            "$L__BB0_2:\n\tret;",
+            "add_one.ptx:48:1: label defined twice",
+        ),
+        (
+            "align",
+            ".address_size 64",
+            ".address_size 64\n.global .align 3 .b8 g[8];",
+            "add_one.ptx:15:16: alignment must be a power of two",
+        ),
+        (
+            "version",
+            ".version 8.8\n",
+            "",
+            "add_one.ptx:12:1: missing .version directive",
+        ),
+        (
+            "target",
+            ".target sm_80",
+            ".target sm_xyz",
+            "add_one.ptx:13:9: unsupported .target",
+        ),
+    ] {
+        let p = workload(tag, |t| t.replacen(from, to, 1), str::to_string);
+        run(&p).fails_with(&[want]);
+    }
+}

@@ -127,6 +127,17 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
         let inlined = ptx::inline::inline_calls(&module, f, &text, &ptx_name)?;
         let f = &inlined;
         let (param_bytes, dynamic_shared_at, local) = layout_kernel(&module, f, &mut symbols);
+        if local > super::layout::MAX_LOCAL_BYTES_PER_THREAD {
+            return Err(w.err(
+                &format!("{key}.kernel"),
+                format!(
+                    "kernel `{}` of {ptx_name} declares {local} bytes of .local memory per thread; \
+the GPU allows at most {} (512 KiB)",
+                    f.name,
+                    super::layout::MAX_LOCAL_BYTES_PER_THREAD
+                ),
+            ));
+        }
         let program = exec::decode(f, &symbols, &text, &ptx_name)?;
         let (params, args) = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
         let dims = Dims {

@@ -73,3 +73,148 @@ fn nested_vector_operands_are_errors_naming_the_line() {
         assert!(first.ends_with(" ...`"), "{first}");
     }
 }
+
+/// The first error of `src`, as printed.
+fn first_error(src: &str) -> String {
+    parse_all(src, "t.ptx").unwrap_err()[0].to_string()
+}
+
+#[test]
+fn register_counts_are_refused_before_names_are_built() {
+    let start = std::time::Instant::now();
+    for n in ["2147483648", "100000000", "65536"] {
+        let e = first_error(&module("", &format!(".reg .b32 %q<{n}>;")));
+        assert!(
+            e.starts_with("t.ptx:9:11: more than 65535 registers declared in this function"),
+            "{e}"
+        );
+    }
+    assert!(start.elapsed().as_secs() < 2, "{:?}", start.elapsed());
+    let e = first_error(&module("", "{ .reg .b32 %q<4294967295>; }"));
+    assert!(e.contains("more than 65535 registers"), "{e}");
+    assert!(parse(&module("", ".reg .b32 %q<65527>;"), "t.ptx").is_ok());
+}
+
+#[test]
+fn duplicate_registers_labels_and_parameters_are_errors_naming_the_line() {
+    // As ptxas 12.9 refuses them ("Duplicate definition of variable '%r3'", "... of label").
+    let e = first_error(&module("", ".reg .b32 %r3;"));
+    assert!(
+        e.starts_with("t.ptx:9:11: register `%r3` declared twice in one scope"),
+        "{e}"
+    );
+    let e = first_error(&module("", ".reg .b32 %x;\n.reg .f32 %x;"));
+    assert!(
+        e.starts_with("t.ptx:10:11: register `%x` declared twice"),
+        "{e}"
+    );
+    let e = first_error(&module("", "{ .reg .b32 %x, %x; }"));
+    assert!(
+        e.contains("register `%x` declared twice in one scope"),
+        "{e}"
+    );
+    let e = first_error(&module("", "L1:\nL1:"));
+    assert!(
+        e.starts_with("t.ptx:10:1: label defined twice in one scope"),
+        "{e}"
+    );
+    // A nested scope may shadow a register and reuse a label of a sibling scope, as ptxas accepts.
+    let ok = module(
+        "",
+        "{ .reg .b32 %r1; L1: bra L1; }\n{ .reg .b32 %r1; L1: bra L1; }",
+    );
+    assert!(parse(&ok, "t.ptx").is_ok());
+    let src = ".version 8.0\n.target sm_80\n.address_size 64\n\
+.visible .entry k(.param .u32 a, .param .u64 a) { ret; }\n";
+    assert!(first_error(src).starts_with("t.ptx:4:46: parameter name used twice"));
+}
+
+#[test]
+fn parameter_space_is_limited_as_ptxas_limits_it() {
+    let kernel = |version: &str, target: &str, bytes: u64| {
+        format!(
+            ".version {version}\n.target {target}\n.address_size 64\n\
+.visible .entry k(.param .align 4 .b8 p[{bytes}]) {{ ret; }}\n"
+        )
+    };
+    assert!(parse(&kernel("8.8", "sm_80", 32_764), "t.ptx").is_ok());
+    let e = first_error(&kernel("8.8", "sm_80", 32_765));
+    assert!(
+        e.starts_with("t.ptx:4:17: kernel `k` takes 32765 bytes of parameters; at most 32764"),
+        "{e}"
+    );
+    assert!(parse(&kernel("7.8", "sm_80", 4_352), "t.ptx").is_ok());
+    assert!(first_error(&kernel("7.8", "sm_80", 4_353)).contains("at most 4352"));
+    assert!(first_error(&kernel("8.8", "sm_60", 5_000)).contains("at most 4352"));
+    // 1 GiB of parameters is refused at once.
+    assert!(first_error(&kernel("8.8", "sm_90a", 1 << 30)).contains("at most 32764"));
+}
+
+#[test]
+fn alignments_must_be_powers_of_two() {
+    for decl in [
+        ".global .align 3 .b8 g[8];",
+        ".global .align 0 .b8 g[8];",
+        ".global .align -8 .b8 g[8];",
+    ] {
+        let e = first_error(&module(decl, ""));
+        assert!(
+            e.starts_with("t.ptx:4:16: alignment must be a power of two"),
+            "{decl}: {e}"
+        );
+    }
+    let src = ".version 8.0\n.target sm_80\n.address_size 64\n\
+.visible .entry k(.param .align 6 .b8 p[8]) { ret; }\n";
+    assert!(first_error(src).starts_with("t.ptx:4:33: alignment must be a power of two"));
+    assert!(parse(&module(".global .align 16 .b8 g[8];", ""), "t.ptx").is_ok());
+}
+
+#[test]
+fn version_and_target_must_open_the_module() {
+    // ptxas: "Missing .version directive at start of file", "Missing .target directive",
+    // "Unsupported .target 'sm_xyz'".
+    let good = module("", "");
+    let cases = [
+        (
+            good.replacen(".version 8.0\n", "", 1),
+            "t.ptx:1:1: missing .version directive",
+        ),
+        (
+            good.replacen(".target sm_80\n", "", 1),
+            "t.ptx:2:1: missing .target directive",
+        ),
+        (
+            good.replacen(
+                ".version 8.0\n.target sm_80\n",
+                ".target sm_80\n.version 8.0\n",
+                1,
+            ),
+            "t.ptx:1:1: missing .version",
+        ),
+        (
+            good.replacen("8.0", "8", 1),
+            "t.ptx:1:10: malformed .version",
+        ),
+        (
+            good.replacen("8.0", "x.y", 1),
+            "t.ptx:1:10: malformed .version",
+        ),
+        (
+            good.replacen("sm_80", "sm_xyz", 1),
+            "t.ptx:2:9: unsupported .target",
+        ),
+        (String::new(), "t.ptx:1:1: missing .version directive"),
+    ];
+    for (src, want) in cases {
+        let e = first_error(&src);
+        assert!(e.starts_with(want), "{want}: {e}");
+    }
+    for t in [
+        "sm_90a",
+        "sm_100f",
+        "compute_70",
+        "sm_80, texmode_independent",
+    ] {
+        assert!(parse(&good.replacen("sm_80", t, 1), "t.ptx").is_ok(), "{t}");
+    }
+}
