@@ -277,3 +277,20 @@ fn declarations_ptxas_refuses_are_errors_naming_the_line() {
         run(&p).fails_with(&[want]);
     }
 }
+
+/// Grid dimensions as CUDA bounds them: 2^31 - 1 blocks in y and z multiplied past 64 bits
+/// (2^93 blocks), and the launch's per-wave vector was allocated for them (an abort).
+#[test]
+fn grid_and_block_dimensions_are_bounded_as_cuda_bounds_them() {
+    let p = workload("grid", str::to_string, |t| {
+        t.replace(
+            "grid = [\"ceil_div(n, 256)\", 1, 1]",
+            "grid = [2147483647, 2147483647, 2147483647]",
+        )
+    });
+    run(&p).fails_with(&["launch[0].grid[1]", "= 2147483647, allowed: 1 to 65535"]);
+    let p = workload("block", str::to_string, |t| {
+        t.replace("block = [256, 1, 1]", "block = [1, 1, 65]")
+    });
+    run(&p).fails_with(&["launch[0].block[2]", "= 65, allowed: 1 to 64"]);
+}

@@ -141,8 +141,16 @@ the GPU allows at most {} (512 KiB)",
         let program = exec::decode(f, &symbols, &text, &ptx_name)?;
         let (params, args) = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
         let dims = Dims {
-            grid: w.dims(&spec.grid, &format!("{key}.grid"))?,
-            block: w.dims(&spec.block, &format!("{key}.block"))?,
+            grid: w.dims(
+                &spec.grid,
+                &format!("{key}.grid"),
+                crate::workload::MAX_GRID,
+            )?,
+            block: w.dims(
+                &spec.block,
+                &format!("{key}.block"),
+                crate::workload::MAX_BLOCK,
+            )?,
         };
         let dynamic = match &spec.shared_bytes {
             Some(e) => w.eval(e, &format!("{key}.shared_bytes"))?,

@@ -29,6 +29,15 @@ pub fn parse_set(s: &str) -> Result<(String, i64), String> {
     Ok((k.trim().to_string(), v))
 }
 
+/// The largest grid, in blocks per dimension: 2^31 - 1 in x, 65,535 in y and z (CUDA C++
+/// Programming Guide, technical specifications per compute capability: "Maximum x-dimension of a
+/// grid of thread blocks", "Maximum y- or z-dimension"), so that a grid's block count fits 64 bits.
+pub const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65_535, 65_535];
+
+/// The largest block, in threads per dimension: 1,024 in x and y, 64 in z (the same table); the
+/// config's `sm.max_threads_per_block` bounds their product.
+pub const MAX_BLOCK: [u32; 3] = [1_024, 1_024, 64];
+
 /// An integer literal or an expression over the params (`"ceil_div(n, 1024)"`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(untagged)]
@@ -316,18 +325,19 @@ impl Workload {
         }
     }
 
-    /// Evaluates a 1- to 3-dimensional shape (missing dimensions are 1); each must be 1..=2^31-1.
-    pub fn dims(&self, v: &[Expr], key: &str) -> Result<[u32; 3]> {
+    /// Evaluates a 1- to 3-dimensional shape (missing dimensions are 1); dimension `i` must be
+    /// 1..=`max[i]` (for a grid, [`MAX_GRID`]).
+    pub fn dims(&self, v: &[Expr], key: &str, max: [u32; 3]) -> Result<[u32; 3]> {
         if v.is_empty() || v.len() > 3 {
             return Err(self.err(key, format!("needs 1 to 3 dimensions, found {}", v.len())));
         }
         let mut out = [1u32; 3];
         for (i, e) in v.iter().enumerate() {
             let x = self.eval(e, &format!("{key}[{i}]"))?;
-            if !(1..=i64::from(i32::MAX)).contains(&x) {
+            if !(1..=i64::from(max[i])).contains(&x) {
                 return Err(self.err(
                     &format!("{key}[{i}]"),
-                    format!("= {x}, allowed: 1 to 2147483647"),
+                    format!("= {x}, allowed: 1 to {}", max[i]),
                 ));
             }
             out[i] = x as u32;
