@@ -294,3 +294,30 @@ fn grid_and_block_dimensions_are_bounded_as_cuda_bounds_them() {
     });
     run(&p).fails_with(&["launch[0].block[2]", "= 65, allowed: 1 to 64"]);
 }
+
+/// A full disk on stdout is one error line saying so (it was a bare "No space left on device").
+#[test]
+#[cfg(target_os = "linux")]
+fn a_full_disk_on_stdout_is_named() {
+    for args in [
+        &["list"][..],
+        &["run", "configs/h200.toml", "tests/fixtures/add_one.toml"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args(args)
+            .current_dir(root())
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "sim {args:?}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            "error: cannot write to standard output: No space left on device (os error 28)"
+        );
+    }
+}
