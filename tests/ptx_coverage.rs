@@ -129,7 +129,7 @@ fn math_library_calls_and_directed_rounding_match_the_host_within_the_documented
             .collect()
     };
     let x = f64s(
-        sim::workload::init::build("random:5", sim::workload::init::Elem::F64, 1024, &|_| {
+        sim::workload::init::build("random:5", sim::workload::init::Elem::F64, 1024, &|_, _| {
             Err(String::new())
         })
         .unwrap(),
@@ -200,7 +200,7 @@ fn nvidia_128_bit_division_routine_computes_exact_results() {
             .collect()
     };
     let a: Vec<u64> =
-        sim::workload::init::build("random:4", sim::workload::init::Elem::U64, 512, &|_| {
+        sim::workload::init::build("random:4", sim::workload::init::Elem::U64, 512, &|_, _| {
             Err(String::new())
         })
         .unwrap()

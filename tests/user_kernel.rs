@@ -65,7 +65,7 @@ fn ptx_variants() -> Vec<(&'static str, &'static str)> {
 
 /// What histogram.cu computes, from the same input, for `n` words and `blocks` blocks of 256.
 fn reference(n: usize, blocks: usize) -> Vec<(String, Vec<u8>)> {
-    let bytes = build("random:11", Elem::U32, n, &|_| Err("no files".into())).unwrap();
+    let bytes = build("random:11", Elem::U32, n, &|_, _| Err("no files".into())).unwrap();
     let data: Vec<u32> = bytes
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes(c.try_into().unwrap()))

@@ -58,6 +58,7 @@ pub mod compile;
 pub mod config;
 pub mod error;
 pub mod exec;
+pub mod files;
 pub mod memory;
 pub mod metrics;
 pub mod pipeline;

@@ -212,7 +212,9 @@ fn main() -> ExitCode {
         eprintln!("error: {m}");
         return ExitCode::from(2);
     }
-    match real_main() {
+    // Output still buffered at exit would be lost silently on a full disk: flush it here.
+    let result = real_main().and_then(|()| Ok(std::io::stdout().flush()?));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stops early (`sim run ... | head`) is not an error.
         Err(e)
@@ -220,6 +222,12 @@ fn main() -> ExitCode {
                 .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
         {
             ExitCode::SUCCESS
+        }
+        // Files are read through `sim::Error::Io` or with a context, which name them: a bare I/O
+        // error, without context, is a write to stdout (`sim run ... > /dev/full`).
+        Err(e) if e.chain().count() == 1 && e.downcast_ref::<std::io::Error>().is_some() => {
+            eprintln!("error: cannot write to standard output: {e:#}");
+            ExitCode::from(2)
         }
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -237,7 +245,7 @@ fn real_main() -> Result<()> {
             arch,
             compiler,
         } => {
-            let text = std::fs::read_to_string(&source)
+            let text = sim::files::read_text(&source, "CUDA source")
                 .with_context(|| format!("cannot read {}", source.display()))?;
             let name = source.display().to_string();
             let c = sim::compile::compile_cuda(

@@ -29,6 +29,30 @@
 //! CUDA: cudarc 0.19 with `dynamic-loading` and the `cuda-12080` bindings (the CUDA 12.8 driver
 //! API: drivers 570 and later), so nothing of CUDA is needed to build or test.
 
+/// `print!` that returns the write's error instead of panicking, so that a closed pipe
+/// (`validate report ... | head -c1`) or a full disk (`> /dev/full`) comes back to `main`, which
+/// ends quietly on the first and prints one `error:` line for the second (issue 40), as `sim` does.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        anyhow::Context::context(
+            write!(std::io::stdout(), $($arg)*),
+            "cannot write to standard output",
+        )
+    }};
+}
+
+/// [`out!`] with a newline: `println!` without the panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        anyhow::Context::context(
+            writeln!(std::io::stdout(), $($arg)*),
+            "cannot write to standard output",
+        )
+    }};
+}
+
 pub mod backend;
 pub mod calibrate;
 pub mod cli;

@@ -219,7 +219,7 @@ pub fn check_one(
     ptx: &Path,
     compiler: Compiler,
 ) -> Option<Problem> {
-    let Ok(text) = fs::read_to_string(ptx) else {
+    let Ok(text) = sim::files::read_text(ptx, "PTX file") else {
         return Some(Problem::Missing);
     };
     let Some(stamp) = Stamp::parse(&text) else {
@@ -250,7 +250,8 @@ pub fn check(kernels_dir: &Path) -> Result<(Vec<PathBuf>, Vec<Stale>)> {
     let mut checked = Vec::new();
     let mut stale = Vec::new();
     for source in sources(kernels_dir)? {
-        let bytes = fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
+        let bytes = sim::files::read_limited(&source, sim::files::MAX_TEXT_BYTES, "CUDA source")
+            .with_context(|| format!("reading {}", source.display()))?;
         let stem = file_stem(&source);
         for compiler in [Compiler::Nvrtc, Compiler::Clang] {
             let ptx = kernels_dir.join(compiler.ptx_path(&stem));
@@ -313,7 +314,8 @@ pub fn generate_nvrtc(kernels_dir: &Path) -> Result<Vec<PathBuf>> {
     let (major, minor) = nvrtc_version()?;
     let mut written = Vec::new();
     for source in sources(kernels_dir)? {
-        let bytes = fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
+        let bytes = sim::files::read_limited(&source, sim::files::MAX_TEXT_BYTES, "CUDA source")
+            .with_context(|| format!("reading {}", source.display()))?;
         let text = String::from_utf8(bytes.clone())
             .with_context(|| format!("{} is not UTF-8", source.display()))?;
         let name = file_name(&source);
@@ -336,7 +338,8 @@ pub fn generate_clang(kernels_dir: &Path, clang: &str) -> Result<Vec<PathBuf>> {
     let version = clang_version(clang)?;
     let mut written = Vec::new();
     for source in sources(kernels_dir)? {
-        let bytes = fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
+        let bytes = sim::files::read_limited(&source, sim::files::MAX_TEXT_BYTES, "CUDA source")
+            .with_context(|| format!("reading {}", source.display()))?;
         let ptx = compile_clang(clang, &source)?;
         let stamp = Stamp {
             source: file_name(&source),

@@ -146,7 +146,7 @@ impl Report {
 
     /// Reads a report.
     pub fn load(path: &Path) -> Result<Report> {
-        let text = std::fs::read_to_string(path)
+        let text = sim::files::read_text(path, "validate report")
             .with_context(|| format!("cannot read {}", path.display()))?;
         serde_json::from_str(&text)
             .with_context(|| format!("{} is not a validate report", path.display()))

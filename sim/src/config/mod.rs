@@ -61,7 +61,7 @@ impl GpuConfig {
     /// Reads and validates the config at `path`: [`Error::Io`] if the file cannot be read,
     /// [`Error::Config`] if it is not a valid config.
     pub fn load(path: &Path) -> Result<GpuConfig> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        let text = crate::files::read_text(path, "GPU config").map_err(|source| Error::Io {
             path: path.to_path_buf(),
             source,
         })?;

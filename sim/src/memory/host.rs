@@ -55,6 +55,17 @@ impl HostBytes {
     }
 }
 
+impl HostBytes {
+    /// Bytes of mapped pages (untouched until written; [`HostBytes::zeros`]), 0 for a `Vec`.
+    pub(super) fn mapped_bytes(&self) -> u64 {
+        match self {
+            HostBytes::Vec(_) => 0,
+            #[cfg(target_os = "linux")]
+            HostBytes::Mapped { len, .. } => *len as u64,
+        }
+    }
+}
+
 impl std::ops::Deref for HostBytes {
     type Target = [u8];
 
@@ -181,6 +192,34 @@ fn gib(b: u64) -> f64 {
     b as f64 / f64::from(1u32 << 30)
 }
 
+/// An error when `bytes` more, after `earlier` bytes of mapped buffers whose pages are not yet
+/// touched (so not yet counted in the memory the system says is available), are more than the
+/// host's available memory: two 10 GiB buffers passed one at a time on a 16 GiB host (issue 40).
+pub(super) fn check_available_after(bytes: usize, earlier: u64) -> Result<(), String> {
+    if earlier == 0 {
+        return check_available(bytes);
+    }
+    match available_host_bytes() {
+        Some(avail) => check_total(bytes as u64, earlier, avail),
+        None => Ok(()),
+    }
+}
+
+/// [`check_available_after`] with the available bytes given.
+fn check_total(bytes: u64, earlier: u64, avail: u64) -> Result<(), String> {
+    let total = bytes.saturating_add(earlier);
+    if total > avail {
+        return Err(format!(
+            "needs {:.1} GiB of host memory to simulate, {:.1} GiB with the buffers before it, \
+and {:.1} GiB is available: use smaller sizes",
+            gib(bytes),
+            gib(total),
+            gib(avail)
+        ));
+    }
+    Ok(())
+}
+
 /// An error when `bytes` is more than the host's available memory.
 fn check_available(bytes: usize) -> Result<(), String> {
     if let Some(avail) = available_host_bytes() {
@@ -208,4 +247,22 @@ fn available_host_bytes() -> Option<u64> {
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 40: each of two 10 GiB buffers fits a 16 GiB host; both do not.
+    #[test]
+    fn buffers_are_checked_together_against_available_memory() {
+        let gib = 1u64 << 30;
+        assert!(check_total(10 * gib, 0, 16 * gib).is_ok());
+        let e = check_total(10 * gib, 10 * gib, 16 * gib).unwrap_err();
+        assert!(
+            e.starts_with("needs 10.0 GiB of host memory to simulate, 20.0 GiB with the buffers before it, and 16.0 GiB is available"),
+            "{e}"
+        );
+        assert!(check_total(u64::MAX, u64::MAX, 16 * gib).is_err());
+    }
 }

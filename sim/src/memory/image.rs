@@ -174,6 +174,7 @@ impl MemoryImage {
     /// # Errors
     /// A readable message when the host cannot hold `bytes` ([`host_zeros`]).
     pub fn alloc_zeros(&mut self, name: &str, bytes: usize) -> Result<u64, String> {
+        super::host::check_available_after(bytes, self.mapped_bytes())?;
         let data = HostBytes::zeros(bytes)?;
         Ok(self.push(name, data, Pending::default()))
     }
@@ -190,8 +191,15 @@ impl MemoryImage {
         formula: Formula,
         bytes: usize,
     ) -> Result<u64, String> {
+        super::host::check_available_after(bytes, self.mapped_bytes())?;
         let data = HostBytes::zeros(bytes)?;
         Ok(self.push(name, data, Pending::new(formula)))
+    }
+
+    /// Bytes of the allocations whose host pages are mapped but not yet touched: what the
+    /// system's available memory does not count yet.
+    fn mapped_bytes(&self) -> u64 {
+        self.allocs.iter().map(|a| a.data.mapped_bytes()).sum()
     }
 
     fn push(&mut self, name: &str, data: HostBytes, pending: Pending) -> u64 {

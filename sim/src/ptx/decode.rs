@@ -119,11 +119,24 @@ pub fn decode(
 ) -> Result<Program, Error> {
     let mut regs: HashMap<String, u16> = HashMap::new();
     let mut reg_slots: Vec<u8> = vec![];
+    // Counted before any name is built (issue 40: `%r<2147483648>` took 50 GB to be refused).
+    let declared: u64 = f.regs.iter().map(|d| u64::from(d.count.unwrap_or(1))).sum();
+    if declared > u64::from(NO_REG) {
+        return Err(Error::Ptx {
+            loc: SourceLoc {
+                file: file.into(),
+                line: line_of(src, f.span.start),
+                col: 1,
+            },
+            message: "more than 65535 registers declared".into(),
+            text: f.name.clone(),
+        });
+    }
     for d in &f.regs {
-        let names: Vec<String> = match d.count {
-            Some(n) => (0..n).map(|i| format!("{}{i}", d.name)).collect(),
-            None => vec![d.name.clone()],
-        };
+        let names = (0..d.count.unwrap_or(1)).map(|i| match d.count {
+            Some(_) => format!("{}{i}", d.name),
+            None => d.name.clone(),
+        });
         for n in names {
             let idx = regs.len();
             if idx >= NO_REG as usize {

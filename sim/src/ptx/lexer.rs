@@ -130,6 +130,18 @@ impl LineIndex {
         LineIndex { starts }
     }
 
+    /// The text of 1-based `line` of `src` (the source this index was built from), without its
+    /// line break.
+    pub fn line_text<'s>(&self, src: &'s str, line: usize) -> &'s str {
+        let start = self
+            .starts
+            .get(line.wrapping_sub(1))
+            .copied()
+            .unwrap_or(src.len());
+        let end = self.starts.get(line).map_or(src.len(), |&e| e - 1);
+        src.get(start..end.max(start)).unwrap_or("")
+    }
+
     /// 1-based (line, column) of byte `offset`.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let line = self.starts.partition_point(|&s| s <= offset);

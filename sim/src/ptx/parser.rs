@@ -53,6 +53,8 @@ pub fn parse_all(src: &str, file: &str) -> Result<Module, Vec<Error>> {
                 errors: vec![],
                 scopes: vec![],
                 scope_count: 0,
+                fn_regs: Default::default(),
+                labels: vec![],
             };
             return Err(vec![p.error_at(span, "unexpected character")]);
         }
@@ -66,6 +68,8 @@ pub fn parse_all(src: &str, file: &str) -> Result<Module, Vec<Error>> {
         errors: vec![],
         scopes: vec![],
         scope_count: 0,
+        fn_regs: Default::default(),
+        labels: vec![],
     };
     let module = p.module();
     if p.errors.is_empty() {
@@ -91,6 +95,29 @@ struct Parser<'s> {
     scopes: Vec<std::collections::HashMap<String, String>>,
     /// Nested scopes opened so far in this module (numbers the renamed registers).
     scope_count: usize,
+    /// The register names the function being parsed declares at its own scope, for duplicates.
+    fn_regs: std::collections::HashSet<String>,
+    /// The labels of the function's scope and of each nested scope being parsed, innermost last:
+    /// a label is local to its block (ptxas accepts `L1:` in two sibling blocks, not twice in one).
+    labels: Vec<std::collections::HashSet<String>>,
+}
+
+/// The most registers one function may declare, nested scopes included: the simulator indexes
+/// registers with 16 bits (`ptx::decode`). ptxas itself accepts more virtual registers; this is
+/// checked before any register name is built, so `%r<2147483648>` is refused at once.
+pub const MAX_REGISTERS: u64 = 65_535;
+
+/// The most bytes of `.param` space a kernel may take: what ptxas 12.9 enforces ("uses too much
+/// parameter space (0x9c54 bytes, 0x7ffc max)"): 32,764 bytes with PTX ISA 8.1 or later and a
+/// target of sm_70 or later, 4,352 bytes otherwise ("Kernel parameter size larger than 4352
+/// bytes requires PTX ISA .version 8.1 or later"). The CUDA C++ Programming Guide ("Function
+/// Parameters") states 32,764 bytes from Volta on with CUDA 12.1, 4 KB before.
+pub fn max_param_bytes(version: (u32, u32), sm: u32) -> u64 {
+    if version >= (8, 1) && sm >= 70 {
+        32_764
+    } else {
+        4_352
+    }
 }
 
 impl<'s> Parser<'s> {
@@ -154,24 +181,29 @@ impl<'s> Parser<'s> {
 
     fn error_at(&self, span: Range<usize>, message: &str) -> Error {
         let (line, col) = self.lines.line_col(span.start);
-        let text = if span.start >= self.src.len() {
+        // The whole source line, trimmed (it carries the instruction), cut at `MAX` characters: a
+        // line of 30,000 braces is one line of error, not 60 KB of it (issue 40).
+        const MAX: usize = 120;
+        let line_text = self.lines.line_text(self.src, line).trim();
+        let text = if span.start >= self.src.len() && line_text.is_empty() {
             "end of file".to_string()
         } else {
-            // Show the whole source line, trimmed: it carries the instruction.
-            self.src[span.start..]
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string()
+            let mut t = String::new();
+            for w in line_text.split_whitespace() {
+                if !t.is_empty() {
+                    t.push(' ');
+                }
+                t.extend(w.chars().take(MAX + 1));
+                if t.len() > MAX {
+                    break;
+                }
+            }
+            if let Some((cut, _)) = t.char_indices().nth(MAX) {
+                t.truncate(cut);
+                t.push_str(" ...");
+            }
+            t
         };
-        let line_text = self.src.lines().nth(line - 1).unwrap_or("").trim();
-        let text = if line_text.is_empty() {
-            text
-        } else {
-            line_text.to_string()
-        };
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         Error::Ptx {
             loc: SourceLoc {
                 file: self.file.to_string(),
@@ -245,6 +277,9 @@ pub fn parse_int(t: &str) -> Option<i64> {
     };
     Some(v as i64)
 }
+
+#[cfg(test)]
+mod hostile_tests;
 
 #[cfg(test)]
 mod tests {

@@ -49,6 +49,11 @@ pub(super) fn layout_module(
     Ok(symbols)
 }
 
+/// The most local memory one thread may use, in bytes: 512 KiB, "Maximum amount of local memory
+/// per thread" in the CUDA C++ Programming Guide's table of technical specifications per compute
+/// capability (every compute capability from 2.0 on). ptxas accepts more; the launch fails.
+pub const MAX_LOCAL_BYTES_PER_THREAD: u64 = 512 << 10;
+
 /// Lays out a kernel's parameters and its shared and local variables (module and kernel scope)
 /// into `symbols`. Returns the parameter bytes, the offset where dynamic (`extern`) shared memory
 /// starts (after the static variables, 16-byte aligned), and the local bytes per thread.
@@ -60,7 +65,7 @@ pub(super) fn layout_kernel(
     fn place(end: &mut u64, align: u32, size: u64) -> u64 {
         *end = end.next_multiple_of(u64::from(align.max(1)));
         let at = *end;
-        *end += size;
+        *end = end.saturating_add(size);
         at
     }
     let mut params = 0u64;
@@ -100,7 +105,7 @@ pub(super) fn init_constant(
     w: &Workload,
     i: usize,
     c: &crate::workload::ConstantSpec,
-    read_file: &dyn Fn(&str) -> std::result::Result<Vec<u8>, String>,
+    read_file: &crate::workload::init::ReadFile,
 ) -> Result<()> {
     let key = format!("constant[{i}]");
     let var = module
@@ -132,7 +137,10 @@ pub(super) fn init_constant(
     };
     let count = usize::try_from(count)
         .map_err(|_| w.err(&format!("{key}.count"), format!("= {count}, must be >= 0")))?;
-    if (count * elem.bytes()) as u64 > size {
+    if count
+        .checked_mul(elem.bytes())
+        .is_none_or(|b| b as u64 > size)
+    {
         return Err(w.err(
             &format!("{key}.count"),
             format!(

@@ -10,7 +10,7 @@ use crate::memory::MemoryImage;
 use crate::ptx;
 use crate::sass;
 use crate::workload::init::{self, Elem};
-use crate::workload::Workload;
+use crate::workload::{Take, Workload};
 use std::collections::HashMap;
 
 /// Resolves `w` against `cfg`: parses the PTX, builds the initial memory, decodes each launch.
@@ -20,7 +20,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     let (ptx_name, text) = match &w.cuda {
         Some(cu) => compile_source(cfg, &w, cu, opts.compiler)?,
         None => {
-            let (ptx_name, bytes) = w.source.read_relative(&w.ptx)?;
+            let (ptx_name, bytes) = w.source.read_relative(&w.ptx, Take::Text("PTX file"))?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| w.err("ptx", format!("{ptx_name} is not UTF-8 text")))?;
             (ptx_name, text)
@@ -40,11 +40,16 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     let mut image = MemoryImage::new(cfg.constant.size_bytes as usize);
     let mut symbols = layout_module(&module, &mut image, &w)?;
     let mut buffers: HashMap<String, u64> = HashMap::new();
-    let read_file = |p: &str| {
+    let read_file = |p: &str, n: u64| {
         w.source
-            .read_relative(p)
+            .read_relative(p, Take::Prefix(n))
             .map(|(_, d)| d)
-            .map_err(|e| e.to_string())
+            .map_err(|e| match e {
+                crate::Error::Io { path, source } => {
+                    format!("cannot read {}: {source}", path.display())
+                }
+                e => e.to_string(),
+            })
     };
     for (i, b) in w.buffers.iter().enumerate() {
         let key = format!("buffer[{i}]");
@@ -125,11 +130,30 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
         let inlined = ptx::inline::inline_calls(&module, f, &text, &ptx_name)?;
         let f = &inlined;
         let (param_bytes, dynamic_shared_at, local) = layout_kernel(&module, f, &mut symbols);
+        if local > super::layout::MAX_LOCAL_BYTES_PER_THREAD {
+            return Err(w.err(
+                &format!("{key}.kernel"),
+                format!(
+                    "kernel `{}` of {ptx_name} declares {local} bytes of .local memory per thread; \
+the GPU allows at most {} (512 KiB)",
+                    f.name,
+                    super::layout::MAX_LOCAL_BYTES_PER_THREAD
+                ),
+            ));
+        }
         let program = exec::decode(f, &symbols, &text, &ptx_name)?;
         let (params, args) = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
         let dims = Dims {
-            grid: w.dims(&spec.grid, &format!("{key}.grid"))?,
-            block: w.dims(&spec.block, &format!("{key}.block"))?,
+            grid: w.dims(
+                &spec.grid,
+                &format!("{key}.grid"),
+                crate::workload::MAX_GRID,
+            )?,
+            block: w.dims(
+                &spec.block,
+                &format!("{key}.block"),
+                crate::workload::MAX_BLOCK,
+            )?,
         };
         let dynamic = match &spec.shared_bytes {
             Some(e) => w.eval(e, &format!("{key}.shared_bytes"))?,
@@ -298,7 +322,7 @@ fn compile_source(
     cu: &str,
     compiler: crate::compile::Compiler,
 ) -> Result<(String, String)> {
-    let (name, bytes) = w.source.read_relative(cu)?;
+    let (name, bytes) = w.source.read_relative(cu, Take::Text("CUDA source"))?;
     let source =
         String::from_utf8(bytes).map_err(|_| w.err("cuda", format!("{name} is not UTF-8 text")))?;
     let dir = match &w.source {

@@ -103,13 +103,18 @@ fn fill<const B: usize>(dst: &mut [u8], bytes: impl Fn(usize) -> [u8; B] + Sync)
     fill_elements(dst, true, bytes);
 }
 
-/// The bytes of `count` elements initialised by `spec`. `read_file` resolves `file:` paths.
+/// Reads the first `n` bytes of a `file:` initializer's path (fewer if the file is shorter), never
+/// more; `Err` is a readable message naming the file.
+pub type ReadFile<'a> = dyn Fn(&str, u64) -> Result<Vec<u8>, String> + 'a;
+
+/// The bytes of `count` elements initialised by `spec`. `read_file(path, n)` reads the first `n`
+/// bytes of a `file:` path (fewer if the file is shorter), never more.
 /// `Err` is a readable message.
 pub fn build(
     spec: &str,
     elem: Elem,
     count: usize,
-    read_file: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    read_file: &ReadFile,
 ) -> Result<Vec<u8>, String> {
     let n = count
         .checked_mul(elem.bytes())
@@ -154,7 +159,7 @@ pub fn build(
             }
         }
         "file" => {
-            let data = read_file(arg)?;
+            let data = read_file(arg, n as u64)?;
             if data.len() < n {
                 return Err(format!(
                     "`{spec}`: the file has {} bytes, {n} are needed",
@@ -239,7 +244,7 @@ mod tests {
         assert_eq!(formula("random:1", Elem::F32), None);
     }
 
-    fn no_files(_: &str) -> Result<Vec<u8>, String> {
+    fn no_files(_: &str, _: u64) -> Result<Vec<u8>, String> {
         Err("no files".into())
     }
 

@@ -29,6 +29,15 @@ pub fn parse_set(s: &str) -> Result<(String, i64), String> {
     Ok((k.trim().to_string(), v))
 }
 
+/// The largest grid, in blocks per dimension: 2^31 - 1 in x, 65,535 in y and z (CUDA C++
+/// Programming Guide, technical specifications per compute capability: "Maximum x-dimension of a
+/// grid of thread blocks", "Maximum y- or z-dimension"), so that a grid's block count fits 64 bits.
+pub const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65_535, 65_535];
+
+/// The largest block, in threads per dimension: 1,024 in x and y, 64 in z (the same table); the
+/// config's `sm.max_threads_per_block` bounds their product.
+pub const MAX_BLOCK: [u32; 3] = [1_024, 1_024, 64];
+
 /// An integer literal or an expression over the params (`"ceil_div(n, 1024)"`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(untagged)]
@@ -172,9 +181,10 @@ impl Source {
         }
     }
 
-    /// Reads a file referred to from the workload (`ptx`, `file:` inits), relative to it.
-    pub fn read_relative(&self, rel: &str) -> Result<(String, Vec<u8>)> {
-        match self {
+    /// Reads a file referred to from the workload (`ptx`, `cuda`, `file:` inits), relative to
+    /// it, as much of it as `take` says ([`crate::files`]: no read without a size limit).
+    pub fn read_relative(&self, rel: &str, take: Take) -> Result<(String, Vec<u8>)> {
+        let path = match self {
             Source::Bundled(p) => {
                 let dir = Path::new(p)
                     .parent()
@@ -185,32 +195,45 @@ impl Source {
                 } else {
                     format!("{dir}/{rel}")
                 };
-                match gpumemsim::file(&path) {
-                    Some(s) => Ok((format!("kernels/{path}"), s.as_bytes().to_vec())),
+                return match gpumemsim::file(&path) {
+                    Some(s) => {
+                        let mut data = s.as_bytes().to_vec();
+                        if let Take::Prefix(n) = take {
+                            data.truncate(usize::try_from(n).unwrap_or(usize::MAX));
+                        }
+                        Ok((format!("kernels/{path}"), data))
+                    }
                     None => Err(Error::Workload {
                         path: self.display(),
                         key: "-".into(),
                         message: format!("bundled file `{path}` not found"),
                     }),
-                }
+                };
             }
-            Source::File(p) => {
-                let path = p.parent().unwrap_or(Path::new(".")).join(rel);
-                let data = std::fs::read(&path).map_err(|e| Error::Io {
-                    path: path.clone(),
-                    source: e,
-                })?;
-                Ok((path.display().to_string(), data))
+            Source::File(p) => p.parent().unwrap_or(Path::new(".")).join(rel),
+            Source::Inline => PathBuf::from(rel),
+        };
+        let data = match take {
+            Take::Text(what) => {
+                crate::files::read_limited(&path, crate::files::MAX_TEXT_BYTES, what)
             }
-            Source::Inline => {
-                let data = std::fs::read(rel).map_err(|e| Error::Io {
-                    path: rel.into(),
-                    source: e,
-                })?;
-                Ok((rel.to_string(), data))
-            }
+            Take::Prefix(n) => crate::files::read_prefix(&path, n),
+        };
+        match data {
+            Ok(d) => Ok((path.display().to_string(), d)),
+            Err(source) => Err(Error::Io { path, source }),
         }
     }
+}
+
+/// How much of a file [`Source::read_relative`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// All of it, refused past [`crate::files::MAX_TEXT_BYTES`]; the text names the kind of file
+    /// in that error (`"PTX file"`).
+    Text(&'static str),
+    /// The first this many bytes, or all of a shorter file (a `file:` initializer).
+    Prefix(u64),
 }
 
 impl Workload {
@@ -221,7 +244,7 @@ impl Workload {
         }
         let p = Path::new(name_or_path);
         if p.is_file() {
-            let text = std::fs::read_to_string(p).map_err(|e| Error::Io {
+            let text = crate::files::read_text(p, "workload file").map_err(|e| Error::Io {
                 path: p.into(),
                 source: e,
             })?;
@@ -302,18 +325,19 @@ impl Workload {
         }
     }
 
-    /// Evaluates a 1- to 3-dimensional shape (missing dimensions are 1); each must be 1..=2^31-1.
-    pub fn dims(&self, v: &[Expr], key: &str) -> Result<[u32; 3]> {
+    /// Evaluates a 1- to 3-dimensional shape (missing dimensions are 1); dimension `i` must be
+    /// 1..=`max[i]` (for a grid, [`MAX_GRID`]).
+    pub fn dims(&self, v: &[Expr], key: &str, max: [u32; 3]) -> Result<[u32; 3]> {
         if v.is_empty() || v.len() > 3 {
             return Err(self.err(key, format!("needs 1 to 3 dimensions, found {}", v.len())));
         }
         let mut out = [1u32; 3];
         for (i, e) in v.iter().enumerate() {
             let x = self.eval(e, &format!("{key}[{i}]"))?;
-            if !(1..=i64::from(i32::MAX)).contains(&x) {
+            if !(1..=i64::from(max[i])).contains(&x) {
                 return Err(self.err(
                     &format!("{key}[{i}]"),
-                    format!("= {x}, allowed: 1 to 2147483647"),
+                    format!("= {x}, allowed: 1 to {}", max[i]),
                 ));
             }
             out[i] = x as u32;

@@ -45,7 +45,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode> {
     let info = gpu.info()?;
     let (base_text, base_label) = match configs::choose(&args.config, &info)? {
         configs::Choice::File(p) => {
-            let text = std::fs::read_to_string(&p)
+            let text = sim::files::read_text(&p, "GPU config")
                 .with_context(|| format!("cannot read {}", p.display()))?;
             (text, shown(&p))
         }
@@ -105,12 +105,12 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode> {
                 config_toml: args.out.is_none().then_some(text.as_str()),
                 error: loads.as_ref().err().map(|e| e.to_string()),
             };
-            println!("{}", serde_json::to_string_pretty(&json)?);
+            outln!("{}", serde_json::to_string_pretty(&json)?)?;
         }
         Format::Table => {
             let report = render(&run, &cal, &written);
             if args.out.is_some() {
-                print!("{report}");
+                out!("{report}")?;
             } else {
                 eprint!("{report}");
             }
@@ -124,12 +124,12 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode> {
         Some(path) => {
             write_config(path, &text, args.force)?;
             if args.format == Format::Table {
-                println!(
+                outln!(
                     "wrote {}: {} keys measured on {} (the others as in {base_label})",
                     shown(path),
                     written.len(),
                     info.name
-                );
+                )?;
             }
         }
         None if args.format == Format::Table => {
@@ -281,7 +281,7 @@ fn plan(args: &CalibrateArgs) -> Result<ExitCode> {
         None
     } else {
         let path = Path::new(&args.config);
-        let text = std::fs::read_to_string(path)
+        let text = sim::files::read_text(path, "GPU config")
             .with_context(|| format!("--config {}: cannot read it", args.config))?;
         Some(text)
     };
@@ -314,7 +314,7 @@ fn plan(args: &CalibrateArgs) -> Result<ExitCode> {
             config: current.as_ref().map(|_| args.config.as_str()),
             current: if current.is_some() { keys } else { vec![] },
         };
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut rows = vec![vec![
@@ -355,7 +355,7 @@ fn plan(args: &CalibrateArgs) -> Result<ExitCode> {
             ]);
         }
     }
-    println!(
+    outln!(
         "validate calibrate runs {} benchmarks, about {total:.1} s on an H200 plus a second or two \
 to load the kernels{}:",
         specs.len(),
@@ -364,11 +364,11 @@ to load the kernels{}:",
         } else {
             String::new()
         }
-    );
-    println!("{}", render_rows(rows, 5));
-    println!("How:");
+    )?;
+    outln!("{}", render_rows(rows, 5))?;
+    outln!("How:")?;
     for s in &specs {
-        println!("  {}: {}", s.id, s.method);
+        outln!("  {}: {}", s.id, s.method)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -56,35 +56,40 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
     {
         configs::Choice::File(p) => (GpuConfig::load(&p)?, p.clone(), shown(&p), None),
         configs::Choice::Generated(g) => {
-            println!("{}", generated_line(&device.name, &g));
+            outln!("{}", generated_line(&device.name, &g))?;
             let file = TempFile::write(&g.skeleton.text)?;
             (g.cfg.clone(), file.0.clone(), g.description(), Some(file))
         }
     };
-    println!(
+    outln!(
         "device {}: {} (compute capability {}, {} SMs), driver CUDA {driver}; config {cfg_label}",
-        args.device, device.name, device.compute_capability, device.sm_count,
-    );
+        args.device,
+        device.name,
+        device.compute_capability,
+        device.sm_count,
+    )?;
     let ncu = if args.no_ncu {
-        println!("ncu disabled (--no-ncu): timing only");
+        outln!("ncu disabled (--no-ncu): timing only")?;
         None
     } else {
         match Ncu::find(args.ncu.as_deref())? {
             Some(n) => {
-                println!("ncu: {} ({})", n.path.display(), n.version);
+                outln!("ncu: {} ({})", n.path.display(), n.version)?;
                 Some(n)
             }
             None => {
-                println!("ncu not found: timing only (install Nsight Compute or pass --ncu PATH)");
+                outln!("ncu not found: timing only (install Nsight Compute or pass --ncu PATH)")?;
                 None
             }
         }
     };
     let tolerance = Tolerance::default();
-    println!(
+    outln!(
         "outputs: {tolerance}; timing: {} warm-ups, then {} single and {} back-to-back launches",
-        args.warmup, args.repeat, args.repeat
-    );
+        args.warmup,
+        args.repeat,
+        args.repeat
+    )?;
     let setup = Setup {
         gpu: &gpu,
         cfg: &cfg,
@@ -116,20 +121,20 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
             warnings: vec![],
             launches: vec![],
         });
-        print!("{}", table::workload(&wr));
+        out!("{}", table::workload(&wr))?;
         report.workloads.push(wr);
         // Saved after every workload, so that an interrupted run keeps what it measured.
         if let Some(out) = &args.out {
             report.save(out)?;
         }
     }
-    print!("{}", table::summary(&report));
+    out!("{}", table::summary(&report))?;
     if let Some(out) = &args.out {
-        println!("wrote {}", shown(out));
+        outln!("wrote {}", shown(out))?;
     }
     if let Some(svg) = &args.plot {
         plot::write(&report, svg)?;
-        println!("wrote {}", shown(svg));
+        outln!("wrote {}", shown(svg))?;
     }
     let failed = report.workloads.iter().any(|w| w.error.is_some());
     let (matching, all) = crate::compare::outputs_matching(&report);

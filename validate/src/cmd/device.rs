@@ -20,37 +20,37 @@ pub fn device(args: &DeviceArgs) -> Result<ExitCode> {
     let gpu = Gpu::open(args.device)?;
     let info = gpu.info()?;
     let driver = gpu.driver_version()?;
-    println!("{}", table::device(&info, &driver));
+    outln!("{}", table::device(&info, &driver))?;
     match configs::resolve("auto", &info.name) {
-        Ok(p) => println!("config: {} (what `compare --config auto` uses)", shown(&p)),
-        Err(e) => println!(
+        Ok(p) => outln!("config: {} (what `compare --config auto` uses)", shown(&p))?,
+        Err(e) => outln!(
             "config: none matches: {e:#}; `compare --config auto` generates one from the \
 attributes (`--write-config PATH` writes it)"
-        ),
+        )?,
     }
     let Some(path) = &args.write_config else {
         return Ok(ExitCode::SUCCESS);
     };
     let (base, skeleton) = configs::skeleton_in(&configs::search_dirs(), &info)?;
     write_config(path, &skeleton.text, args.force)?;
-    println!(
+    outln!(
         "wrote {}: a config for {} from its attributes",
         shown(path),
         info.name
-    );
-    println!(
+    )?;
+    outln!(
         "assumed, taken from {base} (the attributes do not give them): {}",
         skeleton.assumed_summary()
-    );
+    )?;
     match GpuConfig::from_toml_str(&skeleton.text, &path.display().to_string()) {
         Ok(_) => {
-            println!(
+            outln!(
                 "measure the assumed values on this GPU and replace their comments with sources"
-            );
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!("warning: the written config does not load: {e}: fix it by hand");
+            outln!("warning: the written config does not load: {e}: fix it by hand")?;
             Ok(ExitCode::from(1))
         }
     }

@@ -33,25 +33,25 @@ pub fn ptx(args: &PtxArgs) -> Result<ExitCode> {
             stale.extend(s);
         }
         if stale.is_empty() {
-            println!("ok: {} PTX files match their sources", checked.len());
+            outln!("ok: {} PTX files match their sources", checked.len())?;
             for path in &checked {
-                println!("  {}", shown(path));
+                outln!("  {}", shown(path))?;
             }
             return Ok(ExitCode::SUCCESS);
         }
-        println!("stale PTX ({} of {}):", stale.len(), checked.len());
+        outln!("stale PTX ({} of {}):", stale.len(), checked.len())?;
         for s in &stale {
-            println!(
+            outln!(
                 "  {}: {} (source {})",
                 shown(&s.ptx),
                 s.problem,
                 shown(&s.source)
-            );
+            )?;
         }
         let mut commands: Vec<&str> = stale.iter().map(|s| s.compiler.regenerate()).collect();
         commands.dedup();
         for command in commands {
-            println!("regenerate with: {command}");
+            outln!("regenerate with: {command}")?;
         }
         return Ok(ExitCode::from(1));
     }
@@ -66,12 +66,12 @@ pub fn ptx(args: &PtxArgs) -> Result<ExitCode> {
         written.extend(ptxgen::generate_clang(&kernels, &args.clang)?);
     }
     for path in &written {
-        let text = std::fs::read_to_string(path)?;
-        println!(
+        let text = sim::files::read_text(path, "PTX file")?;
+        outln!(
             "wrote {} ({})",
             shown(path),
             text.lines().next().unwrap_or("")
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

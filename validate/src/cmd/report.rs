@@ -34,10 +34,10 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode> {
                     .map(|c| format!(" --config {}", shown(c)))
                     .unwrap_or_default()
             );
-            print!("{}", markdown::accuracy(&r, &command));
+            out!("{}", markdown::accuracy(&r, &command))?;
             continue;
         }
-        println!(
+        outln!(
             "report {}: {} (compute capability {}), driver CUDA {}, ncu {}, measured {}; \
 predictions from {}",
             shown(path),
@@ -47,14 +47,14 @@ predictions from {}",
             r.ncu.as_deref().unwrap_or("not used"),
             r.timestamp,
             r.config
-        );
+        )?;
         for w in &r.workloads {
-            print!("{}", table::workload(w));
+            out!("{}", table::workload(w))?;
         }
-        print!("{}", table::summary(&r));
+        out!("{}", table::summary(&r))?;
         if let Some(svg) = &args.plot {
             plot::write(&r, svg)?;
-            println!("wrote {}", shown(svg));
+            outln!("wrote {}", shown(svg))?;
         }
     }
     Ok(ExitCode::SUCCESS)

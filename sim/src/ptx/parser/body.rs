@@ -7,24 +7,31 @@ use crate::ptx::inst::{self, Op};
 use crate::ptx::lexer::Token;
 
 impl<'s> Parser<'s> {
-    /// Statements up to the matching `}` (consumed). Nested `{}` scopes are flattened.
+    /// Statements up to the matching `}` (consumed). Nested `{}` scopes are flattened, in a loop
+    /// rather than by recursion: 30,000 nested braces overflowed the stack (issue 40).
     pub(super) fn block(&mut self, f: &mut Function) {
+        let outer = self.scopes.len();
         loop {
             match self.peek() {
                 None => {
                     self.errors.push(self.error("unclosed function body"));
+                    self.scopes.truncate(outer);
+                    self.labels.truncate(outer + 1);
                     return;
                 }
                 Some(Token::RBrace) => {
                     self.pos += 1;
-                    return;
+                    if self.scopes.len() == outer {
+                        return;
+                    }
+                    self.scopes.pop();
+                    self.labels.pop();
                 }
                 Some(Token::LBrace) => {
                     self.pos += 1;
                     self.scope_count += 1;
                     self.scopes.push(std::collections::HashMap::new());
-                    self.block(f);
-                    self.scopes.pop();
+                    self.labels.push(Default::default());
                 }
                 _ => {
                     let start = self.pos;
@@ -76,8 +83,14 @@ impl<'s> Parser<'s> {
             }
         }
         if self.peek() == Some(Token::Ident) && self.peek_at(1) == Some(Token::Colon) {
+            let at = self.span();
             let name = self.bump().to_string();
             self.pos += 1;
+            if let Some(scope) = self.labels.last_mut() {
+                if !scope.insert(name.clone()) {
+                    return Err(self.error_at(at, "label defined twice in one scope"));
+                }
+            }
             f.body.push(Statement::Label(name));
             return Ok(());
         }
@@ -133,26 +146,54 @@ impl<'s> Parser<'s> {
         }
         let ty = ty.ok_or_else(|| self.error("expected a register type"))?;
         loop {
+            let at = self.span();
             let name = self.expect(Token::Ident, "a register name")?.to_string();
             let count = if self.eat(Token::Lt) {
                 let n = self.int()?;
                 self.expect(Token::Gt, "`>`")?;
-                Some(u32::try_from(n).map_err(|_| self.error("register count out of range"))?)
+                Some(
+                    u32::try_from(n)
+                        .map_err(|_| self.error_at(at.clone(), "register count out of range"))?,
+                )
             } else {
                 None
             };
+            // Counted before a name is built: `%r<2147483648>` would otherwise take 50 GB.
+            let declared = f
+                .regs
+                .iter()
+                .map(|d| u64::from(d.count.unwrap_or(1)))
+                .sum::<u64>();
+            if declared + u64::from(count.unwrap_or(1)) > super::MAX_REGISTERS {
+                return Err(self.error_at(
+                    at,
+                    &format!(
+                        "more than {} registers declared in this function",
+                        super::MAX_REGISTERS
+                    ),
+                ));
+            }
+            let names = (0..count.unwrap_or(1)).map(|k| match count {
+                Some(_) => format!("{name}{k}"),
+                None => name.clone(),
+            });
             if self.scopes.is_empty() {
+                for n in names {
+                    if !self.fn_regs.insert(n.clone()) {
+                        return Err(self.duplicate_reg(at, &n));
+                    }
+                }
                 f.regs.push(RegDecl { name, ty, count });
             } else {
                 // In a nested scope: one uniquely named register per declared name.
-                let names: Vec<String> = match count {
-                    Some(n) => (0..n).map(|k| format!("{name}{k}")).collect(),
-                    None => vec![name],
-                };
                 for n in names {
                     let unique = format!("{n}${}", self.scope_count);
-                    if let Some(top) = self.scopes.last_mut() {
-                        top.insert(n, unique.clone());
+                    let top = self.scopes.last_mut();
+                    if top
+                        .and_then(|t| t.insert(n.clone(), unique.clone()))
+                        .is_some()
+                    {
+                        return Err(self.duplicate_reg(at, &n));
                     }
                     f.regs.push(RegDecl {
                         name: unique,
@@ -167,6 +208,14 @@ impl<'s> Parser<'s> {
         }
         self.expect(Token::Semi, "`;`")?;
         Ok(())
+    }
+
+    /// A register declared twice in one scope (ptxas: "Duplicate definition of variable").
+    fn duplicate_reg(&self, at: std::ops::Range<usize>, name: &str) -> crate::error::Error {
+        self.error_at(
+            at,
+            &format!("register `{name}` declared twice in one scope"),
+        )
     }
 
     fn instruction(&mut self) -> PResult<Instruction> {
@@ -235,7 +284,7 @@ impl<'s> Parser<'s> {
                 self.pos += 1;
                 let mut items = vec![];
                 loop {
-                    items.push(self.operand()?);
+                    items.push(self.list_item()?);
                     if !self.eat(Token::Comma) {
                         break;
                     }
@@ -248,7 +297,7 @@ impl<'s> Parser<'s> {
                 self.pos += 1;
                 let mut items = vec![];
                 while !self.eat(Token::RParen) {
-                    items.push(self.operand()?);
+                    items.push(self.list_item()?);
                     if !self.eat(Token::Comma) && self.peek() != Some(Token::RParen) {
                         return Err(self.error("expected `,` or `)`"));
                     }
@@ -296,6 +345,15 @@ impl<'s> Parser<'s> {
             }
             _ => Err(self.error("expected an operand")),
         }
+    }
+
+    /// An element of a vector operand (`{%r1, %r2}`) or of a call's list: any operand but another
+    /// list, which PTX does not nest (and which, nested 30,000 deep, overflowed the stack).
+    fn list_item(&mut self) -> PResult<Operand> {
+        if matches!(self.peek(), Some(Token::LBrace) | Some(Token::LParen)) {
+            return Err(self.error("a vector or argument list cannot contain another list"));
+        }
+        self.operand()
     }
 
     /// A register, special register or symbol.

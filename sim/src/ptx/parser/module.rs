@@ -2,7 +2,7 @@
 //! and `.func` with their parameters and performance directives, variables and their
 //! initialisers.
 
-use super::{parse_int, PResult, Parser};
+use super::{max_param_bytes, parse_int, PResult, Parser};
 use crate::ptx::ast::*;
 use crate::ptx::lexer::Token;
 
@@ -22,6 +22,10 @@ impl<'s> Parser<'s> {
                 self.recover();
             }
         }
+        if m.version == (0, 0) {
+            let e = self.error("missing .version directive at the start of the file");
+            self.errors.push(e);
+        }
         m
     }
 
@@ -30,18 +34,49 @@ impl<'s> Parser<'s> {
             return Err(self.error("expected a directive"));
         }
         let word = &self.text()[1..];
+        // ptxas: "Missing .version directive at start of file", then "Missing .target directive".
+        if word != "version" && m.version == (0, 0) {
+            m.version = (0, 1); // reported once; the directive itself still parses
+            let e = self.error("missing .version directive at the start of the file");
+            self.errors.push(e);
+        }
+        if !matches!(word, "version" | "target") && m.target.is_empty() {
+            m.target = "?".into(); // reported once
+            let e = self.error("missing .target directive after .version");
+            self.errors.push(e);
+        }
         match word {
             "version" => {
                 self.bump();
+                let at = self.span();
                 let v = self.bump();
-                let (a, b) = v.split_once('.').unwrap_or((v, "0"));
-                m.version = (a.parse().unwrap_or(0), b.parse().unwrap_or(0));
+                let parts = v.split_once('.').and_then(|(a, b)| {
+                    let digits = |t: &str| !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit());
+                    (digits(a) && digits(b)).then(|| (a.parse().ok(), b.parse().ok()))
+                });
+                match parts {
+                    Some((Some(a), Some(b))) if (a, b) != (0, 0) => m.version = (a, b),
+                    _ => {
+                        m.version = (0, 1);
+                        let e =
+                            self.error_at(at, "malformed .version: expected MAJOR.MINOR, e.g. 8.0");
+                        self.errors.push(e);
+                    }
+                }
             }
             "target" => {
                 self.bump();
+                let at = self.span();
                 m.target = self
                     .expect(Token::Ident, "a target such as sm_80")?
                     .to_string();
+                if target_sm(&m.target).is_none() {
+                    let e = self.error_at(
+                        at,
+                        "unsupported .target: expected sm_NN or compute_NN, e.g. sm_80",
+                    );
+                    self.errors.push(e);
+                }
                 while self.eat(Token::Comma) {
                     self.expect(Token::Ident, "a target option")?;
                 }
@@ -90,8 +125,24 @@ impl<'s> Parser<'s> {
             break;
         }
         if self.eat_word("entry") {
+            let name_at = self.span();
             let f = self.function(true, start)?;
             if let Some(f) = f {
+                let bytes = f.params.iter().fold(0u64, |end, p| {
+                    end.next_multiple_of(u64::from(p.align.max(1)))
+                        .saturating_add(p.size_bytes())
+                });
+                let max = max_param_bytes(m.version, target_sm(&m.target).unwrap_or(0));
+                if bytes > max {
+                    return Err(self.error_at(
+                        name_at,
+                        &format!(
+                            "kernel `{}` takes {bytes} bytes of parameters; at most {max} with \
+.version {}.{} and .target {} (as ptxas enforces)",
+                            f.name, m.version.0, m.version.1, m.target
+                        ),
+                    ));
+                }
                 m.functions.push(f);
             }
             return Ok(());
@@ -143,13 +194,15 @@ impl<'s> Parser<'s> {
             span,
         };
         self.expect(Token::LBrace, "`{` opening the function body")?;
+        self.fn_regs.clear();
+        self.labels = vec![Default::default()];
         self.block(&mut f);
         Ok(Some(f))
     }
 
     fn params(&mut self) -> PResult<Vec<Param>> {
         self.expect(Token::LParen, "`(`")?;
-        let mut out = vec![];
+        let mut out: Vec<Param> = vec![];
         while !self.eat(Token::RParen) {
             if !self.eat_word("param") && !self.eat_word("reg") {
                 return Err(self.error("expected `.param`"));
@@ -159,7 +212,7 @@ impl<'s> Parser<'s> {
             while self.peek() == Some(Token::DotWord) {
                 let w = &self.bump()[1..];
                 if w == "align" {
-                    align = self.int()? as u32;
+                    align = self.align()?;
                 } else if let Some(t) = Type::from_word(w) {
                     ty = Some(t);
                 } else if w == "ptr" || matches!(w, "global" | "const" | "shared" | "local") {
@@ -172,7 +225,12 @@ impl<'s> Parser<'s> {
                 }
             }
             let ty = ty.ok_or_else(|| self.error("expected a parameter type"))?;
+            let name_at = self.span();
             let name = self.expect(Token::Ident, "a parameter name")?.to_string();
+            if out.iter().any(|p| p.name == name) {
+                let e = self.error_at(name_at, "parameter name used twice");
+                self.errors.push(e);
+            }
             let count = self.array_len(u64::from(ty.bytes()))?.unwrap_or(1);
             out.push(Param {
                 name,
@@ -185,6 +243,22 @@ impl<'s> Parser<'s> {
             }
         }
         Ok(out)
+    }
+
+    /// The `N` of `.align N`: a power of two that fits 32 bits (ptxas: "Alignment must be a
+    /// power of two").
+    fn align(&mut self) -> PResult<u32> {
+        let at = self.span();
+        let n = self.int()?;
+        match u32::try_from(n) {
+            Ok(a) if a.is_power_of_two() => Ok(a),
+            _ => {
+                // Reported, and parsing goes on with no alignment: one error, not a cascade.
+                let e = self.error_at(at, "alignment must be a power of two");
+                self.errors.push(e);
+                Ok(1)
+            }
+        }
     }
 
     pub(super) fn int(&mut self) -> PResult<i64> {
@@ -241,7 +315,7 @@ impl<'s> Parser<'s> {
         while self.peek() == Some(Token::DotWord) {
             let w = &self.bump()[1..];
             match w {
-                "align" => align = self.int()? as u32,
+                "align" => align = self.align()?,
                 "v2" => vec = 2,
                 "v4" => vec = 4,
                 _ => match Type::from_word(w) {
@@ -287,35 +361,63 @@ impl<'s> Parser<'s> {
         })
     }
 
-    /// `{1, 2, 3}` or a single value; floats as their bits.
+    /// `{1, 2, 3}`, `{{1, 2}, {3, 4}}` or a single value, flattened; floats as their bits. Nested
+    /// braces are counted in a loop, not recursed into: 30,000 of them overflowed the stack
+    /// (issue 40).
     fn initializer(&mut self) -> PResult<Vec<u64>> {
-        let braced = self.eat(Token::LBrace);
         let mut out = vec![];
+        if !self.eat(Token::LBrace) {
+            out.push(self.init_value()?);
+            return Ok(out);
+        }
+        let mut depth = 1usize;
         loop {
-            if braced && self.peek() == Some(Token::RBrace) {
-                break;
+            // An item: a value, a nested list, or nothing before a `}` (`{}`, `{1, 2,}`).
+            match self.peek() {
+                Some(Token::LBrace) => {
+                    self.pos += 1;
+                    depth += 1;
+                    continue;
+                }
+                Some(Token::RBrace) => {}
+                _ => out.push(self.init_value()?),
             }
-            if self.peek() == Some(Token::LBrace) {
-                out.extend(self.initializer()?);
-            } else {
-                match self.operand()? {
-                    Operand::Int(v) => out.push(v as u64),
-                    Operand::Float(f) => out.push(f.to_bits()),
-                    _ => {
-                        return Err(self.error_at(
-                            self.toks[self.pos - 1].1.clone(),
-                            "unsupported initializer (only numbers)",
-                        ))
-                    }
+            // After it: `,` and the next item, or the `}`s that close lists.
+            while !self.eat(Token::Comma) {
+                self.expect(Token::RBrace, "`}`")?;
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(out);
                 }
             }
-            if !braced || !self.eat(Token::Comma) {
-                break;
-            }
         }
-        if braced {
-            self.expect(Token::RBrace, "`}`")?;
-        }
-        Ok(out)
     }
+
+    /// One number of an initializer.
+    fn init_value(&mut self) -> PResult<u64> {
+        if matches!(self.peek(), Some(Token::LBrace) | Some(Token::LParen)) {
+            return Err(self.error("unsupported initializer (only numbers)"));
+        }
+        match self.operand()? {
+            Operand::Int(v) => Ok(v as u64),
+            Operand::Float(f) => Ok(f.to_bits()),
+            _ => Err(self.error_at(
+                self.toks[self.pos - 1].1.clone(),
+                "unsupported initializer (only numbers)",
+            )),
+        }
+    }
+}
+
+/// The architecture number of a `.target` (`sm_80` → 80, `sm_90a` → 90, `compute_70` → 70), or
+/// `None` for a name that is not one.
+pub(super) fn target_sm(t: &str) -> Option<u32> {
+    let n = t
+        .strip_prefix("sm_")
+        .or_else(|| t.strip_prefix("compute_"))?;
+    let n = n.strip_suffix(['a', 'f']).unwrap_or(n);
+    if n.len() < 2 || !n.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
 }

@@ -1,0 +1,220 @@
+//! Issue 40: PTX that overflowed the parser's stack or built huge messages. Each runs on a thread
+//! with a 256 KiB stack, smaller than the test harness's (2 MiB) and the main thread's (8 MiB).
+
+use super::*;
+
+const N: usize = 30_000;
+
+/// `add_one`-like module whose kernel body is `body`, after `decls` at module level.
+fn module(decls: &str, body: &str) -> String {
+    format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n{decls}\n\
+.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n{body}\nret;\n}}\n"
+    )
+}
+
+/// Parses `src` on a thread with a small stack.
+fn parse_small_stack(src: String) -> Result<Module, Vec<Error>> {
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || parse_all(&src, "t.ptx"))
+        .unwrap()
+        .join()
+        .expect("no stack overflow")
+}
+
+#[test]
+fn deeply_nested_scopes_parse_without_recursion() {
+    let body = format!("{}mov.u32 %r1, 1;{}", "{".repeat(N), "}".repeat(N));
+    let m = parse_small_stack(module("", &body)).unwrap();
+    assert_eq!(m.entry("k").unwrap().body.len(), 2); // the mov and the ret
+    let e = parse_small_stack(module("", &"{".repeat(N))).unwrap_err();
+    assert!(
+        e[0].to_string().contains("unclosed function body"),
+        "{}",
+        e[0]
+    );
+}
+
+#[test]
+fn deeply_nested_initializers_parse_without_recursion() {
+    let init = format!("{}7{}", "{".repeat(N), "}".repeat(N));
+    let m = parse_small_stack(module(&format!(".global .b32 g[1] = {init};"), "")).unwrap();
+    assert_eq!(m.globals[0].init, 7u32.to_le_bytes());
+    let m = parse(
+        &module(".global .b32 g[5] = {{1, 2}, {}, {3, {4}}, 5,};", ""),
+        "t.ptx",
+    )
+    .unwrap();
+    let words: Vec<u32> = m.globals[0]
+        .init
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(words, [1, 2, 3, 4, 5]);
+    for bad in ["{1 2}", "{1, {2}", "{,}", "{%r1}"] {
+        let src = module(&format!(".global .b32 g[2] = {bad};"), "");
+        assert!(parse(&src, "t.ptx").is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn nested_vector_operands_are_errors_naming_the_line() {
+    for (open, close) in [("{", "}"), ("(", ")")] {
+        let body = format!("mov.b64 %rd1, {}%r1{};", open.repeat(N), close.repeat(N));
+        let e = parse_small_stack(module("", &body)).unwrap_err();
+        let first = e[0].to_string();
+        assert!(
+            first.starts_with("t.ptx:9:16: a vector or argument list cannot contain another list"),
+            "{first}"
+        );
+        // The source line is cut, not quoted whole.
+        assert!(first.len() < 300, "{} bytes", first.len());
+        assert!(first.ends_with(" ...`"), "{first}");
+    }
+}
+
+/// The first error of `src`, as printed.
+fn first_error(src: &str) -> String {
+    parse_all(src, "t.ptx").unwrap_err()[0].to_string()
+}
+
+#[test]
+fn register_counts_are_refused_before_names_are_built() {
+    let start = std::time::Instant::now();
+    for n in ["2147483648", "100000000", "65536"] {
+        let e = first_error(&module("", &format!(".reg .b32 %q<{n}>;")));
+        assert!(
+            e.starts_with("t.ptx:9:11: more than 65535 registers declared in this function"),
+            "{e}"
+        );
+    }
+    assert!(start.elapsed().as_secs() < 2, "{:?}", start.elapsed());
+    let e = first_error(&module("", "{ .reg .b32 %q<4294967295>; }"));
+    assert!(e.contains("more than 65535 registers"), "{e}");
+    assert!(parse(&module("", ".reg .b32 %q<65527>;"), "t.ptx").is_ok());
+}
+
+#[test]
+fn duplicate_registers_labels_and_parameters_are_errors_naming_the_line() {
+    // As ptxas 12.9 refuses them ("Duplicate definition of variable '%r3'", "... of label").
+    let e = first_error(&module("", ".reg .b32 %r3;"));
+    assert!(
+        e.starts_with("t.ptx:9:11: register `%r3` declared twice in one scope"),
+        "{e}"
+    );
+    let e = first_error(&module("", ".reg .b32 %x;\n.reg .f32 %x;"));
+    assert!(
+        e.starts_with("t.ptx:10:11: register `%x` declared twice"),
+        "{e}"
+    );
+    let e = first_error(&module("", "{ .reg .b32 %x, %x; }"));
+    assert!(
+        e.contains("register `%x` declared twice in one scope"),
+        "{e}"
+    );
+    let e = first_error(&module("", "L1:\nL1:"));
+    assert!(
+        e.starts_with("t.ptx:10:1: label defined twice in one scope"),
+        "{e}"
+    );
+    // A nested scope may shadow a register and reuse a label of a sibling scope, as ptxas accepts.
+    let ok = module(
+        "",
+        "{ .reg .b32 %r1; L1: bra L1; }\n{ .reg .b32 %r1; L1: bra L1; }",
+    );
+    assert!(parse(&ok, "t.ptx").is_ok());
+    let src = ".version 8.0\n.target sm_80\n.address_size 64\n\
+.visible .entry k(.param .u32 a, .param .u64 a) { ret; }\n";
+    assert!(first_error(src).starts_with("t.ptx:4:46: parameter name used twice"));
+}
+
+#[test]
+fn parameter_space_is_limited_as_ptxas_limits_it() {
+    let kernel = |version: &str, target: &str, bytes: u64| {
+        format!(
+            ".version {version}\n.target {target}\n.address_size 64\n\
+.visible .entry k(.param .align 4 .b8 p[{bytes}]) {{ ret; }}\n"
+        )
+    };
+    assert!(parse(&kernel("8.8", "sm_80", 32_764), "t.ptx").is_ok());
+    let e = first_error(&kernel("8.8", "sm_80", 32_765));
+    assert!(
+        e.starts_with("t.ptx:4:17: kernel `k` takes 32765 bytes of parameters; at most 32764"),
+        "{e}"
+    );
+    assert!(parse(&kernel("7.8", "sm_80", 4_352), "t.ptx").is_ok());
+    assert!(first_error(&kernel("7.8", "sm_80", 4_353)).contains("at most 4352"));
+    assert!(first_error(&kernel("8.8", "sm_60", 5_000)).contains("at most 4352"));
+    // 1 GiB of parameters is refused at once.
+    assert!(first_error(&kernel("8.8", "sm_90a", 1 << 30)).contains("at most 32764"));
+}
+
+#[test]
+fn alignments_must_be_powers_of_two() {
+    for decl in [
+        ".global .align 3 .b8 g[8];",
+        ".global .align 0 .b8 g[8];",
+        ".global .align -8 .b8 g[8];",
+    ] {
+        let e = first_error(&module(decl, ""));
+        assert!(
+            e.starts_with("t.ptx:4:16: alignment must be a power of two"),
+            "{decl}: {e}"
+        );
+    }
+    let src = ".version 8.0\n.target sm_80\n.address_size 64\n\
+.visible .entry k(.param .align 6 .b8 p[8]) { ret; }\n";
+    assert!(first_error(src).starts_with("t.ptx:4:33: alignment must be a power of two"));
+    assert!(parse(&module(".global .align 16 .b8 g[8];", ""), "t.ptx").is_ok());
+}
+
+#[test]
+fn version_and_target_must_open_the_module() {
+    // ptxas: "Missing .version directive at start of file", "Missing .target directive",
+    // "Unsupported .target 'sm_xyz'".
+    let good = module("", "");
+    let cases = [
+        (
+            good.replacen(".version 8.0\n", "", 1),
+            "t.ptx:1:1: missing .version directive",
+        ),
+        (
+            good.replacen(".target sm_80\n", "", 1),
+            "t.ptx:2:1: missing .target directive",
+        ),
+        (
+            good.replacen(
+                ".version 8.0\n.target sm_80\n",
+                ".target sm_80\n.version 8.0\n",
+                1,
+            ),
+            "t.ptx:1:1: missing .version",
+        ),
+        (
+            good.replacen("8.0", "8", 1),
+            "t.ptx:1:10: malformed .version",
+        ),
+        (
+            good.replacen("8.0", "x.y", 1),
+            "t.ptx:1:10: malformed .version",
+        ),
+        (
+            good.replacen("sm_80", "sm_xyz", 1),
+            "t.ptx:2:9: unsupported .target",
+        ),
+        (String::new(), "t.ptx:1:1: missing .version directive"),
+    ];
+    for (src, want) in cases {
+        let e = first_error(&src);
+        assert!(e.starts_with(want), "{want}: {e}");
+    }
+    for t in [
+        "sm_90a",
+        "sm_100f",
+        "compute_70",
+        "sm_80, texmode_independent",
+    ] {
+        assert!(parse(&good.replacen("sm_80", t, 1), "t.ptx").is_ok(), "{t}");
+    }
+}

@@ -1,0 +1,323 @@
+//! Hostile input (issue 40): each case a careless or hostile user found ends in one `error:` line
+//! naming the input (file, line or key) and exit code 2, never a panic, an abort, a stack overflow
+//! or a read that takes the host's memory. The binary runs under a 4 GiB address-space limit
+//! (`prlimit --as`, where the host has it), so a case that would allocate without bound fails
+//! the test instead of the machine.
+//!
+//! Classes, one section each: integer overflow in expressions; files without end; nesting deep
+//! enough to overflow a stack; declarations too large to allocate; declarations ptxas refuses.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PTX: &str = include_str!("fixtures/add_one.ptx");
+const WORKLOAD: &str = include_str!("fixtures/add_one.toml");
+
+/// What one run of `sim` printed.
+struct Outcome {
+    command: String,
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "$ {}\nexit code: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.command, self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Outcome {
+    /// Exit code 2, nothing on stdout, one `error:` line containing every one of `needles`.
+    fn fails_with(&self, needles: &[&str]) {
+        assert_eq!(self.code, Some(2), "expected exit code 2\n{self}");
+        assert_eq!(self.stdout, "", "expected nothing on stdout\n{self}");
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "expected one line on stderr\n{self}");
+        assert!(lines[0].starts_with("error: "), "{self}");
+        for n in needles {
+            assert!(
+                self.stderr.contains(n),
+                "expected `{n}` in the error\n{self}"
+            );
+        }
+    }
+
+    /// Exit code 0 and no panic.
+    fn succeeds(&self) {
+        assert_eq!(self.code, Some(0), "expected exit code 0\n{self}");
+        assert!(!self.stderr.contains("panicked"), "{self}");
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `sim args...` from the workspace root, under a 4 GiB address-space limit where `prlimit` exists.
+fn sim(args: &[&str]) -> Outcome {
+    let bin = env!("CARGO_BIN_EXE_sim");
+    let limited = Command::new("prlimit").arg("--version").output().is_ok();
+    let mut cmd = if limited {
+        let mut c = Command::new("prlimit");
+        c.arg(format!("--as={}", 4u64 << 30)).arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    };
+    let out = cmd
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("sim runs");
+    Outcome {
+        command: format!("sim {}", args.join(" ")),
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A fresh directory holding `add_one.ptx` (with `edit` applied) and `add_one.toml` (with
+/// `toml_edit` applied); returns the workload file's path.
+fn workload(
+    tag: &str,
+    edit: impl Fn(&str) -> String,
+    toml_edit: impl Fn(&str) -> String,
+) -> String {
+    let dir = std::env::temp_dir().join(format!("gpumemsim-hostile-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("add_one.ptx"), edit(PTX)).unwrap();
+    let toml = dir.join("add_one.toml");
+    std::fs::write(&toml, toml_edit(WORKLOAD)).unwrap();
+    toml.display().to_string()
+}
+
+/// The add_one workload with its grid's x dimension replaced by `expr`.
+fn grid(tag: &str, expr: &str) -> String {
+    workload(tag, str::to_string, |t| {
+        t.replace("\"ceil_div(n, 256)\"", &format!("\"{expr}\""))
+    })
+}
+
+fn run(path: &str) -> Outcome {
+    sim(&["run", "configs/h200.toml", path])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integer overflow: workload expressions are checked, never wrapped
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn ceil_div_overflow_is_an_error_naming_the_key() {
+    let p = grid("ceildiv", "ceil_div(-9223372036854775807 - 1, -1)");
+    run(&p).fails_with(&[&p, "launch[0].grid[0]", "overflows 64 bits"]);
+    // It wrapped to a negative value; now it is the exact quotient, out of the grid's range.
+    let p = grid("ceildiv2", "ceil_div(9223372036854775807, 2)");
+    run(&p).fails_with(&["launch[0].grid[0]", "= 4611686018427387904, allowed: 1 to"]);
+    let p = grid("mul", "9223372036854775807 * 3");
+    run(&p).fails_with(&["launch[0].grid[0]", "Error multiplying"]);
+}
+
+/// evalexpr recurses over its tree: these overflowed the main thread's 8 MiB stack.
+#[test]
+fn long_and_deeply_nested_expressions_are_errors() {
+    let long = vec!["1"; 40_000].join("+");
+    let p = grid("longexpr", &long);
+    run(&p).fails_with(&[
+        "launch[0].grid[0]",
+        "expression of 79999 bytes, allowed: at most 1024",
+    ]);
+    let deep = format!("{}1{}", "(".repeat(500), ")".repeat(500));
+    let p = grid("deepexpr", &deep);
+    run(&p).fails_with(&["launch[0].grid[0]", "nested more than 32 deep"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files without end: every read has a limit
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+#[cfg(unix)]
+fn endless_files_are_refused_at_a_limit() {
+    let p = workload("devzero", str::to_string, |t| {
+        t.replace("ptx = \"add_one.ptx\"", "ptx = \"/dev/zero\"")
+    });
+    run(&p).fails_with(&[
+        "cannot read /dev/zero",
+        "longer than 64 MiB, the limit for a PTX file",
+    ]);
+    sim(&["run", "/dev/zero", &p]).fails_with(&["/dev/zero", "the limit for a GPU config"]);
+    // A `file:` initializer reads what its buffer holds: /dev/zero is a legal source of zeros.
+    let p = workload("filezero", str::to_string, |t| {
+        t.replacen("init = \"iota\"", "init = \"file:/dev/zero\"", 1)
+    });
+    run(&p).succeeds();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nesting: the parser loops where it recursed (unit tests in sim/src/ptx/parser/hostile_tests.rs
+// run these on a 256 KiB stack)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn thirty_thousand_nested_braces_are_parsed_or_refused_by_line() {
+    const N: usize = 30_000;
+    let scopes = format!("{}ret;{}", "{".repeat(N), "}".repeat(N));
+    let p = workload(
+        "nestbody",
+        |t| t.replacen("\tret;", &scopes, 1),
+        str::to_string,
+    );
+    run(&p).succeeds();
+    let init = format!(
+        ".address_size 64\n.global .b32 g[1] = {}1{};",
+        "{".repeat(N),
+        "}".repeat(N)
+    );
+    let p = workload(
+        "nestinit",
+        |t| t.replacen(".address_size 64", &init, 1),
+        str::to_string,
+    );
+    run(&p).succeeds();
+    let vector = format!(
+        "mov.b64 %rd1, {}%r1{};\n\tret;",
+        "{".repeat(N),
+        "}".repeat(N)
+    );
+    let p = workload(
+        "nestvec",
+        |t| t.replacen("\tret;", &vector, 1),
+        str::to_string,
+    );
+    run(&p).fails_with(&[
+        "add_one.ptx:48:16:",
+        "a vector or argument list cannot contain another list",
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declarations too large to allocate: refused before anything is built
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn huge_declarations_are_refused_before_allocation() {
+    let decl = |tag: &str, at: &'static str, with: String| {
+        workload(tag, move |t| t.replacen(at, &with, 1), str::to_string)
+    };
+    // 2^31 register names took 50 GB (an abort); 10^8 took 48 s and 3.9 GB.
+    let p = decl(
+        "regs",
+        ".reg .b32 \t%r<8>;",
+        ".reg .b32 \t%r<2147483648>;".into(),
+    );
+    let start = std::time::Instant::now();
+    run(&p).fails_with(&["add_one.ptx:24:13: more than 65535 registers declared in this function"]);
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    // A 4 GiB .local array: 32 lanes of it were allocated (an abort).
+    let local = ".reg .b32 \t%r<8>;\n\t.local .align 4 .b8 buf[4294967296];".to_string();
+    let p = decl("local", ".reg .b32 \t%r<8>;", local);
+    run(&p).fails_with(&[
+        "launch[0].kernel",
+        "4294967296 bytes of .local memory per thread",
+        "at most 524288",
+    ]);
+    // 1 GiB of kernel parameters.
+    let param = ".param .u32 add_one_param_2,\n\t.param .align 4 .b8 big[1073741824]".to_string();
+    let p = decl("param", ".param .u32 add_one_param_2", param);
+    run(&p).fails_with(&[
+        "add_one.ptx:17:17: kernel `add_one` takes 1073741844 bytes of parameters; at most 32764",
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declarations ptxas refuses (unit tests in sim/src/ptx/parser/hostile_tests.rs)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn declarations_ptxas_refuses_are_errors_naming_the_line() {
+    for (tag, from, to, want) in [
+        (
+            "dupreg",
+            ".reg .b64 \t%rd<8>;",
+            ".reg .b64 \t%rd<8>;\n\t.reg .b32 %r3;",
+            "add_one.ptx:26:12: register `%r3` declared twice",
+        ),
+        (
+            "duplabel",
+            "\tret;",
+            "$L__BB0_2:\n\tret;",
+            "add_one.ptx:48:1: label defined twice",
+        ),
+        (
+            "align",
+            ".address_size 64",
+            ".address_size 64\n.global .align 3 .b8 g[8];",
+            "add_one.ptx:15:16: alignment must be a power of two",
+        ),
+        (
+            "version",
+            ".version 8.8\n",
+            "",
+            "add_one.ptx:12:1: missing .version directive",
+        ),
+        (
+            "target",
+            ".target sm_80",
+            ".target sm_xyz",
+            "add_one.ptx:13:9: unsupported .target",
+        ),
+    ] {
+        let p = workload(tag, |t| t.replacen(from, to, 1), str::to_string);
+        run(&p).fails_with(&[want]);
+    }
+}
+
+/// Grid dimensions as CUDA bounds them: 2^31 - 1 blocks in y and z multiplied past 64 bits
+/// (2^93 blocks), and the launch's per-wave vector was allocated for them (an abort).
+#[test]
+fn grid_and_block_dimensions_are_bounded_as_cuda_bounds_them() {
+    let p = workload("grid", str::to_string, |t| {
+        t.replace(
+            "grid = [\"ceil_div(n, 256)\", 1, 1]",
+            "grid = [2147483647, 2147483647, 2147483647]",
+        )
+    });
+    run(&p).fails_with(&["launch[0].grid[1]", "= 2147483647, allowed: 1 to 65535"]);
+    let p = workload("block", str::to_string, |t| {
+        t.replace("block = [256, 1, 1]", "block = [1, 1, 65]")
+    });
+    run(&p).fails_with(&["launch[0].block[2]", "= 65, allowed: 1 to 64"]);
+}
+
+/// A full disk on stdout is one error line saying so (it was a bare "No space left on device").
+#[test]
+#[cfg(target_os = "linux")]
+fn a_full_disk_on_stdout_is_named() {
+    for args in [
+        &["list"][..],
+        &["run", "configs/h200.toml", "tests/fixtures/add_one.toml"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args(args)
+            .current_dir(root())
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "sim {args:?}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            "error: cannot write to standard output: No space left on device (os error 28)"
+        );
+    }
+}
