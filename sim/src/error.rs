@@ -98,11 +98,11 @@ pub enum Error {
         message: String,
     },
     /// A ptxas named explicitly (`--ptxas PATH`, `$GPUMEMSIM_PTXAS`) that does not run as one.
-    #[error("ptxas {}: {message} (get one: {})", path.display(), crate::sass::PTXAS_HINT)]
+    #[error("ptxas {}: {message}", path.display())]
     Ptxas {
         /// The ptxas asked for.
         path: PathBuf,
-        /// Why it cannot be used.
+        /// Why it cannot be used, and how to get one.
         message: String,
     },
     /// A launch that cannot run on the configured GPU (block too large, too much shared memory...).

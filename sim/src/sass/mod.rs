@@ -169,6 +169,7 @@ pub fn module_registers(
                 Ptxas::Path(p) => p.clone(),
                 _ => PathBuf::from("ptxas"),
             };
+            let message = format!("{message} (get one: {PTXAS_HINT})");
             return Err(Error::Ptxas { path, message });
         }
     };
