@@ -293,6 +293,19 @@ fn grid_and_block_dimensions_are_bounded_as_cuda_bounds_them() {
         t.replace("block = [256, 1, 1]", "block = [1, 1, 65]")
     });
     run(&p).fails_with(&["launch[0].block[2]", "= 65, allowed: 1 to 64"]);
+    // The largest grid CUDA accepts, 65535^3 blocks: legal, but its schedule (16 bytes a block)
+    // would need 4 PiB of host memory; refused before anything is allocated (it aborted).
+    let p = workload("largest", str::to_string, |t| {
+        t.replace(
+            "grid = [\"ceil_div(n, 256)\", 1, 1]",
+            "grid = [65535, 65535, 65535]",
+        )
+    });
+    run(&p).fails_with(&[
+        "grid [65535, 65535, 65535] (281462092005375 blocks",
+        "is too large for this host",
+        "GiB of host memory",
+    ]);
 }
 
 /// A full disk on stdout is one error line saying so (it was a bare "No space left on device").

@@ -221,6 +221,12 @@ and {:.1} GiB is available: use smaller sizes",
 }
 
 /// An error when `bytes` is more than the host's available memory.
+/// Checks that `bytes` of host memory, which a simulation is about to need besides its
+/// buffers, are available (as [`host_buffer`] checks a buffer's); the error says how much is.
+pub fn check_host_bytes(bytes: u64) -> Result<(), String> {
+    check_available(usize::try_from(bytes).unwrap_or(usize::MAX))
+}
+
 fn check_available(bytes: usize) -> Result<(), String> {
     if let Some(avail) = available_host_bytes() {
         if bytes as u64 > avail {

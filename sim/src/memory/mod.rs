@@ -17,6 +17,7 @@ pub mod image;
 pub mod shared;
 pub mod system;
 
+pub use host::check_host_bytes;
 pub(crate) use host::prefetch_line;
 pub use image::MemoryImage;
 

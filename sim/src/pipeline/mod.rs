@@ -113,6 +113,19 @@ pub fn run_with(
         .iter()
         .any(|i| matches!(i.op, Op::Atom(a) | Op::Red(a) if a.space != StateSpace::Shared));
     let waves = blocks.div_ceil(per_wave);
+    // The timing keeps a (wave, cycles) record per block and a few bytes per wave, simulated or
+    // extrapolated: refused up front where the host cannot hold them (a grid of 65535^3 blocks).
+    let schedule = blocks
+        .checked_mul(16)
+        .and_then(|b| b.checked_add(waves.checked_mul(17)?))
+        .unwrap_or(u64::MAX);
+    crate::memory::check_host_bytes(schedule).map_err(|m| Error::Launch {
+        launch: launch.label.into(),
+        message: format!(
+            "grid {:?} ({blocks} blocks in {waves} waves) is too large for this host: its schedule {m}",
+            dims.grid
+        ),
+    })?;
     let every = match launch.sampling {
         Sampling::Full => 1,
         Sampling::Every(n) => n.max(1),
