@@ -334,3 +334,24 @@ fn a_full_disk_on_stdout_is_named() {
         );
     }
 }
+
+/// `value:V` on an integer buffer: a float, NaN or an integer past the type's width was taken
+/// (truncated, or stored as a float's bits); now an error naming the key.
+#[test]
+fn an_integer_buffer_refuses_a_value_it_cannot_hold() {
+    for (tag, v) in [
+        ("half", "value:1.5"),
+        ("nan", "value:nan"),
+        ("wide", "value:4294967296"),
+    ] {
+        let p = workload(tag, str::to_string, |t| {
+            t.replacen("init = \"iota\"", &format!("init = \"{v}\""), 1)
+        });
+        run(&p).fails_with(&[
+            "buffer[0].init",
+            v,
+            "on an i32 buffer",
+            "must be an integer",
+        ]);
+    }
+}

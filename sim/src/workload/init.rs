@@ -54,6 +54,35 @@ impl Elem {
         matches!(self, Elem::F32 | Elem::F64)
     }
 
+    /// Its name in a workload file (`i32`, `f64`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Elem::I8 => "i8",
+            Elem::I16 => "i16",
+            Elem::I32 => "i32",
+            Elem::I64 => "i64",
+            Elem::U8 => "u8",
+            Elem::U16 => "u16",
+            Elem::U32 => "u32",
+            Elem::U64 => "u64",
+            Elem::F32 => "f32",
+            Elem::F64 => "f64",
+        }
+    }
+
+    /// The integers `value:V` takes for an integer element: from the signed minimum of its
+    /// width to the unsigned maximum (a negative value is stored as two's complement).
+    fn int_range(self) -> (i128, i128) {
+        let bits = 8 * self.bytes() as u32;
+        (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
+    }
+
+    /// `v` is in [`Elem::int_range`].
+    fn holds(self, v: i64) -> bool {
+        let (lo, hi) = self.int_range();
+        (lo..=hi).contains(&i128::from(v))
+    }
+
     /// Little-endian bytes of the element whose value is `v` (integers wrap to the width).
     fn encode_int(self, v: i64, out: &mut Vec<u8>) {
         match self {
@@ -129,7 +158,29 @@ pub fn build(
         iota_into(elem, &mut out);
         return Ok(out);
     }
-    if let ("value", Ok(v)) = (kind, arg.parse::<i64>()) {
+    // An integer buffer takes an integer that fits its width (negative values as two's
+    // complement, `value:-1` on a u8 is 255); a u64 one also takes values past i64::MAX.
+    let int = match (kind, elem.is_float()) {
+        ("value", false) => Some(
+            arg.parse::<i64>()
+                .ok()
+                .filter(|&v| elem.holds(v))
+                .or_else(|| {
+                    (elem == Elem::U64)
+                        .then(|| arg.parse::<u64>().ok().map(|u| u as i64))
+                        .flatten()
+                })
+                .ok_or_else(|| {
+                    let (lo, hi) = elem.int_range();
+                    format!(
+                        "`{spec}` on an {} buffer: the value must be an integer from {lo} to {hi}",
+                        elem.name()
+                    )
+                })?,
+        ),
+        _ => arg.parse::<i64>().ok().filter(|_| kind == "value"),
+    };
+    if let Some(v) = int {
         let mut out = crate::memory::image::host_zeros(n).map_err(too_big)?;
         elem.encode_into(&mut out, |_| v);
         return Ok(out);
@@ -246,6 +297,34 @@ mod tests {
 
     fn no_files(_: &str, _: u64) -> Result<Vec<u8>, String> {
         Err("no files".into())
+    }
+
+    #[test]
+    fn an_integer_buffer_takes_an_integer_of_its_width() {
+        for (spec, elem) in [
+            ("value:1.5", Elem::I32),
+            ("value:nan", Elem::U8),
+            ("value:256", Elem::U8),
+            ("value:-129", Elem::I8),
+            ("value:4294967296", Elem::U32),
+        ] {
+            let e = build(spec, elem, 1, &no_files).unwrap_err();
+            assert!(
+                e.contains(spec) && e.contains("must be an integer from"),
+                "{e}"
+            );
+        }
+        assert_eq!(build("value:255", Elem::U8, 1, &no_files).unwrap(), [255]);
+        assert_eq!(build("value:-128", Elem::U8, 1, &no_files).unwrap(), [128]);
+        assert_eq!(
+            build("value:18446744073709551615", Elem::U64, 1, &no_files).unwrap(),
+            [255; 8]
+        );
+        // A float buffer still takes an integer or a float, NaN included.
+        assert_eq!(
+            build("value:nan", Elem::F32, 1, &no_files).unwrap(),
+            f32::NAN.to_le_bytes()
+        );
     }
 
     #[test]
