@@ -170,7 +170,7 @@ impl MissList for super::coalesce::Sectors {
 /// word, way numbers in nibbles, most recent first (a hit moves its way's nibble to the front, a
 /// fill takes the last one's way), so that no tag or sector state moves. A more associative one
 /// finds lines through a hash index and keeps each set's ways in a recency list
-/// ([`listed::Listed`]): a hit moves its way to the front, and the LRU victim is the list's last,
+/// (`listed::Listed`): a hit moves its way to the front, and the LRU victim is the list's last,
 /// found without a search even for the hundreds of ways L1 is modelled with.
 #[derive(Debug, Clone)]
 pub struct SectorCache {

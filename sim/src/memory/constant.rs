@@ -302,7 +302,7 @@ pub fn requests(access: &WarpAccess, broadcast_lanes: u32) -> Requests {
 /// into a 64-bit mask, and when a group sets as many bits as it has lanes its words differ in
 /// those bits alone, so they are all distinct (any stride of an odd number of words, as
 /// consecutive or the usual scattered accesses are). One bit set and every word the first is a
-/// broadcast. Only the rest go through a [`WordSet`].
+/// broadcast. Only the rest go through a `WordSet`.
 ///
 /// Not inlined: inlined where the access is one of two (as resolved or as given), the whole
 /// warp's lanes were loaded one by one, each through a choice between the two.

@@ -168,7 +168,7 @@ impl MemoryImage {
         self.push(name, HostBytes::Vec(data), Pending::default())
     }
 
-    /// Allocates `bytes` of zeros in global memory ([`HostBytes::zeros`]: host pages untouched
+    /// Allocates `bytes` of zeros in global memory (`HostBytes::zeros`: host pages untouched
     /// until a kernel writes them); returns its device address.
     ///
     /// # Errors
@@ -181,7 +181,7 @@ impl MemoryImage {
 
     /// Allocates `bytes` (whole elements) whose contents are `formula`, kept as the formula until
     /// a kernel first writes the allocation ([`super::formula`]); returns its device address.
-    /// The host buffer is [`HostBytes::zeros`], untouched until then.
+    /// The host buffer is `HostBytes::zeros`, untouched until then.
     ///
     /// # Errors
     /// A readable message when the host cannot hold `bytes` ([`host_zeros`]).

@@ -79,7 +79,7 @@ pub fn wavefronts_of(access: &WarpAccess, banks: Banks, run: Option<u64>) -> Wav
 /// As [`wavefronts_of`], for an access whose whole-warp step `step` ([`Shape::step`]) the caller
 /// also has: a tile's column or a strided load (every lane one word, a fixed number of words
 /// apart, one phase) is then answered in closed form without a pass over the lanes, what
-/// [`phased_wavefronts`] finds after its pass.
+/// `phased_wavefronts` finds after its pass.
 ///
 /// [`Shape::step`]: super::coalesce::Shape::step
 #[inline(always)]
@@ -295,9 +295,9 @@ pub fn atomic_wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
 }
 
 /// L1 data-pipe wavefronts of a global or local access: the L1's data array is the shared-memory
-/// banks ([NV] CUDA-CC §20.4.3, one array for L1 and shared memory), so as for shared memory a
+/// banks (\[NV\] CUDA-CC §20.4.3, one array for L1 and shared memory), so as for shared memory a
 /// wavefront reads one word per bank, and words of different lines in one bank take a wavefront
-/// each (a warp reading one word from each of 16 rows 4 KiB apart takes 16). [measured] Nsight
+/// each (a warp reading one word from each of 16 rows 4 KiB apart takes 16). \[measured\] Nsight
 /// Compute's `l1tex__data_pipe_lsu_wavefronts` on an H200 equals these plus the missed sectors
 /// within 3% for transpose's copy_col, naive_row and naive_col and conv2d's global kernel, 8% for
 /// copy_row, and with shared wavefronts added within 3% for transpose_smem

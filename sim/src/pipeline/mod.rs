@@ -1,10 +1,10 @@
 //! The pipeline: the order of the passes that simulate a launch, and the trace between them.
 //!
-//! 1. `exec` (functional, [`crate::exec::sm::run_batch_on_sm`]): each SM runs its batch of
+//! 1. `exec` (functional, `exec::sm::run_batch_on_sm`): each SM runs its batch of
 //!    blocks, the warps of a wave's resident blocks taking turns, through its own L1 and
 //!    constant caches; it records in each block's [`BlockLog`] what happened: per warp, its
 //!    stream of instructions; what went to L2; what served each access.
-//! 2. L2 ([`l2`]): the logged requests run through the shared L2 and DRAM in block order.
+//! 2. L2 (`l2`): the logged requests run through the shared L2 and DRAM in block order.
 //! 3. `timing` ([`crate::timing::replay`]): each SM replays its waves' streams on warp
 //!    scoreboards that share its warp schedulers.
 //!
@@ -50,7 +50,7 @@ pub fn run(
 /// the same as [`run`]'s.
 ///
 /// Blocks run a wave at a time (the blocks co-resident on the SMs), or, in a launch run in full,
-/// a batch of consecutive waves at a time (up to [`BATCH_BLOCKS`] blocks per SM). Three passes
+/// a batch of consecutive waves at a time (up to `BATCH_BLOCKS` blocks per SM). Three passes
 /// per batch:
 /// 1. functional, in parallel over SMs (rayon): each SM runs its blocks in order through its own
 ///    L1 and constant caches, logging what goes to L2;
@@ -450,7 +450,7 @@ fn sampling_error(samples: &[f64], population: u64) -> f64 {
 /// caches by the next pass either way.
 const BATCH_BLOCKS: u64 = 16;
 
-/// [`BATCH_BLOCKS`] for a kernel with global atomics, which run SM after SM within a batch: the
+/// `BATCH_BLOCKS` for a kernel with global atomics, which run SM after SM within a batch: the
 /// batches it had (8), so that its atomics' order, which their results depend on, stays.
 const ATOMIC_BATCH_BLOCKS: u64 = 8;
 

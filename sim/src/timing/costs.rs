@@ -153,7 +153,7 @@ impl Costs {
     }
 
     /// The cycle warp `index` of a block starts: the SM launches a block's warps one after another
-    /// ([microbenchmark] `validate/measurements/h200/ubench`, C).
+    /// (\[microbenchmark\] `validate/measurements/h200/ubench`, C).
     pub fn warp_start(&self, index: u32) -> u32 {
         (self.warp_launch * f64::from(index)).round() as u32
     }
@@ -167,7 +167,7 @@ impl Costs {
     }
 
     /// Cycles from the last of `warps` warps arriving at `bar.sync` to their release: the
-    /// arrivals pass the barrier unit one after another ([microbenchmark]
+    /// arrivals pass the barrier unit one after another (\[microbenchmark\]
     /// `validate/measurements/h200/ubench`, D: 9 + 2 cycles per warp on an H200).
     pub fn barrier(&self, warps: usize) -> u32 {
         self.barrier_latency + (self.barrier_per_warp * warps as f64).round() as u32

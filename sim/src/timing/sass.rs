@@ -147,7 +147,7 @@ pub struct Skip {
     /// Issue slots of the region.
     pub slots: u32,
     /// LDC instructions of the region (predicated off, they still occupy the constant pipe:
-    /// [microbenchmark] `validate/measurements/h200/ubench`, B2).
+    /// \[microbenchmark\] `validate/measurements/h200/ubench`, B2).
     pub ldc: u32,
     /// Global, local and shared memory instructions of the region (predicated off, they still
     /// pass the LSU: ray's global launch keeps it 74% busy, ncu_pipes.txt, though its executed

@@ -1,7 +1,7 @@
 //! The warp schedulers of an SM as resources of the timing replay ([`super::replay`]).
 //!
 //! [`Port`]: one warp scheduler's issue slots. A scheduler issues at most one SASS instruction per
-//! cycle ([NV] VoltaWP and later: four sub-cores per SM, each with its own scheduler issuing one
+//! cycle (\[NV\] VoltaWP and later: four sub-cores per SM, each with its own scheduler issuing one
 //! warp instruction per clock); a warp asks for the first free cycle at or after the one its
 //! operands are ready. Requests come roughly, not strictly, in cycle order (a warp issues in
 //! dataflow order within a basic block, and a later wave's warps find the earlier wave's cycles
@@ -150,7 +150,7 @@ pub trait Keys {
 
 /// [`Keys`] of the warps `0..RING` (every wave of the configured GPUs).
 ///
-/// Keys of the next [`SLOTS`] cycles from `now` sit in a ring of warp bitmaps, one per cycle,
+/// Keys of the next `SLOTS` cycles from `now` sit in a ring of warp bitmaps, one per cycle,
 /// with a bitmap of the cycles that have warps and one of that bitmap's words that have bits:
 /// the warps of an SM take turns, so nearly every instruction hands over to another warp, and a
 /// hand-over is a few bit operations instead of a heap's walk. The ring spans more than a DRAM

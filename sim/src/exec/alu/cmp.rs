@@ -21,7 +21,7 @@ pub(crate) fn order_key(v: u64, signed: bool, m: u64, sh: u32) -> u64 {
 
 /// `setp` without a second destination or a combining predicate for every lane of `exec`:
 /// `out[lane]` = 1 when `a[lane] cmp b[lane]`, else 0. Integer comparisons get a loop each (the
-/// comparison and the width decided once); float ones too ([`float_compare_warp`]).
+/// comparison and the width decided once); float ones too (`float_compare_warp`).
 pub fn compare_warp(
     cmp: Cmp,
     ty: Type,

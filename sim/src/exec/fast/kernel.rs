@@ -91,17 +91,13 @@ pub enum LaneOp {
     /// `setp.ne` of integers.
     Ne(u64),
     /// `setp` ordering signed 32-bit integers (the common `setp.lt.s32` and the like): their
-    /// sign extensions compared as `i64`, which orders them as [`super::alu::order_key`] does.
-    ///
-    /// [`super::alu::order_key`]: crate::exec::alu::order_key
+    /// sign extensions compared as `i64`, which orders them as `alu::order_key` does.
     Order32 {
         /// The comparison: `Lt`, `Le`, `Gt` or `Ge`.
         cmp: Ord4,
     },
-    /// `setp` ordering integers by [`super::alu::order_key`] (unsigned order of the keys is
+    /// `setp` ordering integers by `alu::order_key` (unsigned order of the keys is
     /// the type's order).
-    ///
-    /// [`super::alu::order_key`]: crate::exec::alu::order_key
     Order {
         /// The comparison: `Lt`, `Le`, `Gt` or `Ge`.
         cmp: Ord4,

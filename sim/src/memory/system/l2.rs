@@ -67,7 +67,7 @@ impl L2Outcome {
     }
 }
 
-/// The sector counts of lines read or written, in sectors: what [`L2Outcome::add_line`] adds for
+/// The sector counts of lines read or written, in sectors: what `L2Outcome::add_line` adds for
 /// one line, and what [`L2Lines`] sums over a request (in registers) for its caller to add once.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LineCounts {

@@ -7,8 +7,8 @@
 //!   block's warps [`Costs::warp_start`] apart. The replay keeps the schedulers' calendars from
 //!   wave to wave, so a wave's warps find the cycles the previous wave's warps took (older warps
 //!   first). Warp `w` of the wave (counting the warps of its blocks in dispatch order) belongs to
-//!   scheduler `w % schedulers` (four sub-cores per SM, [paper] Huerta25 §5.4; warp id modulo
-//!   the schedulers is how [sim] Accel-Sim assigns them).
+//!   scheduler `w % schedulers` (four sub-cores per SM, \[paper\] Huerta25 §5.4; warp id modulo
+//!   the schedulers is how \[sim\] Accel-Sim assigns them).
 //! - **Scoreboard.** A warp's instruction is ready when its source registers are and no sooner
 //!   than the cycle after the warp's issue floor (dataflow issue within a basic block: ptxas
 //!   hoists independent loads above their uses, so a load does not wait behind an unrelated
@@ -74,7 +74,7 @@ pub struct Ctx<'a> {
 
 /// Reusable state of an SM's replay: schedulers and block slots, which carry over from wave to
 /// wave. (The queue of ready warps and their scoreboards start each wave afresh: they are the
-/// host thread's, [`Scratch`].)
+/// host thread's, `Scratch`.)
 #[derive(Debug, Default)]
 pub struct Replay {
     sm: Sm,
@@ -100,7 +100,7 @@ struct Scratch {
 }
 
 thread_local! {
-    /// This thread's [`Scratch`].
+    /// This thread's `Scratch`.
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 

@@ -1,4 +1,4 @@
-//! What the replay knows of each instruction before it runs ([`Plan`], [`Plans`]): the
+//! What the replay knows of each instruction before it runs (`Plan`, [`Plans`]): the
 //! registers it waits for and writes, how it is treated once issued, its issue slots and unit.
 
 use super::*;
@@ -182,7 +182,7 @@ pub(super) const FAST_LATER: u8 = 1;
 /// [`Plan::fast`]: issued by [`Warp::fast`] in waves that note first uses ([`UNIT`]).
 pub(super) const FAST_FIRST: u8 = 2;
 
-/// The [`Plan`] of each instruction of a launch's program, made once per launch and shared by
+/// The `Plan` of each instruction of a launch's program, made once per launch and shared by
 /// every SM's replay.
 #[derive(Debug, Default)]
 pub struct Plans(pub(super) Vec<Plan>);
