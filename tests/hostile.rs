@@ -355,3 +355,23 @@ fn an_integer_buffer_refuses_a_value_it_cannot_hold() {
         ]);
     }
 }
+
+/// Terminal escape sequences in a workload's name, description or kernel name reach the
+/// terminal as text (`\u{1b}`), in the table and in errors: they were printed as they are.
+#[test]
+fn escape_sequences_in_names_are_printed_as_text() {
+    let p = workload("escape", str::to_string, |t| {
+        t.replacen("name = \"add_one\"", "name = \"add\\u001b[31mone\"", 1)
+            .replacen("description = \"", "description = \"\\u001b[2J", 1)
+    });
+    let out = run(&p);
+    assert_eq!(out.code, Some(0), "{out}");
+    assert!(!out.stdout.contains('\u{1b}'), "{out}");
+    assert!(out.stdout.contains("add\\u{1b}[31mone on"), "{out}");
+    let p = workload("escape_error", str::to_string, |t| {
+        t.replacen("kernel = \"add_one\"", "kernel = \"no\\u001b[2Jsuch\"", 1)
+    });
+    let out = run(&p);
+    assert!(!out.stderr.contains('\u{1b}'), "{out}");
+    out.fails_with(&["no\\u{1b}[2Jsuch"]);
+}

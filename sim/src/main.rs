@@ -230,7 +230,8 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            let m = sim::report::printable(&format!("{e:#}"));
+            eprintln!("error: {m}");
             ExitCode::from(2)
         }
     }

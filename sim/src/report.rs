@@ -248,8 +248,29 @@ fn header(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
 }
 
-/// The table of one workload run, with the constant/global ratio and the explanations.
+/// `s` with every control character but newlines and tabs written as its Rust escape
+/// (`\u{1b}`): names and descriptions from a workload file reach the terminal as text, never
+/// as terminal escape sequences.
+pub fn printable(s: &str) -> String {
+    if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// The table of one workload run, with the constant/global ratio and the explanations; names
+/// and descriptions from the workload file made [`printable`].
 pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
+    printable(&table_text(cfg, run))
+}
+
+fn table_text(cfg: &GpuConfig, run: &WorkloadRun) -> String {
     let mut rows = vec![header(&[
         "launch",
         "time",
@@ -338,6 +359,10 @@ pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
 /// execution first so the line to fix is on top, then the bank picture of the worst shared
 /// accesses with conflicts.
 pub fn per_instruction(run: &WorkloadRun) -> String {
+    printable(&per_instruction_text(run))
+}
+
+fn per_instruction_text(run: &WorkloadRun) -> String {
     let mut out = String::new();
     for l in &run.launches {
         let executed = l.per_pc.iter().filter(|(_, _, s)| s.executed > 0).count();
