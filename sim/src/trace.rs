@@ -108,7 +108,7 @@ impl Served {
 }
 
 /// An LDC that the constant caches served ([`Served::Ldc`]): its instruction, its requests and
-/// where they were served, and, once the timing pass priced it, its latency.
+/// where they were served, which the timing pass prices ([`crate::timing::price`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LdcRec {
     /// Its instruction.

@@ -138,18 +138,8 @@ pub fn decode(
             None => d.name.clone(),
         });
         for n in names {
+            // Below NO_REG: at most `declared` names, checked above.
             let idx = regs.len();
-            if idx >= NO_REG as usize {
-                return Err(Error::Ptx {
-                    loc: SourceLoc {
-                        file: file.into(),
-                        line: line_of(src, f.span.start),
-                        col: 1,
-                    },
-                    message: "more than 65535 registers declared".into(),
-                    text: f.name.clone(),
-                });
-            }
             if let std::collections::hash_map::Entry::Vacant(e) = regs.entry(n) {
                 e.insert(idx as u16);
                 reg_slots.push(slots_of(d.ty));

@@ -57,14 +57,9 @@ pub fn price(costs: &Costs, log: &mut BlockLog, ldc_lats: &mut Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::GpuConfig;
     use crate::memory::Level;
+    use crate::timing::tests::h200_costs as h200;
     use crate::trace::{Entry, MemRec};
-
-    fn h200() -> Costs {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/h200.toml");
-        Costs::new(&GpuConfig::load(std::path::Path::new(path)).unwrap())
-    }
 
     #[test]
     fn served_accesses_get_the_config_s_latencies() {

@@ -15,7 +15,7 @@ fn blocks_fill_free_slots_no_faster_than_dispatch() {
 }
 
 /// The costs of the bundled H200 description.
-fn h200_costs() -> Costs {
+pub(super) fn h200_costs() -> Costs {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/h200.toml");
     Costs::new(&GpuConfig::load(std::path::Path::new(path)).unwrap())
 }
