@@ -303,6 +303,8 @@ fn real_main() -> Result<()> {
                 sampling: sample,
                 registers,
                 paths: Default::default(),
+                order: Default::default(),
+                probe_order: false,
                 ptxas: sim::sass::Settings {
                     ptxas: ptxas_choice(ptxas)?,
                     ..Default::default()

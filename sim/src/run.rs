@@ -53,6 +53,12 @@ pub struct Options {
     /// Which of the simulator's equivalent paths to take ([`exec::Paths`]; the default is the
     /// fast one): tests compare them.
     pub paths: exec::Paths,
+    /// The order of the turns of an SM's co-resident warps in the functional pass
+    /// ([`exec::turns::Order`]; the default is the replay's).
+    pub order: exec::turns::Order,
+    /// Measure how far the functional order agrees with the replay's, per launch
+    /// ([`exec::Launch::probe_order`]).
+    pub probe_order: bool,
     /// Which ptxas gives the registers per thread of launches that do not give their own
     /// (default: the first found; [`crate::sass::Settings::off`]: the estimate from the PTX).
     pub ptxas: crate::sass::Settings,
@@ -71,6 +77,8 @@ impl std::fmt::Debug for Options {
             .field("compiler", &self.compiler)
             .field("registers", &self.registers)
             .field("paths", &self.paths)
+            .field("order", &self.order)
+            .field("probe_order", &self.probe_order)
             .field("ptxas", &self.ptxas)
             .finish()
     }
@@ -89,6 +97,8 @@ impl Default for Options {
             compiler: crate::compile::Compiler::Auto,
             registers: None,
             paths: exec::Paths::default(),
+            order: exec::turns::Order::default(),
+            probe_order: false,
             ptxas: crate::sass::Settings::default(),
         }
     }
@@ -126,6 +136,9 @@ pub struct LaunchResult {
     pub outputs: Vec<(String, Vec<u8>)>,
     /// Things the user should know about how the launch was interpreted.
     pub notes: Vec<String>,
+    /// With [`Options::probe_order`]: how far the functional order of SM 0's global and local
+    /// accesses agrees with the timing replay's.
+    pub order: Option<crate::trace::order::Agreement>,
     /// Set when only some waves were simulated.
     pub sampled: Option<exec::SampleInfo>,
 }
@@ -297,6 +310,8 @@ pub(crate) fn execute_with(
             progress: opts.progress.as_deref(),
             sampling: opts.sampling,
             paths: opts.paths,
+            order: opts.order,
+            probe_order: opts.probe_order,
         };
         let mut mem = MemorySystem::with_line_records(cfg, !opts.paths.line_records_off);
         if opts.warm {
@@ -358,6 +373,7 @@ pub(crate) fn execute_with(
                 .chain(stats.sampled.as_ref().map(sample_note))
                 .collect(),
             sampled: stats.sampled,
+            order: stats.order,
         });
     }
     Ok(WorkloadRun {

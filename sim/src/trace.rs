@@ -9,6 +9,7 @@
 use crate::memory::Level;
 
 mod outcome;
+pub mod order;
 pub use outcome::{Outcome, SharedOp};
 
 /// Marks [`Entry::lat`] (or [`MemRec::lat`]) as a ticket: the low bits index [`BlockLog::reqs`].

@@ -89,6 +89,12 @@ pub struct Launch<'a> {
     pub sampling: Sampling,
     /// Which of the equivalent execution paths to take (tests compare them).
     pub paths: Paths,
+    /// The order of the turns of an SM's co-resident warps ([`turns::Order::Paced`] unless a
+    /// study of the order asks for another).
+    pub order: turns::Order,
+    /// Measure how far the functional order of SM 0's global and local accesses agrees with the
+    /// order the timing replay issues them in ([`LaunchStats::order`]).
+    pub probe_order: bool,
 }
 
 /// Which of the simulator's equivalent paths a launch takes. The defaults are the fast paths;
@@ -163,4 +169,7 @@ pub struct LaunchStats {
     pub occupancy: Occupancy,
     /// Set when only some waves were simulated.
     pub sampled: Option<SampleInfo>,
+    /// With [`Launch::probe_order`]: how far the functional order of SM 0's global and local
+    /// accesses agrees with the replay's.
+    pub order: Option<crate::trace::order::Agreement>,
 }

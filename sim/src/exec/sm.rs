@@ -6,14 +6,15 @@
 
 use super::trace::BlockLog;
 use super::warp::Warp;
+use super::turns::{Order, LOADS};
 use super::{fast, step, sync, Launch};
 use crate::config::GpuConfig;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::memory::image::GlobalView;
 use crate::memory::system::{Params, SmCaches};
 use crate::metrics::{Counters, PcStats};
 use crate::timing::replay::Replay;
-use crate::timing::{Costs, SectorMaps, SmWork};
+use crate::timing::{Costs, Pace, SectorMaps, SmWork};
 use rayon::prelude::*;
 
 /// One SM's state while a launch runs: its warps, shared memory and statistics, and the logs
@@ -45,6 +46,11 @@ pub(crate) struct SmRun {
     pub(crate) replay: Replay,
     /// The straight-line path's counts and stream entries (made by the SM's first batch).
     pub(crate) runs: step::Runs,
+    /// Which warp takes the next turn ([`Order::Paced`]).
+    pub(crate) pace: Pace,
+    /// The functional order of the SM's global and local accesses, where it is measured
+    /// ([`super::Launch::probe_order`]).
+    pub(crate) probe: Option<crate::trace::order::Probe>,
 }
 
 /// The register files and shared memory that an SM's blocks run in.
@@ -331,9 +337,10 @@ pub(crate) struct Batch {
 /// `b / per_wave`) in the register files and shared memory `files`, logging them in the batch's
 /// log buffer.
 ///
-/// The blocks of one wave are co-resident: their warps take turns ([`take_turns`], [`turns`]),
-/// so that the SM's L1 and constant caches see their accesses interleaved as the warp
-/// schedulers issue them, not one warp's after another's.
+/// The blocks of one wave are co-resident: their warps take turns ([`super::turns`]) in the
+/// launch's [`Order`] (by default the replay's, estimated by [`Pace`]), so that the SM's L1 and
+/// constant caches see their accesses interleaved as the warp schedulers issue them, not one
+/// warp's after another's.
 pub(crate) fn run_batch_on_sm(
     p: &Pass1,
     batch: Batch,
@@ -420,13 +427,13 @@ pub(crate) fn run_batch_on_sm(
         syncs.clear();
         syncs.resize_with(group.len(), Default::default);
         let logs = &mut st.logs[buf][used..used + group.len()];
-        // Blocks with a warp still running, as bits.
-        let mut running: u64 = u64::MAX >> (64 - group.len());
-        while running != 0 {
-            for (k, &(blk, ctaid)) in group.iter().enumerate() {
-                if running & (1 << k) == 0 {
-                    continue;
-                }
+        let order = if turns { p.launch.order } else { Order::Serial };
+        // Runs warp `w` of the wave (block `w / nwarps`) for one turn.
+        macro_rules! turn {
+            ($w:expr, $deadline:expr) => {{
+                let w: usize = $w;
+                let k = w / nwarps;
+                let (blk, ctaid) = group[k];
                 let mut ctx = step::Ctx {
                     pass: p,
                     caches: &mut *caches,
@@ -443,19 +450,87 @@ pub(crate) fn run_batch_on_sm(
                     last_runs: &mut st.last_runs,
                     log: &mut logs[k],
                     sync: std::mem::take(&mut syncs[k]),
-                    turns,
+                    turns: order != Order::Serial,
                     turn_over: false,
                     loaded: false,
+                    deadline: $deadline,
+                    turn_start: 0,
+                    yielded: false,
                 };
-                let warps = &mut files.warps[k * nwarps..(k + 1) * nwarps];
-                if let Err(e) = take_turns(&mut ctx, warps) {
+                let mems = ctx.log.mems.len();
+                let r = ctx.run_warp(&mut files.warps[w]);
+                syncs[k] = std::mem::take(&mut ctx.sync);
+                if let Some(probe) = st.probe.as_mut() {
+                    probe.turn(blk, mems, logs[k].mems.len());
+                }
+                if let Err(e) = r {
                     st.error = Some((blk, e));
                     return;
                 }
-                if warps.iter().all(|w| w.live == 0) {
-                    running &= !(1 << k);
+            }};
+        }
+        if matches!(order, Order::Paced | Order::Interleaved) {
+            st.pace.start(p.costs, group.len(), nwarps);
+            let mut waiting: Vec<usize> = Vec::with_capacity(nwarps);
+            while let Some(w) = st.pace.next() {
+                let (k, i) = (w / nwarps, w % nwarps);
+                let before = logs[k].warps[i].len();
+                let deadline = match order {
+                    Order::Interleaved => st.pace.deadline(w),
+                    _ => usize::MAX,
+                };
+                turn!(w, deadline);
+                let (live, at_barrier) = (files.warps[w].live != 0, files.warps[w].at_barrier);
+                let flags = p.turn_flags;
+                let loads = |pc: u32| flags.get(pc as usize).is_some_and(|f| f & LOADS != 0);
+                let entries = &logs[k].warps[i][before..];
+                // A turn that yielded with loads in flight (one that yielded without any is
+                // one that stalled on none).
+                let yielded = files.warps[w].loads_in_flight;
+                st.pace.turn(p.costs, w, entries, loads, &logs[k], yielded, live && !at_barrier);
+                if at_barrier {
+                    // The block's barrier releases once every warp still running waits at it.
+                    let block = &mut files.warps[k * nwarps..(k + 1) * nwarps];
+                    if block.iter().all(|w| w.live == 0 || w.at_barrier) {
+                        syncs[k].release(block);
+                        waiting.clear();
+                        for (j, w) in block.iter_mut().enumerate() {
+                            if w.live != 0 {
+                                w.at_barrier = false;
+                                waiting.push(k * nwarps + j);
+                            }
+                        }
+                        st.pace.release(p.costs, &waiting);
+                    }
                 }
-                syncs[k] = std::mem::take(&mut ctx.sync);
+            }
+        } else {
+            // Rounds: each block's running warps take a turn in warp order, the blocks in
+            // dispatch order; a barrier releases after a round in which every running warp of
+            // its block reached it.
+            let mut running: u64 = u64::MAX >> (64 - group.len());
+            while running != 0 {
+                for k in 0..group.len() {
+                    if running & (1 << k) == 0 {
+                        continue;
+                    }
+                    for w in k * nwarps..(k + 1) * nwarps {
+                        if files.warps[w].live != 0 && !files.warps[w].at_barrier {
+                            turn!(w, usize::MAX);
+                        }
+                    }
+                    let block = &mut files.warps[k * nwarps..(k + 1) * nwarps];
+                    if block.iter().all(|w| w.live == 0) {
+                        running &= !(1 << k);
+                    } else if block.iter().all(|w| w.live == 0 || w.at_barrier) {
+                        // Everyone still running waits at the barrier (its timing is the
+                        // replay's); a `bar.red` hands out its result.
+                        syncs[k].release(block);
+                        for w in block.iter_mut().filter(|w| w.live != 0) {
+                            w.at_barrier = false;
+                        }
+                    }
+                }
             }
         }
     }
@@ -465,33 +540,6 @@ pub(crate) fn run_batch_on_sm(
     // instruction in the warp loop).
     st.counters.inst_executed += st.executed;
     st.work.warp_insts += st.executed;
-}
-
-/// One round of a block's warps: each warp that runs takes its turn ([`step::Ctx::run_warp`]:
-/// until it stalls on a load it issued ([`turns`]), waits at a barrier or exits), in warp
-/// order; a `bar.sync` that every running warp has reached then releases. The SM's resident
-/// blocks take their rounds in dispatch order, so its warps take turns oldest first.
-fn take_turns(ctx: &mut step::Ctx, warps: &mut [Warp]) -> Result<()> {
-    let mut live = false;
-    let mut waiting = true;
-    for w in warps.iter_mut() {
-        if w.live != 0 && !w.at_barrier {
-            ctx.run_warp(w)?;
-        }
-        if w.live != 0 {
-            live = true;
-            waiting &= w.at_barrier;
-        }
-    }
-    if live && waiting {
-        // Everyone still running waits at the barrier (its timing is the replay's); a
-        // `bar.red` hands out its result.
-        ctx.sync.release(warps);
-        for w in warps.iter_mut().filter(|w| w.live != 0) {
-            w.at_barrier = false;
-        }
-    }
-    Ok(())
 }
 
 /// Zeroes a block's shared memory `buf` (a few KiB) with plain 32-byte stores. `fill(0)` was a

@@ -16,6 +16,9 @@ pub struct Warp {
     pub live: u32,
     /// Waiting at `bar.sync`.
     pub at_barrier: bool,
+    /// Its last turn yielded with loads in flight ([`super::step::Ctx::yielded`]): the next
+    /// turn stalls where it needs their values.
+    pub loads_in_flight: bool,
     /// Warp instructions issued since the block started (what `%clock` reads: cycles are only
     /// known after the timing pass).
     pub clock: u32,
@@ -53,6 +56,7 @@ impl Warp {
             common_pc: 0,
             live: 0,
             at_barrier: false,
+            loads_in_flight: false,
             clock: 0,
             index: 0,
             local: vec![0; local_bytes as usize * 32],
@@ -110,6 +114,7 @@ impl Warp {
         self.converged = true;
         self.common_pc = 0;
         self.at_barrier = false;
+        self.loads_in_flight = false;
         self.clock = 0;
         self.desc_loaded = false;
         self.index = index;

@@ -97,6 +97,10 @@ pub fn run_with(
     for (st, kept) in sms.iter_mut().zip(scratch.sms.drain(..)) {
         st.adopt(kept);
     }
+    if let (true, Some(st)) = (launch.probe_order, sms.first_mut()) {
+        st.probe = Some(Default::default());
+        st.work.issued = Some(Vec::new());
+    }
     let mut counters = Counters::default();
     let mut budget = launch.max_warp_instructions;
     let (global, constant) = image.view();
@@ -372,6 +376,9 @@ pub fn run_with(
         scratch.pool = pool.leave();
     }
     for mut st in sms {
+        if let (Some(probe), Some(issued)) = (st.probe.take(), st.work.issued.take()) {
+            stats.order = crate::trace::order::agreement(&probe, &issued);
+        }
         scratch.sms.push(st.leave());
         counters.add(&st.counters);
         for (a, b) in stats.per_pc.iter_mut().zip(st.per_pc) {

@@ -37,6 +37,8 @@ pub mod replay;
 
 pub mod sched;
 
+pub mod pace;
+
 mod costs;
 mod maps;
 mod price;
@@ -46,6 +48,7 @@ mod work;
 
 pub use costs::{Costs, Unit};
 use maps::*;
+pub use pace::Pace;
 pub use price::{latency, price};
 use work::*;
 pub use work::{SectorMaps, SmWork, Starts};

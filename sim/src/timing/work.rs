@@ -41,6 +41,11 @@ impl Starts {
 /// Work done on one SM during a launch, for its throughput bounds.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SmWork {
+    /// Where the order of the functional pass is measured ([`crate::exec::Launch::probe_order`],
+    /// SM 0): per global or local access the replay issued, (wave, block, its index in the
+    /// block's [`crate::trace::BlockLog::mems`], issue cycle from the wave's start).
+    #[serde(skip)]
+    pub issued: Option<Vec<(u32, u64, u32, u32)>>,
     /// Warp instructions issued (PTX).
     pub warp_insts: u64,
     /// SASS warp instructions issued ([`sass`]): the issue bound's work.

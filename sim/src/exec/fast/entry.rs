@@ -418,6 +418,8 @@ mod tests {
             progress: None,
             sampling: crate::exec::Sampling::Full,
             paths: Default::default(),
+            order: Default::default(),
+            probe_order: false,
         }
     }
 

@@ -8,7 +8,7 @@ use super::decode::{DInst, Src, NO_REG};
 use super::fast::{AluForm, EntryOp, FlopKind, LoopEntry};
 use super::sm::Pass1;
 use super::trace::{BlockLog, Entry, Outcome, Served};
-use super::turns::{FENCE, LOADS, WAITS};
+use super::turns::{FENCE, LOADS, MEMORY, WAITS};
 use super::warp::Warp;
 use crate::error::{Error, Result};
 use crate::memory::system::SmCaches;
@@ -90,9 +90,17 @@ pub struct Ctx<'a> {
     pub turns: bool,
     /// The running warp's turn has ended.
     pub turn_over: bool,
-    /// The running warp has issued a load in this turn (with `turns`): its turn ends at its next
-    /// stall.
+    /// The running warp has issued a load in this turn or a turn it yielded (with `turns`): its
+    /// turn ends at its next stall.
     pub loaded: bool,
+    /// Instructions the turn may issue before it yields at a memory instruction: the cycles
+    /// until another warp is ready to issue ([`crate::timing::Pace::deadline`]; `usize::MAX`:
+    /// none), so that warps that issue at the same time have their accesses interleaved.
+    pub deadline: usize,
+    /// Entries of the running warp's stream when its turn began.
+    pub turn_start: usize,
+    /// The turn ended by yielding, not by a stall: the warp's loads are still in flight.
+    pub yielded: bool,
 }
 
 impl Ctx<'_> {
@@ -102,11 +110,28 @@ impl Ctx<'_> {
     /// instruction.
     pub fn run_warp(&mut self, w: &mut Warp) -> Result<()> {
         self.turn_over = false;
-        self.loaded = false;
+        self.yielded = false;
+        self.loaded = w.loads_in_flight;
+        self.turn_start = self.log.warps[w.index as usize].len();
         while w.live != 0 && !w.at_barrier && !self.turn_over {
             self.step(w)?;
         }
+        w.loads_in_flight = self.yielded && self.loaded;
         Ok(())
+    }
+
+    /// Whether the turn yields before a memory instruction (`flags`, [`super::turns::MEMORY`])
+    /// that would be the stream's entry `entries`: it issued at least one instruction and has
+    /// reached its [`Ctx::deadline`]. Sets [`Ctx::yielded`] and ends the turn when it does.
+    #[inline(always)]
+    pub(super) fn yields(&mut self, flags: u8, entries: usize) -> bool {
+        let issued = entries.wrapping_sub(self.turn_start);
+        let y = flags & MEMORY != 0 && issued != 0 && issued >= self.deadline;
+        if y {
+            self.yielded = true;
+            self.turn_over = true;
+        }
+        y
     }
 
     /// Executes warp instructions of `w`: a converged warp's run of pre-decoded instructions
@@ -152,9 +177,13 @@ impl Ctx<'_> {
             w.live &= !mask;
             return Ok(());
         };
-        if self.loaded && self.pass.turn_flags[pc as usize] & WAITS != 0 {
+        let turn = self.pass.turn_flags[pc as usize];
+        if self.loaded && turn & WAITS != 0 {
             // It needs a value the warp's turn loaded: the warp stalls before it.
             self.turn_over = true;
+            return Ok(());
+        }
+        if self.yields(turn, self.log.warps[w.index as usize].len()) {
             return Ok(());
         }
         if *self.budget == 0 {

@@ -111,7 +111,9 @@ impl Ctx<'_> {
                     match p.op {
                         EntryOp::Mem(ref plan) => {
                             let turn = self.pass.turn_flags[pc as usize];
-                            if self.loaded && turn & WAITS != 0 {
+                            if self.loaded && turn & WAITS != 0
+                                || self.yields(turn, base + (pc - a) as usize)
+                            {
                                 stop = (pc, SegmentEnd::Turn);
                                 break;
                             }
@@ -324,6 +326,9 @@ impl Ctx<'_> {
             self.turn_over = true;
             return Ok(());
         }
+        if self.yields(turn, self.log.warps[w.index as usize].len()) {
+            return Ok(());
+        }
         self.loaded |= self.turns && turn & LOADS != 0;
         let inst = &self.pass.launch.program.insts[pc as usize];
         *self.budget -= 1;
@@ -421,8 +426,8 @@ pub(super) enum SegmentEnd {
     Mem(u32),
     /// At a branch that diverges (for the general path), or after the warp's exit.
     Left,
-    /// Before a word access that needs a value the warp's turn loaded, or after a branch that
-    /// ends the turn: the turn is over ([`super::turns`]).
+    /// Before a word access that needs a value the warp's turn loaded or that the turn yields
+    /// at, or after a branch that ends the turn: the turn is over ([`super::turns`]).
     Turn,
 }
 

@@ -235,6 +235,9 @@ pub(super) fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWor
         }
     };
     if let Lat::Access(i) = Lat::of(lat) {
+        if let Some(v) = work.issued.as_mut() {
+            v.push((log.wave as u32, log.block, i as u32, work.now));
+        }
         let m = log.mems[i];
         let l = request(m.lat, work);
         let sectors = &log.sectors[m.start as usize..m.end as usize];
