@@ -187,14 +187,14 @@ mod tests {
              exit;",
         );
         let f = flags(&p, |_| false);
-        // ld.param: neither loads (for turns) nor waits.
+        // ld.param: neither loads (for turns) nor waits, nor is it a memory instruction.
         assert_eq!(f[0], 0);
-        assert_eq!(f[1], LOADS);
-        assert_eq!(f[2], LOADS);
+        assert_eq!(f[1], LOADS | MEMORY);
+        assert_eq!(f[2], LOADS | MEMORY);
         assert_eq!(f[3], 0, "an ALU instruction never waits");
-        assert_eq!(f[5], LOADS | WAITS, "its address comes from %r1");
-        assert_eq!(f[6], WAITS, "its value is a loaded one");
-        assert_eq!(f[7], 0);
+        assert_eq!(f[5], LOADS | WAITS | MEMORY, "its address comes from %r1");
+        assert_eq!(f[6], WAITS | MEMORY, "its value is a loaded one");
+        assert_eq!(f[7], MEMORY);
     }
 
     #[test]
@@ -209,8 +209,8 @@ mod tests {
              exit;",
         );
         let f = flags(&p, |_| false);
-        assert_eq!(f[1], LOADS);
-        assert_eq!(f[3], 0, "the branch target starts a new block");
+        assert_eq!(f[1], LOADS | MEMORY);
+        assert_eq!(f[3], MEMORY, "the branch target starts a new block");
         assert_eq!(f[5], FENCE);
         assert_eq!(
             flags(&p, |pc| pc == 5)[5],
