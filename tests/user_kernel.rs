@@ -289,8 +289,8 @@ fn the_cli_runs_a_cu_workload_and_says_what_a_missing_compiler_takes() {
             String::from_utf8_lossy(&out.stderr)
         );
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let m = &json["launches"][0]["metrics"];
-        assert_eq!(m["smsp__sass_inst_executed_op_shared_atom.sum"], 8192.0);
+        let m = &json["workloads"][0]["launches"][0]["metrics"];
+        assert_eq!(m["smsp__sass_inst_executed_op_shared_atom.sum"], 8192);
     }
     // An unknown compiler is a usage error, on the command line or in the environment.
     let out = sim_cli(&[&args[..], &["--compiler", "nvcc"]].concat(), &[], false);
