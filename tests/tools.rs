@@ -335,6 +335,20 @@ fn configs_resolve_by_name_and_are_listed() {
         "the same text"
     );
     assert_eq!(by_path["config_bundled"], false);
+    // The convention of `validate compare W --config C` works here too.
+    let as_option = [
+        "run",
+        "pseudo_random",
+        "--config",
+        "rtx3090",
+        "--set",
+        "n=8192",
+    ];
+    let as_option = sim(&[&as_option[..], &["--format", "json"]].concat())
+        .success()
+        .json();
+    assert_eq!(as_option["workloads"], by_name["workloads"]);
+    sim(&["run", "pseudo_random"]).one_error(&["needs a config and at least one workload"]);
     sim(&["run", "h300", "pseudo_random"]).one_error(&[
         "config `h300`",
         "no bundled config",

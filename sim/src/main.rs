@@ -35,7 +35,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run workloads on a GPU config and print what their memory accesses cost
-    #[command(after_help = "Examples:\n  sim run rtx3090 pseudo_random\n  \
+    #[command(
+        override_usage = "sim run [OPTIONS] CONFIG WORKLOAD...\n       \
+sim run [OPTIONS] --config CONFIG WORKLOAD...   (as `validate compare WORKLOAD... --config CONFIG`)",
+        after_help = "Examples:\n  sim run rtx3090 pseudo_random\n  \
 sim run rtx3090 one_access_per_block one_access_per_warp one_access_per_thread pseudo_random\n  \
 sim run configs/h200.toml pseudo_random --set n=128000 --format json -o pr.json\n  \
 sim run h200 reduce transpose --format csv --metrics regex:^dram__ --metrics smsp__inst_executed.sum\n  \
@@ -49,15 +52,18 @@ its `launches` and their `metrics` keyed by Nsight Compute names; counts are int
 --format csv prints one row per launch with the metric names as columns and their units in the \
 second row, as `ncu --csv --page raw --print-units base` does. When one workload of several \
 fails, the others are still reported, the failure is listed (JSON `failures`) and the exit code \
-is 2. Try: sim run rtx3090 pseudo_random --format json | jq '.workloads[].launches[].metrics'")]
+is 2. Try: sim run rtx3090 pseudo_random --format json | jq '.workloads[].launches[].metrics'"
+    )]
     Run {
-        /// GPU config: a bundled name (rtx3090, h200, ...: `sim list --configs`) or a path to a
-        /// config file (configs/rtx3090.toml). A name is the copy built into this binary
-        #[arg(value_name = "CONFIG")]
-        config: String,
-        /// Bundled workload names (see `sim list`) or paths to workload files
-        #[arg(required = true, value_name = "WORKLOAD")]
-        workloads: Vec<String>,
+        /// The GPU config, then the workloads. CONFIG: a bundled name (rtx3090, h200, ...:
+        /// `sim list --configs`; the copy built into this binary) or a path to a config file
+        /// (configs/rtx3090.toml). WORKLOAD: a bundled name (`sim list`) or a path to a workload
+        /// file. With --config, every argument is a workload
+        #[arg(required = true, value_name = "CONFIG|WORKLOAD")]
+        positional: Vec<String>,
+        /// The GPU config as an option, as `validate` takes it; then every argument is a workload
+        #[arg(long = "config", value_name = "CONFIG")]
+        config: Option<String>,
         /// Override a workload parameter, e.g. --set n=128000 (repeatable)
         #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
         sets: Vec<(String, i64)>,
@@ -296,8 +302,8 @@ fn real_main() -> Result<()> {
         }
         Command::List { configs, metrics } => list(&mut out, configs, metrics),
         Command::Run {
+            positional,
             config,
-            workloads,
             sets,
             format,
             metrics,
@@ -320,6 +326,14 @@ fn real_main() -> Result<()> {
                     .context("starting the simulation threads")?;
             }
             let selection = Selection::parse(&metrics).map_err(anyhow::Error::msg)?;
+            let (config, workloads) = match config {
+                Some(c) => (c, positional),
+                None if positional.len() >= 2 => (positional[0].clone(), positional[1..].to_vec()),
+                None => bail!(
+                    "sim run needs a config and at least one workload: `sim run CONFIG WORKLOAD...` \
+(configs: `sim list --configs`; workloads: `sim list`)"
+                ),
+            };
             let found = find(&config)?;
             // Every workload is read before any runs: a typo costs no simulation.
             let mut resolved = vec![];
