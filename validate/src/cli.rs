@@ -71,7 +71,8 @@ the same PTX with the same inputs, once per launch in order on fresh buffers, an
 buffers are compared with the simulator's after each launch (integers bit for bit, floats within \
 relative 1e-5 + absolute 1e-6). Then each launch is timed with CUDA events: --warmup launches, \
 then --repeat launches each alone between two events (median, p10-p90, min, max), then --repeat \
-launches back to back between two events (their mean: workloads.md's convention). When ncu \
+launches back to back between two events (their mean per launch: the convention of the \
+add_constant study the bundled workloads come from, 100 warm-ups then 100 timed launches). When ncu \
 (Nsight Compute) is on PATH or given with --ncu, validate re-runs itself under `ncu --csv \
 --clock-control none --metrics <every metric the simulator predicts>` and compares each counter \
 (ncu flushes caches before each pass: cold, like the prediction).\n\n\
