@@ -433,3 +433,78 @@ fn floor_division_in_a_grid_is_an_error_naming_the_key() {
     ]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Before: the workload format was documented only outside the repository. The reference names
+/// every key the parser accepts and every initializer, and its complete example parses.
+#[test]
+fn the_workload_format_reference_is_complete() {
+    let doc = std::fs::read_to_string(root().join("docs/workload-format.md")).unwrap();
+    let keys = [
+        "name",
+        "description",
+        "ptx",
+        "cuda",
+        "[params]",
+        "[[buffer]]",
+        "[[constant]]",
+        "[[launch]]",
+        "type",
+        "count",
+        "init",
+        "output",
+        "symbol",
+        "label",
+        "kernel",
+        "grid",
+        "block",
+        "shared_bytes",
+        "args",
+        "bank_mode",
+        "dlcm",
+        "registers",
+    ];
+    for k in keys {
+        assert!(
+            doc.contains(&format!("| `{k}` |")),
+            "docs/workload-format.md: no row for `{k}`"
+        );
+    }
+    for init in [
+        "zeros",
+        "iota",
+        "value:V",
+        "random:SEED",
+        "random:SEED:LO:HI",
+        "file:PATH",
+    ] {
+        assert!(
+            doc.contains(&format!("| `{init}` |")),
+            "no row for init `{init}`"
+        );
+    }
+    for f in sim::workload::expr::FUNCTIONS {
+        assert!(
+            doc.contains(&format!("`{f}(a, b)`")),
+            "expression function {f}"
+        );
+    }
+    let example = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a complete example");
+    let w = sim::workload::Workload::from_toml_str(
+        example,
+        sim::workload::Source::Bundled("pseudo_random.toml".into()),
+    )
+    .unwrap();
+    assert_eq!(w.launches.len(), 2);
+    // It is the bundled pseudo_random, so it runs.
+    let cfg = sim::config::find::find("rtx3090").unwrap().config;
+    let opts = sim::run::Options {
+        sets: vec![("n".into(), 4096)],
+        ..Default::default()
+    };
+    let run = sim::run::run_workload(&cfg, &w, &opts).unwrap();
+    assert_eq!(run.launches.len(), 2);
+}
