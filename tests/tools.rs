@@ -508,3 +508,57 @@ fn the_workload_format_reference_is_complete() {
     let run = sim::run::run_workload(&cfg, &w, &opts).unwrap();
     assert_eq!(run.launches.len(), 2);
 }
+
+/// Before: `file:` took raw bytes only, so a NumPy array saved with `numpy.save` put its header
+/// into the buffer. Now the header is checked against the buffer and skipped.
+#[test]
+fn a_npy_array_initializes_a_buffer() {
+    let dir = temp_dir("npy");
+    // What numpy.save(np.arange(1000, dtype='<i4') * 3) writes: a version 1.0 header padded to
+    // 64 bytes, then the elements.
+    let mut header = "{'descr': '<i4', 'fortran_order': False, 'shape': (1000,), }".to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    file.extend((header.len() as u16).to_le_bytes());
+    file.extend(header.as_bytes());
+    file.extend((0..1000i32).flat_map(|v| (3 * v).to_le_bytes()));
+    std::fs::write(dir.join("src.npy"), &file).unwrap();
+    let w = std::fs::read_to_string(root().join("tests/fixtures/add_one.toml")).unwrap();
+    let w = w.replacen("init = \"iota\"", "init = \"file:src.npy\"", 1);
+    std::fs::write(dir.join("add_one.toml"), &w).unwrap();
+    std::fs::copy(
+        root().join("tests/fixtures/add_one.ptx"),
+        dir.join("add_one.ptx"),
+    )
+    .unwrap();
+    let p = dir.join("add_one.toml");
+    let workload = sim::workload::Workload::resolve(p.to_str().unwrap()).unwrap();
+    let cfg = sim::config::find::find("rtx3090").unwrap().config;
+    let opts = sim::run::Options {
+        keep_outputs: true,
+        ..Default::default()
+    };
+    let run = sim::run::run_workload(&cfg, &workload, &opts).unwrap();
+    let (_, dst) = run.launches[0]
+        .outputs
+        .iter()
+        .find(|(n, _)| n == "dst")
+        .expect("dst");
+    let dst: Vec<i32> = dst
+        .chunks(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(dst, (0..1000).map(|v| 3 * v + 1).collect::<Vec<_>>());
+    // A dtype that is not the buffer's is an error naming the key, not a reinterpretation.
+    let w = w.replacen("type = \"i32\"", "type = \"f32\"", 1);
+    std::fs::write(dir.join("add_one.toml"), w).unwrap();
+    sim(&["run", "rtx3090", p.to_str().unwrap()]).one_error(&[
+        "buffer[0].init",
+        "dtype is '<i4'",
+        "needs '<f4'",
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

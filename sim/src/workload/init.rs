@@ -1,5 +1,5 @@
 //! Buffer and constant initialisers: `zeros`, `iota`, `value:V`, `random:SEED`,
-//! `random:SEED:LO:HI`, `file:PATH`.
+//! `random:SEED:LO:HI`, `file:PATH` (raw little-endian bytes, or a NumPy `.npy` array).
 //!
 //! `random:SEED` draws from SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number
 //! generators", OOPSLA 2014), the same sequence on every machine: integers uniform over the
@@ -234,6 +234,12 @@ pub fn build(
             }
         }
         "file" => {
+            // A .npy array: its header is checked against the buffer and skipped (workload::npy).
+            let head = read_file(arg, 12)?;
+            if super::npy::is_npy(&head) || arg.ends_with(".npy") {
+                out.extend_from_slice(&super::npy::read(spec, arg, elem, count, read_file)?);
+                return Ok(out);
+            }
             let data = read_file(arg, n as u64)?;
             if data.len() < n {
                 return Err(format!(
