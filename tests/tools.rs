@@ -517,7 +517,7 @@ fn a_npy_array_initializes_a_buffer() {
     // What numpy.save(np.arange(1000, dtype='<i4') * 3) writes: a version 1.0 header padded to
     // 64 bytes, then the elements.
     let mut header = "{'descr': '<i4', 'fortran_order': False, 'shape': (1000,), }".to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');
