@@ -52,7 +52,9 @@ its `launches` and their `metrics` keyed by Nsight Compute names; counts are int
 --format csv prints one row per launch with the metric names as columns and their units in the \
 second row, as `ncu --csv --page raw --print-units base` does. When one workload of several \
 fails, the others are still reported, the failure is listed (JSON `failures`) and the exit code \
-is 2. Try: sim run rtx3090 pseudo_random --format json | jq '.workloads[].launches[].metrics'"
+is 2. Try: sim run rtx3090 pseudo_random --format json | jq '.workloads[].launches[].metrics'\n\n\
+Reference: docs/report-format.md (every JSON key and CSV column), docs/workload-format.md (workload \
+files: keys, initializers, expressions)."
     )]
     Run {
         /// The GPU config, then the workloads. CONFIG: a bundled name (rtx3090, h200, ...:
