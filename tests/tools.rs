@@ -195,6 +195,11 @@ fn json_counts_are_integers_and_every_launch_has_the_same_keys() {
     let text = std::fs::read(root().join("configs/rtx3090.toml")).unwrap();
     assert_eq!(doc["config_sha256"], sim::config::find::sha256_hex(&text));
     assert_eq!(doc["failures"], serde_json::json!([]));
+    assert_eq!(doc["workloads"][0]["ptx"], "kernels/ptx/add_constant.ptx");
+    assert!(
+        doc["workloads"][0]["compiled"].is_null(),
+        "bundled PTX, not compiled"
+    );
     let mut shapes = std::collections::BTreeSet::new();
     for w in doc["workloads"].as_array().unwrap() {
         for l in w["launches"].as_array().unwrap() {

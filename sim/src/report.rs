@@ -398,6 +398,12 @@ fn table_text(cfg: &GpuConfig, run: &WorkloadRun) -> String {
     if !run.description.is_empty() {
         out.push_str(&format!("{}\n", run.description));
     }
+    if let Some(c) = &run.compiled {
+        out.push_str(&format!(
+            "PTX compiled from {} by {} for {}\n",
+            c.source, c.compiler, c.arch
+        ));
+    }
     out.push_str(&render(rows, 1));
     out.push('\n');
     let find = |label: &str| run.launches.iter().find(|l| l.label == label);

@@ -7,6 +7,7 @@
 //!  "config_sha256": "9f2c...", "gpu": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6",
 //!  "units": {"gpu__time_duration.sum": "nsecond", "dram__bytes_read.sum": "byte", "...": ""},
 //!  "workloads": [{"workload": "pseudo_random", "description": "...", "params": {"n": 12800000},
+//!    "ptx": "kernels/ptx/add_constant.ptx", "compiled": null,
 //!    "launches": [{"label": "constant", "kernel": "add_constant_constant_memory",
 //!      "grid": [12500, 1, 1], "block": [1024, 1, 1],
 //!      "metrics": {"gpu__time_duration.sum": 1290000.5, "idc__requests.sum": 12800000, "...": 0},
@@ -19,6 +20,8 @@
 //! all of [`BOUNDS`], 0 for a unit the launch never used; `sampling` is `null` for a launch run in
 //! full); counts are JSON integers, only `gpu__time_duration.sum` (ns) is a real number; `metrics`
 //! holds the metrics `--metrics` selects (all by default), with their units in `units`. A
+//! workload compiled from CUDA (`cuda = "k.cu"`) says by what in `compiled`: `{"source",
+//! "compiler", "arch"}` (`"NVRTC 12.9"`, `"sm_90"`); `null` for PTX from a file. A
 //! workload that fails is listed in `failures` while the others are still reported (and the
 //! command exits with code 2). `schema_version` grows when a key changes meaning or goes away;
 //! version 1 is the first versioned layout (before it, one workload was an object and several an
@@ -87,6 +90,8 @@ pub fn workload(run: &WorkloadRun, sel: &Selection, per_instruction: bool) -> Va
         "workload": run.workload,
         "description": run.description,
         "params": run.params,
+        "ptx": run.ptx,
+        "compiled": run.compiled,
         "launches": run
             .launches
             .iter()
