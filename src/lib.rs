@@ -50,6 +50,40 @@ pub fn workloads() -> Vec<Workload> {
         .collect()
 }
 
+/// The git commit these files were built from (`git rev-parse HEAD` at build time), if the
+/// build ran inside a git checkout.
+pub fn git_commit() -> Option<&'static str> {
+    generated::GIT_COMMIT
+}
+
+/// A bundled GPU config (`configs/<name>.toml` of the source tree this crate was built from).
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// The name users type (`rtx3090`): the file name without `.toml`.
+    pub name: &'static str,
+    /// Its path in the source tree (`configs/rtx3090.toml`).
+    pub path: &'static str,
+    /// The TOML text.
+    pub toml: &'static str,
+}
+
+/// The bundled GPU configs, sorted by name.
+///
+/// ```
+/// assert!(gpumemsim::configs().iter().any(|c| c.name == "rtx3090" && c.path == "configs/rtx3090.toml"));
+/// ```
+pub fn configs() -> Vec<Config> {
+    generated::CONFIGS
+        .iter()
+        .map(|&(name, path, toml)| Config { name, path, toml })
+        .collect()
+}
+
+/// The bundled config called `name`, if any.
+pub fn config(name: &str) -> Option<Config> {
+    configs().into_iter().find(|c| c.name == name)
+}
+
 /// The bundled workload called `name`, if any.
 pub fn workload(name: &str) -> Option<Workload> {
     workloads().into_iter().find(|w| w.name == name)

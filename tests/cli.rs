@@ -119,6 +119,17 @@ impl Outcome {
             .unwrap_or_else(|e| panic!("expected JSON on stdout ({e})\n{self}"))
     }
 
+    /// The one workload of the JSON document on stdout (`workloads[0]`), asserting that the
+    /// document holds exactly one.
+    fn workload(&self) -> Value {
+        let doc = self.json();
+        let list = doc["workloads"]
+            .as_array()
+            .unwrap_or_else(|| panic!("expected a list `workloads`\n{self}"));
+        assert_eq!(list.len(), 1, "expected one workload\n{self}");
+        list[0].clone()
+    }
+
     /// Asserts the error contract: exit code 2, nothing on stdout, exactly one stderr line that
     /// starts with `error:` and contains every one of `needles`, and no panic.
     fn fails_with(&self, needles: &[&str]) {
@@ -469,14 +480,28 @@ fn main_job_json_has_the_contract_keys_and_the_exact_counts() {
         "json",
     ])
     .success();
-    let doc = out.json();
-    for key in ["config", "gpu", "workload", "params", "launches"] {
+    let top = out.json();
+    for key in [
+        "schema_version",
+        "tool",
+        "config",
+        "config_sha256",
+        "gpu",
+        "workloads",
+    ] {
         assert!(
-            doc.get(key).is_some(),
-            "expected the key `{key}` in the JSON\n{doc:#}"
+            top.get(key).is_some(),
+            "expected the key `{key}` in the JSON\n{top:#}"
         );
     }
-    assert_eq!(doc["config"], "configs/rtx3090.toml");
+    assert_eq!(top["config"], "configs/rtx3090.toml");
+    let doc = out.workload();
+    for key in ["workload", "params", "launches"] {
+        assert!(
+            doc.get(key).is_some(),
+            "expected the key `{key}` in the workload\n{doc:#}"
+        );
+    }
     assert_eq!(doc["workload"], "pseudo_random");
     assert_eq!(doc["params"]["n"], 128_000);
     let launches = doc["launches"]
@@ -620,10 +645,10 @@ fn set_n_is_reported_in_the_json_params() {
         "json",
     ])
     .success();
-    let doc = out.json();
+    let doc = out.workload();
     assert_eq!(doc["params"]["n"], 128_000, "params.n\n{doc:#}");
     assert_eq!(
-        doc["gpu"].as_str().map(|g| g.contains("H200")),
+        out.json()["gpu"].as_str().map(|g| g.contains("H200")),
         Some(true),
         "gpu names the H200\n{doc:#}"
     );
@@ -635,7 +660,7 @@ fn set_n_is_reported_in_the_json_params() {
 }
 
 #[test]
-fn two_workloads_give_a_json_array_of_two_documents() {
+fn two_workloads_give_one_json_document_listing_both() {
     let out = sim(&[
         "run",
         "configs/rtx3090.toml",
@@ -648,14 +673,14 @@ fn two_workloads_give_a_json_array_of_two_documents() {
     ])
     .success();
     let doc = out.json();
-    let docs = doc
+    let docs = doc["workloads"]
         .as_array()
-        .unwrap_or_else(|| panic!("expected a JSON array\n{doc:#}"));
+        .unwrap_or_else(|| panic!("expected a list `workloads`\n{doc:#}"));
     let names: Vec<&Value> = docs.iter().map(|d| &d["workload"]).collect();
     assert_eq!(
         names,
         ["one_access_per_block", "one_access_per_warp"],
-        "one document per workload, in order"
+        "one entry per workload, in order"
     );
     for d in docs {
         assert_eq!(
@@ -680,7 +705,7 @@ fn launch_selects_one_launch_and_warm_and_per_instruction_are_accepted() {
         "json",
     ])
     .success();
-    let labels: Vec<Value> = only.json()["launches"]
+    let labels: Vec<Value> = only.workload()["launches"]
         .as_array()
         .expect("launches")
         .iter()
@@ -746,7 +771,7 @@ fn warm_launches_keep_l2_but_start_with_empty_l1s() {
             args.push("--warm");
         }
         let out = sim(&args).success();
-        out.json()["launches"][0]["metrics"].clone()
+        out.workload()["launches"][0]["metrics"].clone()
     };
     let (cold, warm) = (metrics(false), metrics(true));
     let m = |v: &Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"));
@@ -861,10 +886,10 @@ fn registers_per_thread_are_reported_and_can_be_given() {
         "--ptxas",
         "off",
     ];
-    let estimated = sim(&args).success().json();
+    let estimated = sim(&args).success().workload();
     let given = sim(&[&args[..], &["--registers", "64"]].concat())
         .success()
-        .json();
+        .workload();
     for (doc, source) in [(&estimated, "estimated"), (&given, "given")] {
         for l in doc["launches"].as_array().expect("launches") {
             assert_eq!(l["registers_per_thread_source"], source, "{l:#}");
@@ -1123,7 +1148,7 @@ fn sampled_launches_extrapolate_exact_per_wave_counts_and_say_so() {
         "full",
     ])
     .success()
-    .json();
+    .workload();
     let sampled = sim(&[
         "run",
         "configs/rtx3090.toml",
@@ -1136,7 +1161,7 @@ fn sampled_launches_extrapolate_exact_per_wave_counts_and_say_so() {
         "4",
     ])
     .success()
-    .json();
+    .workload();
     for (f, s) in full["launches"]
         .as_array()
         .unwrap()
@@ -1196,7 +1221,7 @@ fn sampled_launches_extrapolate_the_atomic_and_reduction_counters() {
             sample,
         ])
         .success()
-        .json();
+        .workload();
         v["launches"][0].clone()
     };
     let (full, sampled) = (run("full"), run("8"));

@@ -120,10 +120,13 @@ fn ceil_div_overflow_is_an_error_naming_the_key() {
     let p = grid("ceildiv2", "ceil_div(9223372036854775807, 2)");
     run(&p).fails_with(&["launch[0].grid[0]", "= 4611686018427387904, allowed: 1 to"]);
     let p = grid("mul", "9223372036854775807 * 3");
-    run(&p).fails_with(&["launch[0].grid[0]", "Error multiplying"]);
+    run(&p).fails_with(&[
+        "launch[0].grid[0]",
+        "9223372036854775807 * 3 overflows 64 bits",
+    ]);
 }
 
-/// evalexpr recurses over its tree: these overflowed the main thread's 8 MiB stack.
+/// The expression parser recurses: with evalexpr these overflowed the main thread's 8 MiB stack.
 #[test]
 fn long_and_deeply_nested_expressions_are_errors() {
     let long = vec!["1"; 40_000].join("+");

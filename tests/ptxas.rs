@@ -385,10 +385,10 @@ fn the_cli_reports_ptxas_counts_and_a_second_process_reads_the_cache() {
     let with = [&args[..], &["--ptxas", ptxas]].concat();
     for _ in 0..2 {
         let doc = sim_json(&with, &[("GPUMEMSIM_CACHE_DIR", &cache)]);
-        let l = &doc["launches"][0];
+        let l = &doc["workloads"][0]["launches"][0];
         assert_eq!(l["registers_per_thread_source"], "ptxas", "{l:#}");
         assert_eq!(l["registers_per_thread_from"], "ptxas 12.9 sm_90", "{l:#}");
-        assert_eq!(l["metrics"]["launch__registers_per_thread"], 24.0, "{l:#}");
+        assert_eq!(l["metrics"]["launch__registers_per_thread"], 24, "{l:#}");
     }
     assert_eq!(fake.calls(), 1, "the second run read the cache");
     let logs = std::fs::read_dir(cache.join("ptxas")).unwrap().count();
@@ -397,12 +397,12 @@ fn the_cli_reports_ptxas_counts_and_a_second_process_reads_the_cache() {
     let off = sim_json(&[&args[..], &["--ptxas", "off"]].concat(), &[]);
     let env = sim_json(&args, &[("GPUMEMSIM_PTXAS", Path::new("off"))]);
     for doc in [off, env] {
-        let l = &doc["launches"][0];
+        let l = &doc["workloads"][0]["launches"][0];
         assert_eq!(l["registers_per_thread_source"], "estimated", "{l:#}");
         assert_eq!(l["registers_per_thread_from"], "estimated from the PTX");
         // The estimate's 7, reported as the H200 allocates them: at least 16
         // (configs/h200.toml, sm.min_registers_per_thread).
-        assert_eq!(l["metrics"]["launch__registers_per_thread"], 16.0, "{l:#}");
+        assert_eq!(l["metrics"]["launch__registers_per_thread"], 16, "{l:#}");
     }
     assert_eq!(fake.calls(), 1);
 }

@@ -289,8 +289,17 @@ fn the_cli_runs_a_cu_workload_and_says_what_a_missing_compiler_takes() {
             String::from_utf8_lossy(&out.stderr)
         );
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let m = &json["launches"][0]["metrics"];
-        assert_eq!(m["smsp__sass_inst_executed_op_shared_atom.sum"], 8192.0);
+        let m = &json["workloads"][0]["launches"][0]["metrics"];
+        assert_eq!(m["smsp__sass_inst_executed_op_shared_atom.sum"], 8192);
+        // Issue 42: `sim run` never said which compiler compiled the kernel.
+        let c = &json["workloads"][0]["compiled"];
+        let by = c["compiler"].as_str().unwrap_or_default();
+        assert!(by.starts_with("NVRTC ") || by.starts_with("clang "), "{c}");
+        assert_eq!(c["arch"], "sm_90", "{c}");
+        assert!(
+            c["source"].as_str().unwrap().ends_with("histogram.cu"),
+            "{c}"
+        );
     }
     // An unknown compiler is a usage error, on the command line or in the environment.
     let out = sim_cli(&[&args[..], &["--compiler", "nvcc"]].concat(), &[], false);

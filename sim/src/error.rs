@@ -55,6 +55,14 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A config argument that is neither an existing file nor a bundled config's name.
+    #[error("config `{name}`: {message}")]
+    UnknownConfig {
+        /// What the user typed.
+        name: String,
+        /// Why it is not a config, and the bundled names.
+        message: String,
+    },
     /// A workload name that is neither bundled nor an existing file.
     #[error("unknown workload `{name}`: not a bundled workload ({known}) and no such file")]
     UnknownWorkload {

@@ -61,6 +61,7 @@ pub mod exec;
 pub mod files;
 pub mod memory;
 pub mod metrics;
+pub mod output;
 pub mod pipeline;
 pub mod ptx;
 pub mod report;

@@ -3,9 +3,9 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use sim::compile::Compiler;
-use sim::config::GpuConfig;
-use sim::report;
-use sim::run::{run_workload, Options};
+use sim::config::find::{find, FoundConfig};
+use sim::report::{self, select::Selection};
+use sim::run::{run_workload, Options, WorkloadRun};
 use sim::workload::{parse_set, Workload};
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 with divergence), models the constant cache (broadcast vs serialized per distinct address), global memory \
 (coalescing into 32-byte sectors, L1, L2, DRAM), and predicts the time on the GPU a config file describes. \
 Counters are named after the Nsight Compute metrics they predict.",
-    after_help = "Examples:\n  sim run configs/rtx3090.toml pseudo_random\n  sim run configs/h200.toml one_access_per_thread --set n=128000 --format json\n  sim list"
+    after_help = "Examples:\n  sim run rtx3090 pseudo_random\n  sim run configs/h200.toml one_access_per_thread --set n=128000 --format json\n  sim list\n  sim list --configs"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -36,26 +36,55 @@ struct Cli {
 enum Command {
     /// Run workloads on a GPU config and print what their memory accesses cost
     #[command(
-        after_help = "Examples:\n  sim run configs/rtx3090.toml pseudo_random\n  \
-sim run configs/rtx3090.toml one_access_per_block one_access_per_warp one_access_per_thread pseudo_random\n  \
-sim run configs/h200.toml pseudo_random --set n=128000 --format json\n  \
-sim run configs/rtx3090.toml path/to/my_workload.toml --per-instruction\n\n\
+        override_usage = "sim run [OPTIONS] CONFIG WORKLOAD...\n       \
+sim run [OPTIONS] --config CONFIG WORKLOAD...   (as `validate compare WORKLOAD... --config CONFIG`)",
+        after_help = "Examples:\n  sim run rtx3090 pseudo_random\n  \
+sim run rtx3090 one_access_per_block one_access_per_warp one_access_per_thread pseudo_random\n  \
+sim run configs/h200.toml pseudo_random --set n=128000 --format json -o pr.json\n  \
+sim run h200 reduce transpose --format csv --metrics regex:^dram__ --metrics smsp__inst_executed.sum\n  \
+sim run rtx3090 path/to/my_workload.toml --per-instruction\n\n\
 Reading the table: `const req/LDC` is the number of distinct addresses per warp-level constant load \
 (1 = broadcast; 32 = fully serialized); `ld sectors/req` the 32-byte sectors per global load request (4 = a \
-coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds each launch."
+coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds each launch.\n\n\
+For programs: --format json prints one object with `schema_version`, the tool's version and git \
+commit, the config's path and SHA-256, and a `workloads` list (one entry per workload, each with \
+its `launches` and their `metrics` keyed by Nsight Compute names; counts are integers). \
+--format csv prints one row per launch with the metric names as columns and their units in the \
+second row, as `ncu --csv --page raw --print-units base` does. When one workload of several \
+fails, the others are still reported, the failure is listed (JSON `failures`) and the exit code \
+is 2. Try: sim run rtx3090 pseudo_random --format json | jq '.workloads[].launches[].metrics'\n\n\
+Reference: docs/report-format.md (every JSON key and CSV column), docs/workload-format.md (workload \
+files: keys, initializers, expressions)."
     )]
     Run {
-        /// GPU description (TOML), e.g. configs/rtx3090.toml
-        config: PathBuf,
-        /// Bundled workload names (see `sim list`) or paths to workload files
-        #[arg(required = true)]
-        workloads: Vec<String>,
+        /// The GPU config, then the workloads. CONFIG: a bundled name (rtx3090, h200, ...:
+        /// `sim list --configs`; the copy built into this binary) or a path to a config file
+        /// (configs/rtx3090.toml). WORKLOAD: a bundled name (`sim list`) or a path to a workload
+        /// file. With --config, every argument is a workload
+        #[arg(required = true, value_name = "CONFIG|WORKLOAD")]
+        positional: Vec<String>,
+        /// The GPU config as an option, as `validate` takes it; then every argument is a workload
+        #[arg(long = "config", value_name = "CONFIG")]
+        config: Option<String>,
         /// Override a workload parameter, e.g. --set n=128000 (repeatable)
         #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
         sets: Vec<(String, i64)>,
-        /// Output format: a table for people, or JSON keyed by Nsight Compute metric names
+        /// Output format: a table for people; JSON (one object) or CSV (one row per launch),
+        /// keyed by Nsight Compute metric names, for programs
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// Report only these metrics, as ncu's --metrics: comma-separated names, or
+        /// `regex:EXPR` for every metric the expression matches somewhere (`^...$`: the whole
+        /// name). Repeatable; `sim list --metrics` lists the names
+        #[arg(long = "metrics", value_name = "NAMES|regex:EXPR")]
+        metrics: Vec<String>,
+        /// Write the report to FILE instead of standard output (any format). An existing file
+        /// is refused unless --force; an input of the run is always refused
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Replace an existing --out file
+        #[arg(long, requires = "out")]
+        force: bool,
         /// Run each launch twice and report the second (back-to-back timing): L2 keeps what the
         /// first left, every SM's L1 and nearest constant cache start empty, as on an H200
         #[arg(long)]
@@ -116,15 +145,28 @@ apt-get install clang-19 (no CUDA needed; CUDA math library functions are not av
         #[arg(long, value_name = "COMPILER")]
         compiler: Option<Compiler>,
     },
-    /// List the bundled workloads, one line each
-    #[command(after_help = "Example:\n  sim list")]
-    List,
+    /// List the bundled workloads, one line each (or the configs, or the metrics)
+    #[command(after_help = "Examples:\n  sim list\n  sim list --configs\n  sim list --metrics")]
+    List {
+        /// List the bundled GPU configs instead: name, GPU, file, and the provenance tags its
+        /// values cite (how many values come from NVIDIA documents, papers, measurements...)
+        #[arg(long, conflicts_with = "metrics")]
+        configs: bool,
+        /// List the metrics `sim run` reports, with their units, for --metrics
+        #[arg(long)]
+        metrics: bool,
+    },
 }
 
+/// `sim run --format`.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum Format {
+    /// Tables and explanations for people.
     Table,
+    /// One JSON object (`schema_version`, `workloads`, ...).
     Json,
+    /// One row per launch, Nsight Compute metric names as columns.
+    Csv,
 }
 
 /// A progress bar on stderr for runs longer than a second (hidden when stderr is not a terminal,
@@ -260,21 +302,15 @@ fn real_main() -> Result<()> {
             write!(out, "{}", c.ptx)?;
             Ok(())
         }
-        Command::List => {
-            for w in gpumemsim::workloads() {
-                let desc =
-                    Workload::from_toml_str(w.toml, sim::workload::Source::Bundled(w.path.into()))
-                        .map(|x| x.description)
-                        .unwrap_or_default();
-                writeln!(out, "{:<24} {}", w.name, desc)?;
-            }
-            Ok(())
-        }
+        Command::List { configs, metrics } => list(&mut out, configs, metrics),
         Command::Run {
+            positional,
             config,
-            workloads,
             sets,
             format,
+            metrics,
+            out: out_file,
+            force,
             warm,
             per_instruction,
             launches,
@@ -291,7 +327,24 @@ fn real_main() -> Result<()> {
                     .build_global()
                     .context("starting the simulation threads")?;
             }
-            let cfg = GpuConfig::load(&config)?;
+            let selection = Selection::parse(&metrics).map_err(anyhow::Error::msg)?;
+            let (config, workloads) = match config {
+                Some(c) => (c, positional),
+                None if positional.len() >= 2 => (positional[0].clone(), positional[1..].to_vec()),
+                None => bail!(
+                    "sim run needs a config and at least one workload: `sim run CONFIG WORKLOAD...` \
+(configs: `sim list --configs`; workloads: `sim list`)"
+                ),
+            };
+            let found = find(&config)?;
+            // Every workload is read before any runs: a typo costs no simulation.
+            let mut resolved = vec![];
+            for name in &workloads {
+                resolved.push(Workload::resolve(name)?);
+            }
+            if let Some(path) = &out_file {
+                sim::output::check(path, force, &inputs(&found, &resolved))?;
+            }
             let opts = Options {
                 compiler: compiler_choice(compiler)?,
                 progress: Some(progress_bar()),
@@ -310,38 +363,154 @@ fn real_main() -> Result<()> {
                     ..Default::default()
                 },
             };
-            let mut docs = vec![];
-            for name in &workloads {
-                let w = Workload::resolve(name)?;
-                let run =
-                    run_workload(&cfg, &w, &opts).with_context(|| format!("workload `{name}`"))?;
-                if run.launches.is_empty() {
-                    bail!(
-                        "workload `{name}`: no launch matches --launch {:?}",
-                        opts.only
-                    );
-                }
-                match format {
-                    Format::Json => docs.push(report::json(&cfg, &run, per_instruction)),
-                    Format::Table => {
-                        writeln!(out, "{}", report::table(&cfg, &run))?;
-                        if per_instruction {
-                            writeln!(out, "{}", report::per_instruction(&run))?;
-                        }
+            let cfg = &found.config;
+            // Tables for people reach the terminal as each workload finishes; the other formats
+            // (and any file) are one document, written at the end.
+            let stream = format == Format::Table && out_file.is_none();
+            let mut runs = vec![];
+            let mut failures: Vec<(String, String)> = vec![];
+            for (name, w) in workloads.iter().zip(&resolved) {
+                match run_workload(cfg, w, &opts) {
+                    Ok(run) if run.launches.is_empty() => failures.push((
+                        name.clone(),
+                        format!("no launch matches --launch {:?}", opts.only),
+                    )),
+                    Ok(run) if stream => {
+                        let mut text = vec![];
+                        tables(&mut text, cfg, &[run], &selection, per_instruction)?;
+                        out.write_all(&text)?;
+                    }
+                    Ok(run) => runs.push(run),
+                    // The whole chain: an I/O error says why after "cannot read FILE".
+                    Err(e) => {
+                        failures.push((name.clone(), format!("{:#}", anyhow::Error::from(e))))
                     }
                 }
             }
-            if format == Format::Json {
-                let v = if docs.len() == 1 {
-                    docs.remove(0)
-                } else {
-                    serde_json::Value::Array(docs)
-                };
-                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+            let mut text: Vec<u8> = vec![];
+            match format {
+                Format::Json => {
+                    let doc = report::doc::document(
+                        &found,
+                        &runs,
+                        &failures,
+                        &selection,
+                        per_instruction,
+                    );
+                    writeln!(text, "{}", serde_json::to_string_pretty(&doc)?)?;
+                }
+                Format::Csv => report::csv::write(&mut text, cfg, &runs, &selection)?,
+                Format::Table => tables(&mut text, cfg, &runs, &selection, per_instruction)?,
             }
-            Ok(())
+            match &out_file {
+                Some(path) => sim::output::write_file(path, &text)?,
+                None => out.write_all(&text)?,
+            }
+            match failures.as_slice() {
+                [] => Ok(()),
+                [(name, e)] => bail!("workload `{name}`: {e}"),
+                all => bail!(
+                    "{} of {} workloads failed: {}",
+                    all.len(),
+                    workloads.len(),
+                    all.iter()
+                        .map(|(n, e)| format!("workload `{n}`: {e}"))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            }
         }
     }
+}
+
+/// The files a run reads, which `-o` must never replace: (path, what it is).
+fn inputs(found: &FoundConfig, workloads: &[Workload]) -> Vec<(PathBuf, String)> {
+    let mut v = vec![];
+    if !found.bundled {
+        v.push((PathBuf::from(&found.path), "the GPU config".to_string()));
+    }
+    for w in workloads {
+        if let sim::workload::Source::File(p) = &w.source {
+            v.push((p.clone(), "a workload file".to_string()));
+            let dir = p.parent().unwrap_or(std::path::Path::new("."));
+            let named = [Some(w.ptx.as_str()), w.cuda.as_deref()];
+            let inits = w.buffers.iter().map(|b| b.init.as_str());
+            let inits = inits.chain(w.constants.iter().map(|c| c.init.as_str()));
+            let files = inits.filter_map(|i| i.strip_prefix("file:"));
+            for f in named.into_iter().flatten().chain(files) {
+                if !f.is_empty() {
+                    v.push((dir.join(f), "a file the workload reads".to_string()));
+                }
+            }
+        }
+    }
+    v
+}
+
+/// The table format: per workload the summary table (or, with --metrics, the selected metrics
+/// per launch) and the per-instruction tables.
+fn tables(
+    out: &mut Vec<u8>,
+    cfg: &sim::config::GpuConfig,
+    runs: &[WorkloadRun],
+    selection: &Selection,
+    per_instruction: bool,
+) -> Result<()> {
+    for run in runs {
+        if selection.is_all() {
+            writeln!(out, "{}", report::table(cfg, run))?;
+        } else {
+            writeln!(out, "{}", report::metric_table(cfg, run, selection))?;
+        }
+        if per_instruction {
+            writeln!(out, "{}", report::per_instruction(run))?;
+        }
+    }
+    Ok(())
+}
+
+/// `sim list`: the bundled workloads, or with `--configs` the bundled configs, or with
+/// `--metrics` the metric names.
+fn list(out: &mut impl Write, configs: bool, metrics: bool) -> Result<()> {
+    if metrics {
+        for m in report::metric_names() {
+            writeln!(out, "{m:<64} {}", report::metric_unit(m))?;
+        }
+        return Ok(());
+    }
+    if configs {
+        for c in gpumemsim::configs() {
+            let gpu = sim::config::GpuConfig::from_toml_str(c.toml, c.path)
+                .map(|g| {
+                    format!(
+                        "{} (sm_{})",
+                        g.gpu.name,
+                        g.gpu.compute_capability.replace('.', "")
+                    )
+                })
+                .unwrap_or_else(|e| format!("does not load: {e}"));
+            let tags: Vec<String> = sim::config::find::provenance(c.toml)
+                .into_iter()
+                .map(|(t, n)| format!("{t} {n}"))
+                .collect();
+            writeln!(out, "{:<10} {gpu}", c.name)?;
+            writeln!(
+                out,
+                "{:<10} {}; sources cited: {}",
+                "",
+                c.path,
+                tags.join(", ")
+            )?;
+        }
+        return Ok(());
+    }
+    for w in gpumemsim::workloads() {
+        let desc = Workload::from_toml_str(w.toml, sim::workload::Source::Bundled(w.path.into()))
+            .map(|x| x.description)
+            .unwrap_or_default();
+        writeln!(out, "{:<24} {}", w.name, report::printable(&desc))?;
+    }
+    Ok(())
 }
 
 /// `--sample auto|full|N`.

@@ -1,26 +1,133 @@
-//! Reports of a workload run: a table for people (tabled), JSON for programs (serde_json).
+//! Reports of a workload run: a table for people (tabled); JSON and CSV for programs
+//! ([`doc`], [`csv`]), with the metrics a `--metrics` selection ([`select`]) keeps.
 //!
-//! The JSON layout is a contract (DESIGN.md): `config`, `gpu`, `workload`, `params`, and per
-//! launch `label`, `kernel`, `grid`, `block` and `metrics` keyed by Nsight Compute metric names.
-//! Fields may be added, never renamed.
+//! The JSON layout is a contract (DESIGN.md; [`doc`] says its shape): fields may be added,
+//! never renamed. Metrics are keyed by the Nsight Compute metric names they predict.
+
+pub mod csv;
+pub mod doc;
+pub mod select;
 
 use crate::config::GpuConfig;
 use crate::metrics::PcStats;
 use crate::run::{LaunchResult, WorkloadRun};
-use serde_json::{json, Map, Value};
 use tabled::settings::{object::Columns, Alignment, Modify, Style};
 
+/// The value of one metric: a count (events, bytes, cycles, registers, blocks), or a real number
+/// (the time in nanoseconds). JSON and CSV write counts as integers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MetricValue {
+    /// A whole number.
+    Count(u64),
+    /// A real number.
+    Real(f64),
+}
+
+impl MetricValue {
+    /// The value as a float (what `validate` compares).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            MetricValue::Count(n) => n as f64,
+            MetricValue::Real(x) => x,
+        }
+    }
+
+    /// The value as JSON: an integer for a count.
+    pub fn to_json(self) -> serde_json::Value {
+        match self {
+            MetricValue::Count(n) => serde_json::Value::from(n),
+            MetricValue::Real(x) => serde_json::Value::from(x),
+        }
+    }
+}
+
+impl std::fmt::Display for MetricValue {
+    /// `524288` for a count, the shortest text that reads back as the same float otherwise.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetricValue::Count(n) => write!(f, "{n}"),
+            MetricValue::Real(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// The unit of a metric in Nsight Compute's base units (`ncu --print-units base`): `nsecond`,
+/// `cycle`, `byte`, `sector`, `request`, `inst`, `register/thread`, `block`, or `""` for a plain
+/// count (wavefronts, bank conflicts).
+pub fn metric_unit(name: &str) -> &'static str {
+    if name == "gpu__time_duration.sum" {
+        "nsecond"
+    } else if name.starts_with("gpc__cycles") {
+        "cycle"
+    } else if name.contains("__bytes") {
+        "byte"
+    } else if name == "launch__registers_per_thread" {
+        "register/thread"
+    } else if name.starts_with("launch__occupancy_limit") {
+        "block"
+    } else if name.contains("_sectors") {
+        "sector"
+    } else if name.contains("requests") {
+        "request"
+    } else if name.contains("inst_executed") {
+        "inst"
+    } else {
+        ""
+    }
+}
+
 /// All metrics of a launch, counters plus time plus the launch's registers and occupancy
-/// limits: (Nsight Compute name, value).
-pub fn launch_metrics(l: &LaunchResult) -> Vec<(&'static str, f64)> {
+/// limits: (Nsight Compute name, value), in the order of the counter table.
+pub fn launch_values(l: &LaunchResult) -> Vec<(&'static str, MetricValue)> {
     let mut m = vec![
-        ("gpu__time_duration.sum", l.timing.time_ns),
-        ("gpc__cycles_elapsed.max", l.timing.cycles.round()),
+        (
+            "gpu__time_duration.sum",
+            MetricValue::Real(l.timing.time_ns),
+        ),
+        (
+            "gpc__cycles_elapsed.max",
+            // Saturating: cycles are finite and non-negative.
+            MetricValue::Count(l.timing.cycles.round() as u64),
+        ),
     ];
-    m.extend(l.counters.metrics());
-    m.extend(launch_occupancy_metrics(l));
+    m.extend(
+        l.counters
+            .metric_counts()
+            .into_iter()
+            .map(|(k, v)| (k, MetricValue::Count(v))),
+    );
+    m.extend(
+        launch_occupancy_metrics(l)
+            .into_iter()
+            .map(|(k, v)| (k, MetricValue::Count(v as u64))),
+    );
     m
 }
+
+/// [`launch_values`] as floats: what `validate` compares with Nsight Compute's measurements.
+pub fn launch_metrics(l: &LaunchResult) -> Vec<(&'static str, f64)> {
+    launch_values(l)
+        .into_iter()
+        .map(|(k, v)| (k, v.as_f64()))
+        .collect()
+}
+
+/// The names of [`launch_values`], in its order, without running anything.
+pub fn metric_names() -> Vec<&'static str> {
+    let mut v = vec!["gpu__time_duration.sum", "gpc__cycles_elapsed.max"];
+    v.extend(crate::metrics::Counters::METRIC_NAMES);
+    v.extend(OCCUPANCY_METRICS);
+    v
+}
+
+/// The names of [`launch_occupancy_metrics`], in its order.
+pub const OCCUPANCY_METRICS: [&str; 5] = [
+    "launch__registers_per_thread",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_warps",
+    "launch__occupancy_limit_blocks",
+];
 
 /// Registers per thread and the blocks per SM each occupancy limit allows, under Nsight
 /// Compute's `launch__` names. A resource the launch does not use (no shared memory, no
@@ -31,64 +138,18 @@ pub fn launch_occupancy_metrics(l: &LaunchResult) -> [(&'static str, f64); 5] {
         crate::exec::occupancy::NO_LIMIT => f64::from(o.limit_blocks),
         n => f64::from(n),
     };
-    [
-        (
-            "launch__registers_per_thread",
-            f64::from(l.allocated_registers),
-        ),
-        (
-            "launch__occupancy_limit_registers",
-            limit(o.limit_registers),
-        ),
-        (
-            "launch__occupancy_limit_shared_mem",
-            limit(o.limit_shared_mem),
-        ),
-        ("launch__occupancy_limit_warps", f64::from(o.limit_warps)),
-        ("launch__occupancy_limit_blocks", f64::from(o.limit_blocks)),
-    ]
-}
-
-/// The JSON document of one workload run.
-pub fn json(cfg: &GpuConfig, run: &WorkloadRun, per_instruction: bool) -> Value {
-    let launches: Vec<Value> = run
-        .launches
-        .iter()
-        .map(|l| {
-            let metrics: Map<String, Value> = launch_metrics(l).into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-            let mut o = json!({
-                "label": l.label,
-                "kernel": l.kernel,
-                "grid": l.grid,
-                "block": l.block,
-                "metrics": metrics,
-                "bound": l.timing.bound,
-                "bounds_cycles": l.timing.bounds.iter().map(|(k, v)| (k.to_string(), json!(v.round()))).collect::<Map<String, Value>>(),
-                "occupancy_blocks_per_sm": l.occupancy_blocks,
-                "occupancy_limited_by": l.occupancy.limiters(),
-                "registers_per_thread_source": l.registers_source.name(),
-                "registers_per_thread_from": l.registers_source.describe(),
-                "notes": l.notes,
-                "sampling": l.sampled,
-            });
-            if per_instruction {
-                o["per_instruction"] = l
-                    .per_pc
-                    .iter()
-                    .filter(|(_, _, s)| s.executed > 0)
-                    .map(|(line, text, s)| json!({"line": line, "ptx": text, "stats": s}))
-                    .collect();
-            }
-            o
-        })
-        .collect();
-    json!({
-        "config": cfg.path,
-        "gpu": cfg.gpu.name,
-        "workload": run.workload,
-        "params": run.params,
-        "launches": launches,
-    })
+    let values = [
+        f64::from(l.allocated_registers),
+        limit(o.limit_registers),
+        limit(o.limit_shared_mem),
+        f64::from(o.limit_warps),
+        f64::from(o.limit_blocks),
+    ];
+    let mut out = [("", 0.0); 5];
+    for (i, v) in values.into_iter().enumerate() {
+        out[i] = (OCCUPANCY_METRICS[i], v);
+    }
+    out
 }
 
 fn ratio(a: u64, b: u64) -> String {
@@ -337,6 +398,12 @@ fn table_text(cfg: &GpuConfig, run: &WorkloadRun) -> String {
     if !run.description.is_empty() {
         out.push_str(&format!("{}\n", run.description));
     }
+    if let Some(c) = &run.compiled {
+        out.push_str(&format!(
+            "PTX compiled from {} by {} for {}\n",
+            c.source, c.compiler, c.arch
+        ));
+    }
     out.push_str(&render(rows, 1));
     out.push('\n');
     let find = |label: &str| run.launches.iter().find(|l| l.label == label);
@@ -353,6 +420,33 @@ fn table_text(cfg: &GpuConfig, run: &WorkloadRun) -> String {
         }
     }
     out
+}
+
+/// The metrics `sel` keeps of one workload run: a row per metric (name, unit), a column per
+/// launch; what the table format prints with `--metrics`.
+pub fn metric_table(cfg: &GpuConfig, run: &WorkloadRun, sel: &select::Selection) -> String {
+    let mut head = vec!["metric".to_string(), "unit".to_string()];
+    head.extend(run.launches.iter().map(|l| l.label.clone()));
+    let values: Vec<Vec<(&str, MetricValue)>> = run.launches.iter().map(launch_values).collect();
+    let mut rows = vec![head];
+    for m in metric_names().into_iter().filter(|m| sel.keeps(m)) {
+        let mut row = vec![m.to_string(), metric_unit(m).to_string()];
+        for v in &values {
+            let x = v.iter().find(|(k, _)| *k == m).map(|(_, x)| *x);
+            row.push(x.map_or("-".to_string(), |x| match x {
+                MetricValue::Count(n) => n.to_string(),
+                MetricValue::Real(x) => format!("{x:.1}"),
+            }));
+        }
+        rows.push(row);
+    }
+    let mut t = tabled::builder::Builder::from(rows).build();
+    t.with(Style::rounded())
+        .with(Modify::new(Columns::new(2..)).with(Alignment::right()));
+    printable(&format!(
+        "{} on {} ({})\n{t}",
+        run.workload, cfg.gpu.name, cfg.path
+    ))
 }
 
 /// Per-instruction tables of every launch: memory instructions only, the most expensive per

@@ -190,6 +190,17 @@ outputs (--sample full simulates every block)",
     )
 }
 
+/// The compilation of a workload's CUDA source (`cuda = "kernel.cu"`), as reports show it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CompiledBy {
+    /// The CUDA source (`tests/fixtures/user_kernel/histogram.cu`).
+    pub source: String,
+    /// The compiler and its version (`NVRTC 12.9`, `clang 19.1.7`).
+    pub compiler: String,
+    /// The target architecture (`sm_90`).
+    pub arch: String,
+}
+
 /// The result of a workload.
 #[derive(Debug, Clone)]
 pub struct WorkloadRun {
@@ -199,6 +210,10 @@ pub struct WorkloadRun {
     pub description: String,
     /// Parameters after overrides.
     pub params: BTreeMap<String, i64>,
+    /// Where the PTX came from: its file, or the CUDA source and its compiler.
+    pub ptx: String,
+    /// Who compiled the PTX, for a workload that names a CUDA source.
+    pub compiled: Option<CompiledBy>,
     /// Launches in order.
     pub launches: Vec<LaunchResult>,
 }
@@ -251,6 +266,8 @@ pub struct PlannedLaunch {
 pub struct Plan {
     /// The workload, parameters overridden.
     pub workload: Workload,
+    /// Who compiled the PTX, for a workload that names a CUDA source (`None`: PTX from a file).
+    pub compiled: Option<CompiledBy>,
     /// Where the PTX came from, for messages.
     pub ptx_name: String,
     /// The PTX text.
@@ -292,6 +309,8 @@ pub(crate) fn execute_with(
         workload: w,
         mut image,
         launches: planned,
+        compiled,
+        ptx_name,
         ..
     } = plan;
     let mut launches = vec![];
@@ -380,6 +399,8 @@ pub(crate) fn execute_with(
         workload: w.name.clone(),
         description: w.description.clone(),
         params: w.params.clone(),
+        ptx: ptx_name,
+        compiled,
         launches,
     })
 }

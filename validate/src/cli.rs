@@ -23,7 +23,7 @@ need the GPU or NVRTC ask for libcuda or libnvrtc. Errors are one line on stderr
     after_help = "Examples:\n  \
 validate device                                       what GPU is this?\n  \
 validate compare pseudo_random --set n=128000         one workload, smaller\n  \
-validate compare --out validate/measurements/h200/report.json   every bundled workload\n  \
+validate compare --out validate/measurements/h200/report.json --force   every bundled workload\n  \
 validate report validate/measurements/h200/report.json --config configs/h200.toml\n  \
 validate report validate/measurements/h200/report.json --plot h200.svg   predicted vs measured\n  \
 validate device --write-config configs/b200.toml      a config from the GPU's attributes\n  \
@@ -71,7 +71,8 @@ the same PTX with the same inputs, once per launch in order on fresh buffers, an
 buffers are compared with the simulator's after each launch (integers bit for bit, floats within \
 relative 1e-5 + absolute 1e-6). Then each launch is timed with CUDA events: --warmup launches, \
 then --repeat launches each alone between two events (median, p10-p90, min, max), then --repeat \
-launches back to back between two events (their mean: workloads.md's convention). When ncu \
+launches back to back between two events (their mean per launch: the convention of the \
+add_constant study the bundled workloads come from, 100 warm-ups then 100 timed launches). When ncu \
 (Nsight Compute) is on PATH or given with --ncu, validate re-runs itself under `ncu --csv \
 --clock-control none --metrics <every metric the simulator predicts>` and compares each counter \
 (ncu flushes caches before each pass: cold, like the prediction).\n\n\
@@ -92,7 +93,7 @@ reported, the others still run).",
         after_help = "Examples:\n  \
 validate compare pseudo_random --set n=128000 --repeat 20     quick\n  \
 validate compare                                              every bundled workload\n  \
-validate compare --out validate/measurements/h200/report.json --plot h200.svg\n  \
+validate compare --out validate/measurements/h200/report.json --force --plot h200.svg\n  \
 validate compare reduce smem_square --config configs/h200.toml --no-ncu"
     )]
     Compare(CompareArgs),
@@ -189,15 +190,20 @@ pub struct CompareArgs {
     /// Bundled workload names or workload files [default: every bundled workload]
     pub workloads: Vec<String>,
     /// GPU config: `auto` (the configs/*.toml whose gpu.name is the device's, else one generated
-    /// from its attributes) or a path
-    #[arg(long, value_name = "auto|PATH", default_value = "auto")]
+    /// from its attributes), a bundled config's name (h200: `sim list --configs`) or a path, as
+    /// `sim run` takes it
+    #[arg(long, value_name = "auto|NAME|PATH", default_value = "auto")]
     pub config: String,
     /// Override a workload parameter, for every workload that has it: --set n=128000
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_set)]
     pub set: Vec<(String, i64)>,
-    /// Write the JSON report here
-    #[arg(long, value_name = "FILE")]
+    /// Write the JSON report here (after every workload, so an interrupted run keeps what it
+    /// measured). An existing file is refused unless --force, as `sim run -o`
+    #[arg(short = 'o', long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Replace an existing --out file
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
@@ -245,12 +251,12 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 pub struct CalibrateArgs {
     /// The config to start from: `auto` (the configs/*.toml whose gpu.name is the device's, else
-    /// one generated from its attributes) or a path. Measured keys are replaced, the rest is kept
-    /// byte for byte
-    #[arg(long, value_name = "auto|PATH", default_value = "auto")]
+    /// one generated from its attributes), a bundled config's name or a path. Measured keys are
+    /// replaced, the rest is kept byte for byte
+    #[arg(long, value_name = "auto|NAME|PATH", default_value = "auto")]
     pub config: String,
     /// Write the calibrated config here [default: print it on stdout]
-    #[arg(long, value_name = "PATH")]
+    #[arg(short = 'o', long, value_name = "PATH")]
     pub out: Option<PathBuf>,
     /// Overwrite the --out file if it exists
     #[arg(long, requires = "out")]
@@ -275,8 +281,9 @@ pub struct ReportArgs {
     /// Reports written by `validate compare --out`
     #[arg(required = true, value_name = "FILE")]
     pub reports: Vec<PathBuf>,
-    /// Re-run the simulator with this config and compare its predictions with the measurements
-    #[arg(long, value_name = "PATH")]
+    /// Re-run the simulator with this config (a bundled name such as h200, or a path, as `sim
+    /// run` takes it) and compare its predictions with the measurements
+    #[arg(long, value_name = "NAME|PATH")]
     pub config: Option<PathBuf>,
     /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch
     #[arg(long, value_name = "FILE.svg")]
@@ -344,6 +351,11 @@ mod tests {
         assert!(a.no_ncu && a.out.is_some());
         assert!(Cli::try_parse_from(["validate", "compare", "--repeat", "0"]).is_err());
         assert!(Cli::try_parse_from(["validate", "compare", "--no-ncu", "--ncu", "x"]).is_err());
+        // As `sim run`: -o is --out, and --force (replace it) needs it.
+        let c = Cli::try_parse_from(["validate", "compare", "-o", "r.json", "--force"]).unwrap();
+        let Cmd::Compare(a) = c.command else { panic!() };
+        assert!(a.force && a.out.is_some());
+        assert!(Cli::try_parse_from(["validate", "compare", "--force"]).is_err());
     }
 
     #[test]

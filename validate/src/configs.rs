@@ -179,8 +179,23 @@ pub fn generate_in(dirs: &[PathBuf], info: &DeviceInfo) -> Result<Generated> {
 pub enum Choice {
     /// A config file: `--config PATH`, or the shipped config whose `gpu.name` is the device's.
     File(PathBuf),
+    /// `--config NAME`: the config of that name built into the binary, as `sim run NAME`
+    /// resolves it ([`sim::config::find`]).
+    Bundled(gpumemsim::Config),
     /// `--config auto` with no config for the device: one generated from its attributes.
     Generated(Box<Generated>),
+}
+
+/// `--config NAME|PATH` (not `auto`), by `sim run`'s rule ([`sim::config::find`]): an existing
+/// path is that file, else a bundled config's name.
+pub fn explicit(choice: &str) -> Result<Choice> {
+    let found = sim::config::find::find(choice)?;
+    if !found.bundled {
+        return Ok(Choice::File(PathBuf::from(choice)));
+    }
+    gpumemsim::config(&found.name)
+        .map(Choice::Bundled)
+        .ok_or_else(|| anyhow!("config `{choice}`: no bundled config of that name"))
 }
 
 /// `--config`: `choice` itself unless it is `auto`; else the config whose `gpu.name` is the
@@ -192,7 +207,7 @@ pub fn choose(choice: &str, info: &DeviceInfo) -> Result<Choice> {
 /// [`choose`] over `dirs`.
 pub fn choose_in(choice: &str, info: &DeviceInfo, dirs: &[PathBuf]) -> Result<Choice> {
     if choice != "auto" {
-        return resolve(choice, &info.name).map(Choice::File);
+        return explicit(choice);
     }
     match resolve_in(dirs, &info.name) {
         Ok(path) => Ok(Choice::File(path)),
@@ -228,12 +243,25 @@ mod tests {
         assert!(e.contains("--config PATH"), "{e}");
     }
 
+    /// Issue 42: `validate compare --config h200` said "no such file" where `sim run h200` runs.
+    #[test]
+    fn a_name_is_the_bundled_config_as_in_sim_run() {
+        match explicit("h200").unwrap() {
+            Choice::Bundled(c) => assert_eq!(c.path, "configs/h200.toml"),
+            other => panic!("{other:?}"),
+        }
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/h200.toml");
+        assert!(matches!(explicit(path).unwrap(), Choice::File(_)));
+        let e = explicit("h300").unwrap_err().to_string();
+        assert!(e.contains("no bundled config"), "{e}");
+    }
+
     #[test]
     fn auto_takes_the_matching_config_else_generates_one() {
         let h200 = crate::report::tests::sample().device;
         match choose_in("auto", &h200, &repo_configs()).unwrap() {
             Choice::File(p) => assert_eq!(p.file_name().unwrap(), "h200.toml"),
-            Choice::Generated(_) => panic!("the H200 has a config"),
+            other => panic!("the H200 has a config file: {other:?}"),
         }
         let b200 = crate::skeleton::tests::b200();
         let Choice::Generated(g) = choose_in("auto", &b200, &repo_configs()).unwrap() else {

@@ -18,6 +18,7 @@
 //! `constant.cache[1].line_bytes`) and the allowed range. Loading never panics.
 
 mod check;
+pub mod find;
 mod schema;
 #[cfg(test)]
 mod tests;

@@ -100,6 +100,11 @@ macro_rules! counter_table {
                 vec![$($(($metric, self.$field as f64),)?)+]
             }
 
+            /// [`Self::metrics`] as the exact counts.
+            pub fn metric_counts(&self) -> Vec<(&'static str, u64)> {
+                vec![$($(($metric, self.$field),)?)+]
+            }
+
             /// The value of one Nsight Compute metric, if a counter predicts it.
             pub fn metric(&self, name: &str) -> Option<f64> {
                 match name {
@@ -513,6 +518,10 @@ mod tests {
         assert_eq!(
             c.metrics(),
             [("toy__events.sum", 50.0), ("toy__peak.max", 9.0)]
+        );
+        assert_eq!(
+            c.metric_counts(),
+            [("toy__events.sum", 50), ("toy__peak.max", 9)]
         );
         assert_eq!(Toy::METRIC_NAMES, ["toy__events.sum", "toy__peak.max"]);
         assert_eq!(c.metric("toy__peak.max"), Some(9.0));

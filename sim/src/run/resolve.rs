@@ -17,13 +17,13 @@ use std::collections::HashMap;
 pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     let mut w = w.clone();
     w.set_params(&opts.sets)?;
-    let (ptx_name, text) = match &w.cuda {
+    let (ptx_name, text, compiled) = match &w.cuda {
         Some(cu) => compile_source(cfg, &w, cu, opts.compiler)?,
         None => {
             let (ptx_name, bytes) = w.source.read_relative(&w.ptx, Take::Text("PTX file"))?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| w.err("ptx", format!("{ptx_name} is not UTF-8 text")))?;
-            (ptx_name, text)
+            (ptx_name, text, None)
         }
     };
     let module = ptx::parse(&text, &ptx_name)?;
@@ -232,6 +232,7 @@ the GPU allows at most {} (512 KiB)",
     }
     Ok(Plan {
         workload: w,
+        compiled,
         ptx_name,
         ptx_text: text,
         image,
@@ -315,13 +316,13 @@ pub(crate) fn choose(
 }
 
 /// Compiles the workload's CUDA source `cu` for the config's GPU; returns a name for the PTX (the
-/// source, the compiler and the target, for messages) and the PTX.
+/// source, the compiler and the target, for messages), the PTX, and who compiled it.
 fn compile_source(
     cfg: &GpuConfig,
     w: &Workload,
     cu: &str,
     compiler: crate::compile::Compiler,
-) -> Result<(String, String)> {
+) -> Result<(String, String, Option<super::CompiledBy>)> {
     let (name, bytes) = w.source.read_relative(cu, Take::Text("CUDA source"))?;
     let source =
         String::from_utf8(bytes).map_err(|_| w.err("cuda", format!("{name} is not UTF-8 text")))?;
@@ -343,6 +344,11 @@ fn compile_source(
     Ok((
         format!("{name} (PTX by {} for {})", c.compiler, c.arch),
         c.ptx,
+        Some(super::CompiledBy {
+            source: name,
+            compiler: c.compiler,
+            arch: c.arch,
+        }),
     ))
 }
 

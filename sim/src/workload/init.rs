@@ -1,8 +1,11 @@
-//! Buffer and constant initialisers: `zeros`, `iota`, `value:V`, `random:SEED`, `file:PATH`.
+//! Buffer and constant initialisers: `zeros`, `iota`, `value:V`, `random:SEED`,
+//! `random:SEED:LO:HI`, `file:PATH` (raw little-endian bytes, or a NumPy `.npy` array).
 //!
 //! `random:SEED` draws from SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number
 //! generators", OOPSLA 2014), the same sequence on every machine: integers uniform over the
-//! type's range, floats uniform in [0, 1).
+//! type's range, floats uniform in [0, 1). `random:SEED:LO:HI` maps the same draws into a range:
+//! integers uniform in LO..=HI (Lemire's multiply-shift, so an index buffer can be in bounds),
+//! floats uniform in [LO, HI).
 
 use crate::memory::formula::{fill_elements, Formula};
 
@@ -197,19 +200,46 @@ pub fn build(
             }
         }
         "random" => {
-            let mut state: u64 = arg
+            let (seed, range) = match arg.split_once(':') {
+                Some((seed, range)) => (seed, Some(range)),
+                None => (arg, None),
+            };
+            let mut state: u64 = seed
                 .parse()
                 .map_err(|_| format!("`{spec}`: the seed must be an unsigned integer"))?;
-            for _ in 0..count {
-                let r = splitmix64(&mut state);
-                if elem.is_float() {
-                    elem.encode_float((r >> 11) as f64 / (1u64 << 53) as f64, &mut out);
-                } else {
-                    elem.encode_int(r as i64, &mut out);
+            match range.map(|r| Range::parse(spec, r, elem)).transpose()? {
+                None => {
+                    for _ in 0..count {
+                        let r = splitmix64(&mut state);
+                        if elem.is_float() {
+                            elem.encode_float(unit(r), &mut out);
+                        } else {
+                            elem.encode_int(r as i64, &mut out);
+                        }
+                    }
+                }
+                Some(Range::Int { lo, span }) => {
+                    for _ in 0..count {
+                        let r = u128::from(splitmix64(&mut state));
+                        let v = lo + ((r * span) >> 64) as i128;
+                        elem.encode_int(v as i64, &mut out);
+                    }
+                }
+                Some(Range::Float { lo, hi }) => {
+                    for _ in 0..count {
+                        let v = lo + (hi - lo) * unit(splitmix64(&mut state));
+                        elem.encode_float(v, &mut out);
+                    }
                 }
             }
         }
         "file" => {
+            // A .npy array: its header is checked against the buffer and skipped (workload::npy).
+            let head = read_file(arg, 12)?;
+            if super::npy::is_npy(&head) || arg.ends_with(".npy") {
+                out.extend_from_slice(&super::npy::read(spec, arg, elem, count, read_file)?);
+                return Ok(out);
+            }
             let data = read_file(arg, n as u64)?;
             if data.len() < n {
                 return Err(format!(
@@ -221,11 +251,71 @@ pub fn build(
         }
         _ => {
             return Err(format!(
-                "unknown init `{spec}` (zeros | iota | value:V | random:SEED | file:PATH)"
+                "unknown init `{spec}` (zeros | iota | value:V | random:SEED | random:SEED:LO:HI | \
+file:PATH)"
             ))
         }
     }
     Ok(out)
+}
+
+/// A draw's top 53 bits as a double in [0, 1).
+fn unit(r: u64) -> f64 {
+    (r >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The range of `random:SEED:LO:HI`.
+enum Range {
+    /// Integers `lo..lo + span` (`span` = HI - LO + 1, up to 2^64).
+    Int { lo: i128, span: u128 },
+    /// Floats in `[lo, hi)`.
+    Float { lo: f64, hi: f64 },
+}
+
+impl Range {
+    /// Parses `LO:HI` of `spec` for `elem`: integers its width holds with LO <= HI, or finite
+    /// floats with LO < HI.
+    fn parse(spec: &str, range: &str, elem: Elem) -> Result<Range, String> {
+        let bad = |why: &str| format!("`{spec}`: {why} (random:SEED:LO:HI)");
+        let (lo, hi) = range
+            .split_once(':')
+            .ok_or_else(|| bad("give both ends of the range"))?;
+        if elem.is_float() {
+            let (lo, hi) = match (lo.parse::<f64>(), hi.parse::<f64>()) {
+                (Ok(l), Ok(h)) if l.is_finite() && h.is_finite() => (l, h),
+                _ => return Err(bad("LO and HI must be finite numbers")),
+            };
+            if lo >= hi {
+                return Err(bad("LO must be below HI"));
+            }
+            return Ok(Range::Float { lo, hi });
+        }
+        let (min, max) = elem.int_range();
+        let (min, max) = (
+            if elem.name().starts_with('u') { 0 } else { min },
+            if elem.name().starts_with('u') {
+                max
+            } else {
+                max >> 1
+            },
+        );
+        let (lo, hi) = match (lo.parse::<i128>(), hi.parse::<i128>()) {
+            (Ok(l), Ok(h)) if (min..=max).contains(&l) && (min..=max).contains(&h) => (l, h),
+            _ => {
+                return Err(bad(&format!(
+                    "on an {} buffer LO and HI must be integers from {min} to {max}",
+                    elem.name()
+                )))
+            }
+        };
+        if lo > hi {
+            return Err(bad("LO must not be above HI"));
+        }
+        Ok(Range::Int {
+            lo,
+            span: (hi - lo + 1) as u128,
+        })
+    }
 }
 
 /// The formula of a buffer initialised by `spec` whose contents are one (`iota`), which the
@@ -384,6 +474,74 @@ mod tests {
         // Beyond 2^24 floats round: the same way from either width.
         for k in [(1i64 << 24) + 1, (1 << 30) + 65, (1 << 31) - 1] {
             assert_eq!((k as i32 as f32).to_bits(), (k as f32).to_bits());
+        }
+    }
+
+    /// Issue 42: `random:SEED` on an integer index buffer spans the whole type, so the indices
+    /// were out of bounds at once; a range keeps them in.
+    #[test]
+    fn random_with_a_range_stays_in_it_and_hits_both_ends() {
+        let ints = |spec: &str, elem: Elem| -> Vec<i128> {
+            let b = build(spec, elem, 4000, &no_files).unwrap();
+            b.chunks(elem.bytes())
+                .map(|c| {
+                    let mut w = [0u8; 16];
+                    w[..c.len()].copy_from_slice(c);
+                    let v = i128::from_le_bytes(w);
+                    let bits = 8 * c.len() as u32;
+                    match elem {
+                        Elem::I8 | Elem::I16 | Elem::I32 | Elem::I64
+                            if v >> (bits - 1) & 1 == 1 =>
+                        {
+                            v - (1i128 << bits)
+                        }
+                        _ => v,
+                    }
+                })
+                .collect()
+        };
+        let v = ints("random:7:0:15", Elem::I32);
+        assert!(v.iter().all(|x| (0..=15).contains(x)));
+        assert!(v.contains(&0) && v.contains(&15));
+        let v = ints("random:3:-5:5", Elem::I8);
+        assert!(v.iter().all(|x| (-5..=5).contains(x)) && v.contains(&-5) && v.contains(&5));
+        let v = ints("random:1:0:18446744073709551615", Elem::U64);
+        assert!(
+            v.iter().any(|&x| x > i64::MAX as i128),
+            "the whole u64 range"
+        );
+        assert_eq!(
+            build("random:9:4:4", Elem::U16, 10, &no_files).unwrap(),
+            [4u8, 0].repeat(10)
+        );
+        // The same seed without a range is the old sequence, unchanged.
+        assert_eq!(
+            build("random:7", Elem::U32, 10, &no_files).unwrap(),
+            build("random:7", Elem::U32, 10, &no_files).unwrap()
+        );
+        let f = build("random:5:-1.5:2.5", Elem::F64, 1000, &no_files).unwrap();
+        let f: Vec<f64> = f
+            .chunks(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert!(f.iter().all(|x| (-1.5..2.5).contains(x)));
+        assert!(f.iter().any(|&x| x < -1.0) && f.iter().any(|&x| x > 2.0));
+        for (spec, elem, why) in [
+            ("random:1:5:4", Elem::I32, "LO must not be above HI"),
+            ("random:1:0:256", Elem::U8, "integers from 0 to 255"),
+            ("random:1:-1:3", Elem::U32, "integers from 0 to 4294967295"),
+            ("random:1:0:1.5", Elem::I32, "integers from"),
+            ("random:1:7", Elem::I32, "give both ends"),
+            ("random:1:2:1", Elem::F32, "LO must be below HI"),
+            ("random:1:0:inf", Elem::F32, "finite numbers"),
+            (
+                "random:x:0:1",
+                Elem::I32,
+                "the seed must be an unsigned integer",
+            ),
+        ] {
+            let e = build(spec, elem, 4, &no_files).unwrap_err();
+            assert!(e.contains(why) && e.contains(spec), "{spec}: {e}");
         }
     }
 

@@ -8,6 +8,7 @@
 
 pub mod expr;
 pub mod init;
+pub mod npy;
 
 use crate::error::{Error, Result};
 use serde::Deserialize;
@@ -71,7 +72,8 @@ pub struct BufferSpec {
     pub ty: String,
     /// Element count.
     pub count: Expr,
-    /// `zeros` | `iota` | `value:V` | `random:SEED` | `file:PATH`.
+    /// `zeros` | `iota` | `value:V` | `random:SEED` | `random:SEED:LO:HI` | `file:PATH`
+    /// (docs/workload-format.md).
     #[serde(default = "zeros")]
     pub init: String,
     /// Compared between simulator and GPU.

@@ -49,6 +49,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode> {
                 .with_context(|| format!("cannot read {}", p.display()))?;
             (text, shown(&p))
         }
+        configs::Choice::Bundled(c) => (c.toml.to_string(), format!("{} (bundled)", c.path)),
         configs::Choice::Generated(g) => {
             eprintln!("{}", crate::cmd::compare::generated_line(&info.name, &g));
             (g.skeleton.text.clone(), g.description())
@@ -277,13 +278,17 @@ fn curve(c: &Curve) -> String {
 
 /// `--plan`: the benchmarks; with `--config PATH`, each key's current value.
 fn plan(args: &CalibrateArgs) -> Result<ExitCode> {
-    let current = if args.config == "auto" {
-        None
-    } else {
-        let path = Path::new(&args.config);
-        let text = sim::files::read_text(path, "GPU config")
-            .with_context(|| format!("--config {}: cannot read it", args.config))?;
-        Some(text)
+    let current = match args.config.as_str() {
+        "auto" => None,
+        choice => match configs::explicit(choice)? {
+            configs::Choice::Bundled(c) => Some(c.toml.to_string()),
+            _ => {
+                let path = Path::new(&args.config);
+                let text = sim::files::read_text(path, "GPU config")
+                    .with_context(|| format!("--config {}: cannot read it", args.config))?;
+                Some(text)
+            }
+        },
     };
     let selected =
         |id: &str| args.only.is_empty() || id == "clock" || args.only.iter().any(|o| o == id);

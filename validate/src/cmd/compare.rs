@@ -46,6 +46,16 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
             bail!("--set {k}=...: none of the workloads has a parameter `{k}`");
         }
     }
+    // Before the GPU runs: a refused --out costs no measurement.
+    if let Some(out) = &args.out {
+        let mut inputs = vec![(PathBuf::from(&args.config), "the GPU config".to_string())];
+        for w in &workloads {
+            if let sim::workload::Source::File(p) = &w.source {
+                inputs.push((p.clone(), "a workload file".to_string()));
+            }
+        }
+        sim::output::check(out, args.force, &inputs)?;
+    }
 
     let gpu = Gpu::open(args.device)?;
     let device = gpu.info()?;
@@ -55,6 +65,16 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
     let (cfg, cfg_path, cfg_label, _generated_file) = match configs::choose(&args.config, &device)?
     {
         configs::Choice::File(p) => (GpuConfig::load(&p)?, p.clone(), shown(&p), None),
+        configs::Choice::Bundled(c) => {
+            let file = TempFile::write(c.toml)?;
+            let cfg = GpuConfig::from_toml_str(c.toml, c.path)?;
+            (
+                cfg,
+                file.0.clone(),
+                format!("{} (bundled)", c.path),
+                Some(file),
+            )
+        }
         configs::Choice::Generated(g) => {
             outln!("{}", generated_line(&device.name, &g))?;
             let file = TempFile::write(&g.skeleton.text)?;

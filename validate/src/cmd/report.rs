@@ -7,7 +7,6 @@ use crate::cmd::shown;
 use crate::report::Report;
 use crate::{markdown, plot, table};
 use anyhow::{bail, Context, Result};
-use sim::config::GpuConfig;
 use sim::workload::Workload;
 use std::path::Path;
 use std::process::ExitCode;
@@ -60,10 +59,12 @@ predictions from {}",
     Ok(ExitCode::SUCCESS)
 }
 
-/// Replaces every launch's `predicted` metrics with the simulator's under the config at
-/// `cfg_path`, for the workload and parameters recorded in the report.
+/// Replaces every launch's `predicted` metrics with the simulator's under the config
+/// `cfg_path` (a path, or a bundled config's name as `sim run` takes it), for the workload and
+/// parameters recorded in the report.
 pub fn repredict(r: &mut Report, cfg_path: &Path) -> Result<()> {
-    let cfg = GpuConfig::load(cfg_path)?;
+    let found = sim::config::find::find(&cfg_path.to_string_lossy())?;
+    let cfg = found.config;
     for w in r.workloads.iter_mut().filter(|w| w.error.is_none()) {
         let workload = Workload::resolve(&w.workload)?;
         let sets: Vec<(String, i64)> = w.params.clone().into_iter().collect();
@@ -83,7 +84,11 @@ pub fn repredict(r: &mut Report, cfg_path: &Path) -> Result<()> {
             }
         }
     }
-    r.config = shown(cfg_path);
+    r.config = if found.bundled {
+        format!("{} (bundled)", found.path)
+    } else {
+        shown(cfg_path)
+    };
     Ok(())
 }
 
@@ -109,5 +114,16 @@ mod tests {
             r.workloads[0].launches[0].measured,
             sample().workloads[0].launches[0].measured
         );
+        // By name, as `sim run h200` takes it (issue 42: one convention in both binaries): the
+        // bundled copy of the same file gives the same predictions.
+        let mut by_name = sample();
+        by_name.workloads[0].params.insert("n".into(), 2048);
+        repredict(&mut by_name, Path::new("h200")).unwrap();
+        assert_eq!(&by_name.workloads[0].launches[0].predicted, after);
+        assert_eq!(by_name.config, "configs/h200.toml (bundled)");
+        let e = repredict(&mut sample(), Path::new("h300"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("config `h300`") && e.contains("h200"), "{e}");
     }
 }
