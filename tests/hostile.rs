@@ -6,9 +6,14 @@
 //!
 //! Classes, one section each: integer overflow in expressions; files without end; nesting deep
 //! enough to overflow a stack; declarations too large to allocate; declarations ptxas refuses.
+//! Modules under `tests/hostile/`, one a class: `launch` (launches the driver refuses for what
+//! the PTX declares).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "hostile/launch.rs"]
+mod launch;
 
 const PTX: &str = include_str!("fixtures/add_one.ptx");
 const WORKLOAD: &str = include_str!("fixtures/add_one.toml");

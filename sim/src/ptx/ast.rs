@@ -253,6 +253,48 @@ pub struct Function {
     pub body: Vec<Statement>,
     /// Byte range of the header in the source.
     pub span: Range<usize>,
+    /// The performance-tuning directives of the header (`.maxntid`, `.reqntid`, ...).
+    pub tuning: Tuning,
+}
+
+/// The performance-tuning directives of a function header (PTX ISA, "Performance-Tuning
+/// Directives"), as ptxas reads them: each value a positive 32-bit integer ("Positive non-zero
+/// value expected"), a directive given twice keeps its last value, and `.maxntid` with `.reqntid`
+/// on one kernel is an error ("Conflicting directives").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tuning {
+    /// `.maxntid X[, Y[, Z]]`: the most threads a block of a launch may have (the product).
+    pub maxntid: Option<ThreadBound>,
+    /// `.reqntid X[, Y[, Z]]`: the block every launch must have, dimension by dimension.
+    pub reqntid: Option<ThreadBound>,
+    /// `.minnctapersm N`: the blocks per SM ptxas budgets registers for (no effect on a launch).
+    pub minnctapersm: Option<u32>,
+    /// `.maxnreg N`: the most registers per thread ptxas may allocate.
+    pub maxnreg: Option<u32>,
+}
+
+/// The block dimensions of a `.maxntid` or `.reqntid` (missing ones are 1) and where it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadBound {
+    /// `[x, y, z]`.
+    pub dims: [u32; 3],
+    /// 1-based PTX line of the directive.
+    pub line: u32,
+}
+
+impl ThreadBound {
+    /// Threads of a block of these dimensions.
+    pub fn threads(&self) -> u64 {
+        self.dims.iter().map(|&d| u64::from(d)).product()
+    }
+}
+
+impl std::fmt::Display for ThreadBound {
+    /// The dimensions as PTX writes them: `256, 1, 1`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [x, y, z] = self.dims;
+        write!(f, "{x}, {y}, {z}")
+    }
 }
 
 /// A statement of a function body.

@@ -155,6 +155,7 @@ the GPU allows at most {} (512 KiB)",
                 crate::workload::MAX_BLOCK,
             )?,
         };
+        check_tuning(f, dims.block, &ptx_name).map_err(|m| w.err(&format!("{key}.block"), m))?;
         let dynamic = match &spec.shared_bytes {
             Some(e) => w.eval(e, &format!("{key}.shared_bytes"))?,
             None => 0,
@@ -238,6 +239,38 @@ the GPU allows at most {} (512 KiB)",
         symbols: symbol_data,
         launches,
     })
+}
+
+/// Refuses a block that the kernel's `.maxntid` or `.reqntid` forbids, as the CUDA driver refuses
+/// the launch (`cuLaunchKernel` returns `CUDA_ERROR_INVALID_VALUE`; the PTX ISA, "Performance-Tuning
+/// Directives": exceeding them "results in a runtime error or kernel launch failure"). The driver
+/// knows `.maxntid` as the function's `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`, the product of its
+/// dimensions, so a block's thread count is checked against the product; `.reqntid` must match
+/// dimension by dimension. The message names the directive, its line and the kernel.
+pub(crate) fn check_tuning(
+    f: &ptx::ast::Function,
+    block: [u32; 3],
+    ptx_name: &str,
+) -> Result<(), String> {
+    let [x, y, z] = block;
+    let threads = u64::from(x) * u64::from(y) * u64::from(z);
+    let at = |line: u32| format!("kernel `{}` at {ptx_name}:{line}", f.name);
+    if let Some(b) = f.tuning.maxntid.filter(|b| threads > b.threads()) {
+        return Err(format!(
+            "[{x}, {y}, {z}] is {threads} threads, more than the {} of `.maxntid {b}` ({}); \
+the CUDA driver refuses this launch (CUDA_ERROR_INVALID_VALUE)",
+            b.threads(),
+            at(b.line)
+        ));
+    }
+    if let Some(b) = f.tuning.reqntid.filter(|b| b.dims != block) {
+        return Err(format!(
+            "[{x}, {y}, {z}] is not the block `.reqntid {b}` requires ({}); the CUDA driver \
+refuses this launch (CUDA_ERROR_INVALID_VALUE)",
+            at(b.line)
+        ));
+    }
+    Ok(())
 }
 
 /// Registers per thread of a launch of `program` ([`choose`]): `--registers`, else the launch's
