@@ -151,6 +151,44 @@ impl Type {
         matches!(self, Type::F16 | Type::F32 | Type::F64)
     }
 
+    /// Bit-size type (`.b8` to `.b64`).
+    pub fn is_bits(self) -> bool {
+        matches!(self, Type::B8 | Type::B16 | Type::B32 | Type::B64)
+    }
+
+    /// The integers a value of this width holds: from the signed minimum to the unsigned maximum
+    /// (a negative one as two's complement), `[-2^31, 2^32 - 1]` for 32 bits; every `i64` for 64.
+    pub fn int_range(self) -> (i128, i128) {
+        let bits = self.bits().clamp(1, 64);
+        (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
+    }
+
+    /// `v` is in [`Type::int_range`].
+    pub fn holds_int(self, v: i64) -> bool {
+        let (lo, hi) = self.int_range();
+        (lo..=hi).contains(&i128::from(v))
+    }
+
+    /// The type of twice the width and the same kind (`.u32` → `.u64`), for `mul.wide`; a
+    /// 64-bit type stays itself.
+    pub fn widened(self) -> Self {
+        use Type::*;
+        match self {
+            B8 => B16,
+            B16 => B32,
+            B32 => B64,
+            U8 => U16,
+            U16 => U32,
+            U32 => U64,
+            S8 => S16,
+            S16 => S32,
+            S32 => S64,
+            F16 => F32,
+            F32 => F64,
+            t => t,
+        }
+    }
+
     /// The PTX spelling without the dot.
     pub fn name(self) -> &'static str {
         use Type::*;

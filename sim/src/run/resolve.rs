@@ -177,7 +177,7 @@ the GPU allows at most {} (512 KiB)",
                 ))
             }
         };
-        let mut notes = vec![];
+        let mut notes = program.notes.clone();
         let bank_width = match spec.bank_mode {
             None => cfg.shared.bank_width_bytes,
             Some(b) if b != 4 && b != 8 => {
