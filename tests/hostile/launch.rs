@@ -40,3 +40,43 @@ fn a_block_the_tuning_directives_forbid_is_refused_naming_the_directive() {
     );
     run(&p).succeeds();
 }
+
+/// An arch-specific (`a`) or family-specific (`f`) `.target` runs only on its GPU (family): the
+/// driver does not load `.target sm_100a` PTX on an H200, and `ptxas -arch=sm_90` refuses it.
+#[test]
+fn an_arch_specific_target_of_another_gpu_is_refused_naming_the_line() {
+    let target = |tag: &str, t: &'static str| {
+        workload(
+            tag,
+            move |p| p.replacen(".target sm_80", t, 1),
+            str::to_string,
+        )
+    };
+    for (tag, t, what) in [
+        (
+            "sm100a",
+            ".target sm_100a",
+            "arch-specific: it runs on compute capability 10.0 only",
+        ),
+        (
+            "sm100f",
+            ".target sm_100f",
+            "family-specific: it runs on compute capability 10.0 to 10.9",
+        ),
+        (
+            "sm86a",
+            ".target sm_86a",
+            "arch-specific: it runs on compute capability 8.6 only",
+        ),
+    ] {
+        let p = target(tag, t);
+        run(&p).fails_with(&[
+            &format!("add_one.ptx:13:1: {t} is {what}"),
+            "configs/h200.toml describes a 9.0 GPU (NVIDIA H200)",
+            "ptxas -arch=sm_90 refuses it",
+        ]);
+    }
+    // Its own GPU runs it, and a plain newer target is simulated (lowered for ptxas).
+    run(&target("sm90a", ".target sm_90a")).succeeds();
+    run(&target("sm100", ".target sm_100")).succeeds();
+}

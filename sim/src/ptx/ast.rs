@@ -14,6 +14,8 @@ pub struct Module {
     pub version: (u32, u32),
     /// `.target` (e.g. `sm_80`).
     pub target: String,
+    /// 1-based line of the `.target` directive (0 when there is none).
+    pub target_line: u32,
     /// `.address_size` in bits (64 or 32).
     pub address_size: u32,
     /// Module-scope variables (`.const`, `.global`, `.shared`).
@@ -26,6 +28,63 @@ impl Module {
     /// The `.entry` called `name`.
     pub fn entry(&self, name: &str) -> Option<&Function> {
         self.functions.iter().find(|f| f.is_entry && f.name == name)
+    }
+
+    /// The architecture the `.target` names (`sm_90a`: 9.0, arch-specific), `None` for a name
+    /// that is not `sm_NN` or `compute_NN` with an optional `a` or `f`.
+    pub fn arch(&self) -> Option<Arch> {
+        let t = &self.target;
+        let n = t
+            .strip_prefix("sm_")
+            .or_else(|| t.strip_prefix("compute_"))?;
+        let (n, variant) = match (n.strip_suffix('a'), n.strip_suffix('f')) {
+            (Some(n), _) => (n, ArchVariant::Specific),
+            (_, Some(n)) => (n, ArchVariant::Family),
+            _ => (n, ArchVariant::Portable),
+        };
+        if n.len() < 2 || n.len() > 4 || !n.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let n: u32 = n.parse().ok()?;
+        Some(Arch {
+            cc: (n / 10, n % 10),
+            variant,
+        })
+    }
+}
+
+/// The architecture of a `.target`: a compute capability and how far the PTX runs beyond it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arch {
+    /// `(10, 0)` for `sm_100`.
+    pub cc: (u32, u32),
+    /// Plain, `a` or `f`.
+    pub variant: ArchVariant,
+}
+
+/// The suffix of a `.target` (PTX ISA, "Target ISA notes"; CUDA C++ Programming Guide,
+/// "Feature Availability").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchVariant {
+    /// `sm_90`: runs on this compute capability and every later one (the driver JIT-compiles it).
+    Portable,
+    /// `sm_90a`: arch-specific features; runs on exactly this compute capability.
+    Specific,
+    /// `sm_100f`: family-specific features; runs on this compute capability and the later minor
+    /// versions of its major one (`sm_100f` on 10.0 and 10.3, not on 12.0).
+    Family,
+}
+
+impl Arch {
+    /// Whether the CUDA driver loads PTX of this target on a GPU of compute capability `cc`
+    /// (ptxas 12.9 agrees: `-arch=sm_90` refuses `sm_90a` and `sm_100a`, `-arch=sm_100` refuses
+    /// `sm_103f`, `-arch=sm_103` takes `sm_100f`).
+    pub fn runs_on(&self, cc: (u32, u32)) -> bool {
+        match self.variant {
+            ArchVariant::Portable => self.cc <= cc,
+            ArchVariant::Specific => self.cc == cc,
+            ArchVariant::Family => self.cc.0 == cc.0 && self.cc.1 <= cc.1,
+        }
     }
 }
 

@@ -36,6 +36,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
             ),
         ));
     }
+    check_target(&module, cfg, &ptx_name)?;
 
     let mut image = MemoryImage::new(cfg.constant.size_bytes as usize);
     let mut symbols = layout_module(&module, &mut image, &w)?;
@@ -238,6 +239,42 @@ the GPU allows at most {} (512 KiB)",
         image,
         symbols: symbol_data,
         launches,
+    })
+}
+
+/// Refuses PTX whose arch-specific (`sm_100a`) or family-specific (`sm_100f`) `.target` the
+/// config's GPU cannot load ([`ptx::Arch::runs_on`]): it may use features no other GPU has, the
+/// CUDA driver does not JIT-compile it for another one, and ptxas refuses it for another `-arch`.
+/// A plain `.target` newer than the GPU is simulated, as the bundled `sm_80` PTX is on the K40's
+/// config (its `.target` lowered for ptxas: `sass::ptxas`).
+fn check_target(module: &ptx::Module, cfg: &GpuConfig, ptx_name: &str) -> Result<()> {
+    let Some(arch) = module.arch() else {
+        return Ok(());
+    };
+    let cc = cfg.compute_capability();
+    if arch.variant == ptx::ArchVariant::Portable || arch.runs_on(cc) {
+        return Ok(());
+    }
+    let (major, minor) = arch.cc;
+    let what = match arch.variant {
+        ptx::ArchVariant::Family => {
+            format!("family-specific: it runs on compute capability {major}.{minor} to {major}.9")
+        }
+        _ => format!("arch-specific: it runs on compute capability {major}.{minor} only"),
+    };
+    Err(crate::Error::Ptx {
+        loc: crate::error::SourceLoc {
+            file: ptx_name.to_string(),
+            line: module.target_line as usize,
+            col: 1,
+        },
+        message: format!(
+            ".target {} is {what}; {} describes a {}.{} GPU ({}), for which the CUDA driver \
+does not load this PTX and ptxas -arch=sm_{}{} refuses it; a plain .target (sm_{major}{minor}) \
+simulates it there",
+            module.target, cfg.path, cc.0, cc.1, cfg.gpu.name, cc.0, cc.1
+        ),
+        text: format!(".target {}", module.target),
     })
 }
 

@@ -305,3 +305,30 @@ fn tuning_directives_ptxas_refuses_are_errors_naming_the_line() {
         assert!(e.starts_with(want), "{d}: {e}");
     }
 }
+
+#[test]
+fn targets_run_where_the_driver_loads_them() {
+    let arch = |t: &str| {
+        let m = parse(&module("", "").replacen("sm_80", t, 1), "t.ptx").unwrap();
+        assert_eq!(m.target_line, 2);
+        m.arch().unwrap()
+    };
+    // (target, GPU, loads): as ptxas 12.9 -arch=sm_XY answers for the same pair.
+    for (t, cc, ok) in [
+        ("sm_80", (9, 0), true),
+        ("sm_90", (9, 0), true),
+        ("sm_100", (9, 0), false),
+        ("compute_90", (9, 0), true),
+        ("sm_90a", (9, 0), true),
+        ("sm_90a", (10, 0), false),
+        ("sm_100a", (9, 0), false),
+        ("sm_100a", (10, 3), false),
+        ("sm_100f", (10, 3), true),
+        ("sm_103f", (10, 0), false),
+        ("sm_100f", (12, 0), false),
+    ] {
+        assert_eq!(arch(t).runs_on(cc), ok, "{t} on {cc:?}");
+    }
+    assert_eq!(arch("sm_120a").cc, (12, 0));
+    assert_eq!(arch("sm_100f").variant, ArchVariant::Family);
+}

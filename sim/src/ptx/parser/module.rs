@@ -70,6 +70,7 @@ impl<'s> Parser<'s> {
                 m.target = self
                     .expect(Token::Ident, "a target such as sm_80")?
                     .to_string();
+                m.target_line = self.lines.line_col(at.start).0 as u32;
                 if target_sm(&m.target).is_none() {
                     let e = self.error_at(
                         at,
