@@ -56,6 +56,9 @@ pub struct Options {
     /// Which ptxas gives the registers per thread of launches that do not give their own
     /// (default: the first found; [`crate::sass::Settings::off`]: the estimate from the PTX).
     pub ptxas: crate::sass::Settings,
+    /// The host memory a run may take (`--max-memory`), in bytes; besides it, the run takes at
+    /// most 3/4 of what the host has ([`crate::memory::Budget`]).
+    pub max_memory: Option<u64>,
 }
 
 impl std::fmt::Debug for Options {
@@ -72,6 +75,7 @@ impl std::fmt::Debug for Options {
             .field("registers", &self.registers)
             .field("paths", &self.paths)
             .field("ptxas", &self.ptxas)
+            .field("max_memory", &self.max_memory)
             .finish()
     }
 }
@@ -90,6 +94,7 @@ impl Default for Options {
             registers: None,
             paths: exec::Paths::default(),
             ptxas: crate::sass::Settings::default(),
+            max_memory: None,
         }
     }
 }
@@ -297,6 +302,9 @@ pub(crate) fn execute_with(
             progress: opts.progress.as_deref(),
             sampling: opts.sampling,
             paths: opts.paths,
+            memory_left: image.memory_left(&crate::memory::Budget {
+                max: opts.max_memory,
+            }),
         };
         let mut mem = MemorySystem::with_line_records(cfg, !opts.paths.line_records_off);
         if opts.warm {

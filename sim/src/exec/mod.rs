@@ -89,6 +89,9 @@ pub struct Launch<'a> {
     pub sampling: Sampling,
     /// Which of the equivalent execution paths to take (tests compare them).
     pub paths: Paths,
+    /// The host memory the launch may take besides the buffers, and what bounds it
+    /// ([`crate::memory::Budget::left`]); `None`: unbounded.
+    pub memory_left: Option<(u64, crate::memory::Limit)>,
 }
 
 /// Which of the simulator's equivalent paths a launch takes. The defaults are the fast paths;

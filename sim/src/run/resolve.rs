@@ -40,6 +40,9 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
 
     let mut image = MemoryImage::new(cfg.constant.size_bytes as usize);
     let mut symbols = layout_module(&module, &mut image, &w)?;
+    let budget = crate::memory::Budget {
+        max: opts.max_memory,
+    };
     let mut buffers: HashMap<String, u64> = HashMap::new();
     let read_file = |p: &str, n: u64| {
         w.source
@@ -64,6 +67,18 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
         let bytes = (count.checked_mul(elem.bytes()))
             .ok_or_else(|| format!("{count} elements of {} bytes overflow", elem.bytes()));
         let too_big = |m: String| format!("{count} elements of {} bytes: {m}", elem.bytes());
+        // Against the budget before anything is allocated or read (buffers before it included).
+        if let (Ok(n), Some(left)) = (&bytes, image.memory_left(&budget)) {
+            if *n as u64 > left.0 {
+                let what = format!(
+                    "buffer `{}` ({count} elements of {} bytes)",
+                    b.name,
+                    elem.bytes()
+                );
+                let m = crate::memory::over_budget(&what, *n as u64, left);
+                return Err(w.err(&format!("{key}.count"), m));
+            }
+        }
         let base = match init::formula(&b.init, elem) {
             Some(f) => bytes
                 .and_then(|n| image.alloc_formula(&b.name, f, n).map_err(too_big))

@@ -418,6 +418,7 @@ mod tests {
             progress: None,
             sampling: crate::exec::Sampling::Full,
             paths: Default::default(),
+            memory_left: None,
         }
     }
 
