@@ -198,9 +198,13 @@ pub struct CompareArgs {
     /// Write the JSON report here
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch
+    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch.
+    /// A new file (an existing one only with --force), never the --out report or the config
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Overwrite the --plot file if it exists
+    #[arg(long, requires = "plot")]
+    pub force: bool,
     /// Untimed launches before the timed ones, per launch
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub warmup: u32,
@@ -278,9 +282,13 @@ pub struct ReportArgs {
     /// Re-run the simulator with this config and compare its predictions with the measurements
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch
+    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch.
+    /// A new file (an existing one only with --force), never the report or the config
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Overwrite the --plot file if it exists
+    #[arg(long, requires = "plot")]
+    pub force: bool,
     /// Print the accuracy document (Markdown) instead of the tables, e.g. to regenerate
     /// docs/accuracy.md: validate report validate/measurements/h200/report.json --config
     /// configs/h200.toml --markdown > docs/accuracy.md

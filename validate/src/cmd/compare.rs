@@ -46,6 +46,13 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
             bail!("--set {k}=...: none of the workloads has a parameter `{k}`");
         }
     }
+    // Where the plot goes is checked before the measurements, and again when it is written.
+    let config = std::path::Path::new(&args.config);
+    let plot_inputs: Vec<&std::path::Path> =
+        args.out.as_deref().into_iter().chain([config]).collect();
+    if let Some(svg) = &args.plot {
+        plot::check_target(svg, &plot_inputs, args.force)?;
+    }
 
     let gpu = Gpu::open(args.device)?;
     let device = gpu.info()?;
@@ -133,7 +140,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
         outln!("wrote {}", shown(out))?;
     }
     if let Some(svg) = &args.plot {
-        plot::write(&report, svg)?;
+        plot::write(&report, svg, &plot_inputs, args.force)?;
         outln!("wrote {}", shown(svg))?;
     }
     let failed = report.workloads.iter().any(|w| w.error.is_some());
