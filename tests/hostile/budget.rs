@@ -48,7 +48,7 @@ fn buffers_beyond_the_budget_are_refused_naming_the_buffer() {
     sim(&["run", "configs/h200.toml", &p, "--max-memory", "600M"]).fails_with(&[
         &p,
         "buffer[1].count: buffer `dst` (100000000 elements of 4 bytes) needs 381.5 MiB of host \
-memory; ",
+memory to simulate; ",
         "left of --max-memory 600.0 MiB",
     ]);
     let out = sim(&["run", "configs/h200.toml", &p, "--max-memory", "4X"]);
@@ -89,7 +89,7 @@ fn a_ten_megabyte_straight_line_kernel_is_refused_up_front() {
     ])
     .fails_with(&[
         "launch `add_one`: kernel `add_one` has 400019 instructions: the per-instruction state \
-of 132 SMs needs 9.2 GiB of host memory; ",
+of 132 SMs needs 9.2 GiB of host memory to simulate; ",
         "left of --max-memory 2.0 GiB",
     ]);
     assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());

@@ -10,7 +10,7 @@
 //! are left out and counted under the x axis. Values an axis cannot span are left out and
 //! counted too: beyond [`MAX_PLOTTED`] in magnitude, or non-zero below [`MIN_PLOTTED`] (a
 //! counter of 1e281 looped forever in plotters' axis code, a subnormal one grew its memory without
-//! bound). Pure: a [`Report`] in, SVG text out; [`write`] checks where it goes (`target`).
+//! bound). Pure: a [`Report`] in, SVG text out; [`fn@write`] checks where it goes (`target`).
 
 use crate::compare::{self, Accuracy, Measured};
 use crate::report::Report;
@@ -250,7 +250,7 @@ pub fn svg(r: &Report) -> Result<String> {
 
 /// Refuses `path` for `--plot` unless it is a `.svg` file name that is none of `inputs` (the
 /// files the command reads or writes: the report, the config) and is new, or `force` is set;
-/// commands call it before their work, [`write`] again before writing.
+/// commands call it before their work, [`fn@write`] again before writing.
 pub fn check_target(path: &Path, inputs: &[&Path], force: bool) -> Result<()> {
     target::check(path, inputs, force)
 }

@@ -262,8 +262,8 @@ impl std::fmt::Display for Limit {
 }
 
 /// The message of something a run would need, `need` bytes of host memory, beyond what the
-/// budget leaves (`left`, [`Budget::left`]): `{what} needs 2.0 GiB of host memory; 1.0 GiB is
-/// left of --max-memory 1.5 GiB`.
+/// budget leaves (`left`, [`Budget::left`]): `{what} needs 2.0 GiB of host memory to simulate;
+/// 1.0 GiB is left of --max-memory 1.5 GiB`.
 pub fn over_budget(what: &str, need: u64, left: (u64, Limit)) -> String {
     let (bytes, limit) = left;
     let hint = match limit {
@@ -271,7 +271,7 @@ pub fn over_budget(what: &str, need: u64, left: (u64, Limit)) -> String {
         _ => " (--max-memory SIZE sets the budget)",
     };
     format!(
-        "{what} needs {} of host memory; {} is left of {limit}{hint}",
+        "{what} needs {} of host memory to simulate; {} is left of {limit}{hint}",
         size_text(need),
         size_text(bytes)
     )
@@ -329,7 +329,9 @@ fn address_space_left() -> Option<u64> {
         let status = std::fs::read_to_string("/proc/self/status").ok()?;
         let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
         let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some((r.rlim_cur as u64).saturating_sub(kib.saturating_mul(1024)))
+        #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every Linux target
+        let limit = r.rlim_cur as u64;
+        Some(limit.saturating_sub(kib.saturating_mul(1024)))
     }
     #[cfg(not(target_os = "linux"))]
     None

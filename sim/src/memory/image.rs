@@ -208,7 +208,7 @@ impl MemoryImage {
         allocs + self.constant.len() as u64
     }
 
-    /// What the image leaves of `budget`: [`Budget::left`] with its allocations.
+    /// What the image leaves of `budget`: [`super::Budget::left`] with its allocations.
     pub fn memory_left(&self, budget: &super::Budget) -> Option<(u64, super::Limit)> {
         budget.left(self.host_bytes(), self.mapped_bytes())
     }
