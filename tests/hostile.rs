@@ -6,9 +6,20 @@
 //!
 //! Classes, one section each: integer overflow in expressions; files without end; nesting deep
 //! enough to overflow a stack; declarations too large to allocate; declarations ptxas refuses.
+//! Modules under `tests/hostile/`, one a class: `budget` (the memory budget, `--max-memory`),
+//! `launch` (launches the driver refuses for what
+//! the PTX declares), `operands` (operand types ptxas refuses, immediates and arguments wider
+//! than their operands).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "hostile/budget.rs"]
+mod budget;
+#[path = "hostile/launch.rs"]
+mod launch;
+#[path = "hostile/operands.rs"]
+mod operands;
 
 const PTX: &str = include_str!("fixtures/add_one.ptx");
 const WORKLOAD: &str = include_str!("fixtures/add_one.toml");

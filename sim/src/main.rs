@@ -98,6 +98,12 @@ files: keys, initializers, expressions)."
         /// Stop a launch after this many warp instructions (runaway kernels)
         #[arg(long, default_value_t = 1 << 34, value_name = "N")]
         max_warp_instructions: u64,
+        /// Host memory the run may take, e.g. 4G, 512M (powers of 1024) or bytes. Before it
+        /// allocates, a run checks what it needs (each buffer, each launch's schedule and
+        /// per-instruction state, the trace of its blocks) and stops with an error naming the
+        /// input beyond it; default: 3/4 of the available memory (and of what `ulimit -v` leaves)
+        #[arg(long, value_name = "SIZE", value_parser = parse_max_memory)]
+        max_memory: Option<u64>,
         /// Which waves to simulate: `full`, `auto` (full unless a launch has more than 512 waves of
         /// blocks; then about 256 waves spread evenly, extrapolated, with the estimated error
         /// printed), or N (wave 0, every N-th wave and the last)
@@ -315,6 +321,7 @@ fn real_main() -> Result<()> {
             per_instruction,
             launches,
             max_warp_instructions,
+            max_memory,
             threads,
             sample,
             compiler,
@@ -352,6 +359,7 @@ fn real_main() -> Result<()> {
                 warm,
                 keep_outputs: false,
                 max_warp_instructions,
+                max_memory,
                 only: launches,
                 sampling: sample,
                 registers,
@@ -527,4 +535,8 @@ fn parse_sampling(s: &str) -> std::result::Result<sim::exec::Sampling, String> {
             Ok(k) => Ok(Sampling::Every(k)),
         },
     }
+}
+
+fn parse_max_memory(s: &str) -> std::result::Result<u64, String> {
+    sim::memory::parse_size(s)
 }

@@ -62,6 +62,9 @@ pub struct Options {
     /// Which ptxas gives the registers per thread of launches that do not give their own
     /// (default: the first found; [`crate::sass::Settings::off`]: the estimate from the PTX).
     pub ptxas: crate::sass::Settings,
+    /// The host memory a run may take (`--max-memory`), in bytes; besides it, the run takes at
+    /// most 3/4 of what the host has ([`crate::memory::Budget`]).
+    pub max_memory: Option<u64>,
 }
 
 impl std::fmt::Debug for Options {
@@ -80,6 +83,7 @@ impl std::fmt::Debug for Options {
             .field("order", &self.order)
             .field("probe_order", &self.probe_order)
             .field("ptxas", &self.ptxas)
+            .field("max_memory", &self.max_memory)
             .finish()
     }
 }
@@ -100,6 +104,7 @@ impl Default for Options {
             order: exec::turns::Order::default(),
             probe_order: false,
             ptxas: crate::sass::Settings::default(),
+            max_memory: None,
         }
     }
 }
@@ -331,6 +336,9 @@ pub(crate) fn execute_with(
             paths: opts.paths,
             order: opts.order,
             probe_order: opts.probe_order,
+            memory_left: image.memory_left(&crate::memory::Budget {
+                max: opts.max_memory,
+            }),
         };
         let mut mem = MemorySystem::with_line_records(cfg, !opts.paths.line_records_off);
         if opts.warm {

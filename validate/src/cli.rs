@@ -186,6 +186,7 @@ pub struct PtxArgs {
 
 /// Arguments of `validate compare`.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("written").args(["out", "plot"]).multiple(true)))]
 pub struct CompareArgs {
     /// Bundled workload names or workload files [default: every bundled workload]
     pub workloads: Vec<String>,
@@ -201,12 +202,13 @@ pub struct CompareArgs {
     /// measured). An existing file is refused unless --force, as `sim run -o`
     #[arg(short = 'o', long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Replace an existing --out file
-    #[arg(long, requires = "out")]
-    pub force: bool,
-    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch
+    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch.
+    /// A new file (an existing one only with --force), never the --out report or the config
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Replace an existing --out report or --plot file (never an input)
+    #[arg(long, requires = "written")]
+    pub force: bool,
     /// Untimed launches before the timed ones, per launch
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub warmup: u32,
@@ -285,9 +287,13 @@ pub struct ReportArgs {
     /// run` takes it) and compare its predictions with the measurements
     #[arg(long, value_name = "NAME|PATH")]
     pub config: Option<PathBuf>,
-    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch
+    /// Draw predicted against measured as an SVG: one panel per quantity, one point per launch.
+    /// A new file (an existing one only with --force), never the report or the config
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Overwrite the --plot file if it exists
+    #[arg(long, requires = "plot")]
+    pub force: bool,
     /// Print the accuracy document (Markdown) instead of the tables, e.g. to regenerate
     /// docs/accuracy.md: validate report validate/measurements/h200/report.json --config
     /// configs/h200.toml --markdown > docs/accuracy.md

@@ -7,7 +7,10 @@
 //! diagonal for reference, and the counter's short label with its MAPE as the title. Both axes of
 //! a panel share one range, so that the diagonal is the panel's diagonal; they are logarithmic
 //! when the values span more than 2 decades, and then launches with a zero (or negative) value
-//! are left out and counted under the x axis. Pure: a [`Report`] in, SVG text out.
+//! are left out and counted under the x axis. Values an axis cannot span are left out and
+//! counted too: beyond [`MAX_PLOTTED`] in magnitude, or non-zero below [`MIN_PLOTTED`] (a
+//! counter of 1e281 looped forever in plotters' axis code, a subnormal one grew its memory without
+//! bound). Pure: a [`Report`] in, SVG text out; [`fn@write`] checks where it goes (`target`).
 
 use crate::compare::{self, Accuracy, Measured};
 use crate::report::Report;
@@ -17,8 +20,15 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
+mod target;
+
 /// Values spanning more than this ratio (2 decades) get logarithmic axes.
 pub const LOG_SPAN: f64 = 100.0;
+
+/// The largest magnitude a point may have (counters and times are far below it).
+pub const MAX_PLOTTED: f64 = 1e100;
+/// The smallest non-zero magnitude a point may have.
+pub const MIN_PLOTTED: f64 = 1e-100;
 
 /// Width and height of one panel in pixels.
 const PANEL: (u32, u32) = (380, 360);
@@ -42,6 +52,9 @@ pub struct Panel {
     pub points: Vec<(f64, f64)>,
     /// Launches with both values left out because one is not positive (log axes only).
     pub skipped: usize,
+    /// Launches with both values left out because one is not finite or beyond what an axis
+    /// spans ([`MAX_PLOTTED`], [`MIN_PLOTTED`]).
+    pub unplottable: usize,
     /// Logarithmic axes.
     pub log: bool,
     /// The range of both axes.
@@ -52,11 +65,13 @@ impl Panel {
     /// A panel of (measured, predicted) `pairs`: log axes when the positive pairs span more than
     /// [`LOG_SPAN`], and then only the positive pairs are drawn.
     pub fn new(label: &str, mape: Option<f64>, pairs: &[(f64, f64)]) -> Panel {
+        let plottable = |v: f64| v == 0.0 || (MIN_PLOTTED..=MAX_PLOTTED).contains(&v.abs());
         let finite: Vec<(f64, f64)> = pairs
             .iter()
             .copied()
-            .filter(|(m, p)| m.is_finite() && p.is_finite())
+            .filter(|&(m, p)| plottable(m) && plottable(p))
             .collect();
+        let unplottable = pairs.len() - finite.len();
         let positive: Vec<(f64, f64)> = finite
             .iter()
             .copied()
@@ -80,6 +95,7 @@ impl Panel {
             mape,
             points,
             skipped,
+            unplottable,
             log,
             range,
         }
@@ -232,10 +248,21 @@ pub fn svg(r: &Report) -> Result<String> {
     render(&title, &panels)
 }
 
-/// Writes [`svg`] of `r` to `path`.
-pub fn write(r: &Report, path: &Path) -> Result<()> {
+/// Refuses `path` for `--plot` unless it is a `.svg` file name that is none of `inputs` (the
+/// files the command reads or writes: the report, the config) and is new, or `force` is set;
+/// commands call it before their work, [`fn@write`] again before writing.
+pub fn check_target(path: &Path, inputs: &[&Path], force: bool) -> Result<()> {
+    target::check(path, inputs, force)
+}
+
+/// Writes [`svg`] of `r` to `path`, a new `.svg` file that is none of `inputs` (the files the
+/// command read or wrote: the report, the config), or an existing one with `force`
+/// ([`check_target`]).
+pub fn write(r: &Report, path: &Path, inputs: &[&Path], force: bool) -> Result<()> {
+    target::check(path, inputs, force)?;
     let text = svg(r)?;
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    target::write_new(path, &text, force)
+        .with_context(|| format!("--plot {}: cannot write it", crate::cmd::shown(path)))
 }
 
 /// `panels` under the `title` lines, in a grid of at most 6 columns.
@@ -319,9 +346,11 @@ fn fill<DB: DrawingBackend, X>(
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
-    let x_desc = match p.skipped {
-        0 => "measured".to_string(),
-        k => format!("measured ({k} with a zero not shown)"),
+    let x_desc = match (p.skipped, p.unplottable) {
+        (0, 0) => "measured".to_string(),
+        (k, 0) => format!("measured ({k} with a zero not shown)"),
+        (0, u) => format!("measured ({u} beyond 1e100 or below 1e-100 not shown)"),
+        (k, u) => format!("measured ({k} with a zero, {u} beyond 1e+-100 not shown)"),
     };
     chart
         .configure_mesh()
@@ -497,5 +526,26 @@ mod tests {
         );
         let l = linear_labeller(-3e6, 66e6);
         assert_eq!((l(&0.0), l(&20e6)), ("0".into(), "20M".into()));
+    }
+
+    /// Issue 40: 1e281 looped forever in plotters' axis code, a subnormal grew memory without
+    /// bound; both are left out and counted, and the panel renders.
+    #[test]
+    fn values_no_axis_spans_are_left_out_and_counted() {
+        let pairs = [
+            (1e281, 1.0),
+            (5e-324, 1.0),
+            (1.0, f64::NAN),
+            (1.0, 2.0),
+            (0.0, 3.0),
+        ];
+        let p = Panel::new("x", None, &pairs);
+        assert_eq!(p.points, [(1.0, 2.0), (0.0, 3.0)]);
+        assert_eq!((p.unplottable, p.skipped), (3, 0));
+        let svg = render(&["t".into()], &[p]).unwrap();
+        assert!(
+            svg.contains("3 beyond 1e100 or below 1e-100 not shown"),
+            "{svg}"
+        );
     }
 }

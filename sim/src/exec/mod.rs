@@ -95,6 +95,9 @@ pub struct Launch<'a> {
     /// Measure how far the functional order of SM 0's global and local accesses agrees with the
     /// order the timing replay issues them in ([`LaunchStats::order`]).
     pub probe_order: bool,
+    /// The host memory the launch may take besides the buffers, and what bounds it
+    /// ([`crate::memory::Budget::left`]); `None`: unbounded.
+    pub memory_left: Option<(u64, crate::memory::Limit)>,
 }
 
 /// Which of the simulator's equivalent paths a launch takes. The defaults are the fast paths;

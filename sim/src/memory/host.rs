@@ -240,6 +240,143 @@ fn check_available(bytes: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// What bounds the host memory a run may take ([`Budget::left`]), for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// `--max-memory` (its bytes).
+    Flag(u64),
+    /// The memory the system says is available (Linux's `MemAvailable`).
+    Available,
+    /// The process's address-space limit (`RLIMIT_AS`, `ulimit -v`, `prlimit --as`).
+    AddressSpace,
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Limit::Flag(b) => write!(f, "--max-memory {}", size_text(*b)),
+            Limit::Available => write!(f, "3/4 of the host's available memory"),
+            Limit::AddressSpace => write!(f, "3/4 of what the address-space limit leaves"),
+        }
+    }
+}
+
+/// The message of something a run would need, `need` bytes of host memory, beyond what the
+/// budget leaves (`left`, [`Budget::left`]): `{what} needs 2.0 GiB of host memory to simulate;
+/// 1.0 GiB is left of --max-memory 1.5 GiB`.
+pub fn over_budget(what: &str, need: u64, left: (u64, Limit)) -> String {
+    let (bytes, limit) = left;
+    let hint = match limit {
+        Limit::Flag(_) => "",
+        _ => " (--max-memory SIZE sets the budget)",
+    };
+    format!(
+        "{what} needs {} of host memory to simulate; {} is left of {limit}{hint}",
+        size_text(need),
+        size_text(bytes)
+    )
+}
+
+/// The host memory budget of a run: `--max-memory` if given, and what the host has. A run
+/// checks against it, before allocating, what it is about to need (a buffer, a launch's
+/// per-instruction state and schedule, the trace of a batch of blocks): an error naming the
+/// input rather than an allocation that aborts or a host that runs out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Budget {
+    /// `--max-memory` in bytes.
+    pub max: Option<u64>,
+}
+
+impl Budget {
+    /// The bytes a run may still take, with what bounds them, given `held` bytes of buffers
+    /// already allocated, `untouched` of them mapped pages not yet counted by the system: the
+    /// least of `--max-memory` less `held`, 3/4 of the available memory less `untouched`, and
+    /// 3/4 of what the address-space limit leaves (the rest for what is not estimated: the
+    /// PTX, caches, threads). `None` when nothing bounds it.
+    pub fn left(&self, held: u64, untouched: u64) -> Option<(u64, Limit)> {
+        let three_quarters = |b: u64| b / 4 * 3;
+        [
+            self.max.map(|m| (m.saturating_sub(held), Limit::Flag(m))),
+            available_host_bytes().map(|a| {
+                (
+                    three_quarters(a.saturating_sub(untouched)),
+                    Limit::Available,
+                )
+            }),
+            address_space_left().map(|a| (three_quarters(a), Limit::AddressSpace)),
+        ]
+        .into_iter()
+        .flatten()
+        .min_by_key(|&(b, _)| b)
+    }
+}
+
+/// What the address-space limit leaves the process: `RLIMIT_AS` less its mapped size
+/// (`VmSize`, /proc/self/status); `None` without a limit.
+fn address_space_left() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the limit into `r`, a valid rlimit.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0
+            || r.rlim_cur == libc::RLIM_INFINITY
+        {
+            return None;
+        }
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every Linux target
+        let limit = r.rlim_cur as u64;
+        Some(limit.saturating_sub(kib.saturating_mul(1024)))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// `1.5 GiB`, `12.0 MiB`, `3.5 KiB`, `100 bytes`: a size for messages.
+pub fn size_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.1} GiB", gib(b)),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / f64::from(1u32 << 20)),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// Parses a size as `--max-memory` takes it: bytes, or a number with `K`, `M`, `G` or `T`
+/// (powers of 1024, `KiB`/`KB` alike), e.g. `4G`, `512MiB`, `1.5G`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => {
+            return Err(format!(
+                "`{text}`: expected a size such as 4G, 512M or 1000000"
+            ))
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}`: expected a size such as 4G, 512M or 1000000"))?;
+    let bytes = v * (1u64 << shift) as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes >= u64::MAX as f64 {
+        return Err(format!("`{text}`: a size from 1 byte to 16 EiB"));
+    }
+    Ok(bytes as u64)
+}
+
 fn not_allocated(bytes: usize) -> String {
     format!(
         "needs {:.1} GiB of host memory to simulate, which could not be allocated: use a smaller size",
@@ -258,6 +395,23 @@ fn available_host_bytes() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_parse_in_powers_of_1024() {
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5g"), Ok(3 << 29));
+        assert_eq!(parse_size("1000000"), Ok(1_000_000));
+        for bad in ["", "G", "4X", "-1G", "0", "1e30T", "nan"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+        let b = Budget { max: Some(1 << 30) };
+        let (left, limit) = b.left(1 << 29, 0).unwrap();
+        assert!(left <= 1 << 29);
+        if left == 1 << 29 {
+            assert_eq!(limit, Limit::Flag(1 << 30));
+        }
+    }
 
     /// Issue 40: each of two 10 GiB buffers fits a 16 GiB host; both do not.
     #[test]

@@ -198,8 +198,19 @@ impl MemoryImage {
 
     /// Bytes of the allocations whose host pages are mapped but not yet touched: what the
     /// system's available memory does not count yet.
-    fn mapped_bytes(&self) -> u64 {
+    pub fn mapped_bytes(&self) -> u64 {
         self.allocs.iter().map(|a| a.data.mapped_bytes()).sum()
+    }
+
+    /// Host bytes of every allocation and of the constant bank.
+    pub fn host_bytes(&self) -> u64 {
+        let allocs: u64 = self.allocs.iter().map(|a| a.data.len() as u64).sum();
+        allocs + self.constant.len() as u64
+    }
+
+    /// What the image leaves of `budget`: [`super::Budget::left`] with its allocations.
+    pub fn memory_left(&self, budget: &super::Budget) -> Option<(u64, super::Limit)> {
+        budget.left(self.host_bytes(), self.mapped_bytes())
     }
 
     fn push(&mut self, name: &str, data: HostBytes, pending: Pending) -> u64 {

@@ -17,8 +17,8 @@ pub mod image;
 pub mod shared;
 pub mod system;
 
-pub use host::check_host_bytes;
 pub(crate) use host::prefetch_line;
+pub use host::{check_host_bytes, over_budget, parse_size, size_text, Budget, Limit};
 pub use image::MemoryImage;
 
 /// Lanes per warp.

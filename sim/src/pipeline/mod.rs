@@ -86,21 +86,6 @@ pub fn run_with(
     let costs = Costs::for_program(cfg, launch.program); // with the SASS profile
     let nwarps = dims.block_threads().div_ceil(32) as usize;
     let plen = launch.program.insts.len();
-    let mut sms: Vec<SmRun> = (0..sm_count)
-        .map(|_| SmRun {
-            per_pc: vec![PcStats::default(); plen],
-            alloc_hints: vec![u32::MAX; plen],
-            last_runs: vec![0; plen],
-            ..Default::default()
-        })
-        .collect();
-    for (st, kept) in sms.iter_mut().zip(scratch.sms.drain(..)) {
-        st.adopt(kept);
-    }
-    if let (true, Some(st)) = (launch.probe_order, sms.first_mut()) {
-        st.probe = Some(Default::default());
-        st.work.issued = Some(Vec::new());
-    }
     let mut counters = Counters::default();
     let mut budget = launch.max_warp_instructions;
     let (global, constant) = image.view();
@@ -123,19 +108,70 @@ pub fn run_with(
         .checked_mul(16)
         .and_then(|b| b.checked_add(waves.checked_mul(17)?))
         .unwrap_or(u64::MAX);
-    crate::memory::check_host_bytes(schedule).map_err(|m| Error::Launch {
+    let too_large = |m: String| Error::Launch {
         launch: launch.label.into(),
         message: format!(
-            "grid {:?} ({blocks} blocks in {waves} waves) is too large for this host: its schedule {m}",
+            "grid {:?} ({blocks} blocks in {waves} waves) is too large for this host: {m}",
             dims.grid
         ),
-    })?;
+    };
     let every = match launch.sampling {
         Sampling::Full => 1,
         Sampling::Every(n) => n.max(1),
         Sampling::Auto if waves > AUTO_SAMPLE_WAVES => waves.div_ceil(AUTO_SAMPLE_WAVES / 2),
         Sampling::Auto => 1,
     };
+    // Up front, what the launch holds besides the buffers, against the memory budget: its
+    // schedule, the per-instruction state of every SM (a 10 MB straight-line PTX file has
+    // 400,000 instructions: 9 GB on 132 SMs), and the trace of the batches in flight, bounded
+    // per SM below.
+    let per_pc = (plen as u64)
+        .saturating_mul(sm_count)
+        .saturating_mul(per_instruction_bytes(every > 1));
+    let trace_cap = match launch.memory_left {
+        None => {
+            crate::memory::check_host_bytes(schedule)
+                .map_err(|m| too_large(format!("its schedule {m}")))?;
+            (u64::MAX, u64::MAX)
+        }
+        Some((left, limit)) => {
+            if schedule > left {
+                let m = crate::memory::over_budget("its schedule", schedule, (left, limit));
+                return Err(too_large(m));
+            }
+            if per_pc > left - schedule {
+                let what = format!(
+                    "kernel `{}` has {plen} instructions: the per-instruction state of \
+{sm_count} SMs",
+                    launch.program.name
+                );
+                return Err(Error::Launch {
+                    launch: launch.label.into(),
+                    message: crate::memory::over_budget(&what, per_pc, (left - schedule, limit)),
+                });
+            }
+            let trace = left - schedule - per_pc;
+            let active = sm_count.min(blocks).max(1);
+            (trace / (2 * active * TRACE_BYTES_PER_WARP_INST), trace)
+        }
+    };
+    let (trace_cap, trace_bytes) = trace_cap;
+    // Allocated after the budget's checks above.
+    let mut sms: Vec<SmRun> = (0..sm_count)
+        .map(|_| SmRun {
+            per_pc: vec![PcStats::default(); plen],
+            alloc_hints: vec![u32::MAX; plen],
+            last_runs: vec![0; plen],
+            ..Default::default()
+        })
+        .collect();
+    for (st, kept) in sms.iter_mut().zip(scratch.sms.drain(..)) {
+        st.adopt(kept);
+    }
+    if let (true, Some(st)) = (launch.probe_order, sms.first_mut()) {
+        st.probe = Some(Default::default());
+        st.work.issued = Some(Vec::new());
+    }
     let mut simulated = vec![false; waves as usize];
     let mut wave_latency: Vec<f64> = vec![];
     // Statistics after wave 0 and before the last wave, when sampling.
@@ -248,7 +284,7 @@ pub fn run_with(
                 buf,
                 first,
                 last,
-                budget,
+                budget: budget.min(trace_cap),
             };
             run_batch_on_sm(&pass1, batch, s, cache, st, files);
             if let Some(files) = own {
@@ -295,7 +331,12 @@ pub fn run_with(
             .filter_map(|s| s.error.take())
             .min_by_key(|(b, _)| *b)
         {
-            return Err(e);
+            return Err(match e {
+                Error::Budget { .. } if trace_cap < budget => {
+                    trace_too_long(launch, trace_cap, trace_bytes)
+                }
+                e => e,
+            });
         }
         let executed: u64 = sms.iter().map(|s| s.executed).sum();
         budget = budget.checked_sub(executed).ok_or_else(|| Error::Budget {
@@ -388,6 +429,40 @@ pub fn run_with(
     }
     stats.counters = counters;
     Ok(stats)
+}
+
+/// Host bytes of the trace per warp instruction, for the memory budget: an 8-byte stream entry
+/// with a vector's spare room (13 bytes measured for a branch loop, `runaway.ptx`) and the records
+/// of the accesses of memory instructions (about 37 bytes measured over memory-bound streams).
+const TRACE_BYTES_PER_WARP_INST: u64 = 48;
+
+/// Host bytes per instruction of the program per SM: its statistics (and their two snapshots
+/// when `sampled`), its allocation and run hints, its straight-line runs.
+fn per_instruction_bytes(sampled: bool) -> u64 {
+    let stats = std::mem::size_of::<PcStats>() as u64;
+    let hints = (std::mem::size_of::<u32>() + std::mem::size_of::<u64>()) as u64;
+    stats * if sampled { 3 } else { 1 } + hints + step::Runs::BYTES_PER_PC
+}
+
+/// The error of a launch one of whose SMs ran `cap` warp instructions in a batch: the most whose
+/// trace the `trace` bytes the memory budget leaves hold, two batches of every SM in flight.
+#[cold]
+fn trace_too_long(launch: &Launch, cap: u64, trace: u64) -> Error {
+    let bytes = cap.saturating_mul(TRACE_BYTES_PER_WARP_INST);
+    let limit = launch
+        .memory_left
+        .map_or(crate::memory::Limit::Available, |l| l.1);
+    Error::Launch {
+        launch: launch.label.into(),
+        message: format!(
+            "the blocks of one SM ran {cap} warp instructions in a batch, whose trace ({} at \
+{TRACE_BYTES_PER_WARP_INST} bytes each) is the most the {} that {limit} leaves for the traces \
+in flight holds: a runaway kernel? --max-warp-instructions N stops it sooner; --max-memory SIZE \
+sets the budget",
+            crate::memory::size_text(bytes),
+            crate::memory::size_text(trace),
+        ),
+    }
 }
 
 /// The L2 pass of the batch of blocks `first..last`, in block order (block `b` ran on SM

@@ -14,6 +14,8 @@ pub struct Module {
     pub version: (u32, u32),
     /// `.target` (e.g. `sm_80`).
     pub target: String,
+    /// 1-based line of the `.target` directive (0 when there is none).
+    pub target_line: u32,
     /// `.address_size` in bits (64 or 32).
     pub address_size: u32,
     /// Module-scope variables (`.const`, `.global`, `.shared`).
@@ -26,6 +28,63 @@ impl Module {
     /// The `.entry` called `name`.
     pub fn entry(&self, name: &str) -> Option<&Function> {
         self.functions.iter().find(|f| f.is_entry && f.name == name)
+    }
+
+    /// The architecture the `.target` names (`sm_90a`: 9.0, arch-specific), `None` for a name
+    /// that is not `sm_NN` or `compute_NN` with an optional `a` or `f`.
+    pub fn arch(&self) -> Option<Arch> {
+        let t = &self.target;
+        let n = t
+            .strip_prefix("sm_")
+            .or_else(|| t.strip_prefix("compute_"))?;
+        let (n, variant) = match (n.strip_suffix('a'), n.strip_suffix('f')) {
+            (Some(n), _) => (n, ArchVariant::Specific),
+            (_, Some(n)) => (n, ArchVariant::Family),
+            _ => (n, ArchVariant::Portable),
+        };
+        if n.len() < 2 || n.len() > 4 || !n.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let n: u32 = n.parse().ok()?;
+        Some(Arch {
+            cc: (n / 10, n % 10),
+            variant,
+        })
+    }
+}
+
+/// The architecture of a `.target`: a compute capability and how far the PTX runs beyond it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arch {
+    /// `(10, 0)` for `sm_100`.
+    pub cc: (u32, u32),
+    /// Plain, `a` or `f`.
+    pub variant: ArchVariant,
+}
+
+/// The suffix of a `.target` (PTX ISA, "Target ISA notes"; CUDA C++ Programming Guide,
+/// "Feature Availability").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchVariant {
+    /// `sm_90`: runs on this compute capability and every later one (the driver JIT-compiles it).
+    Portable,
+    /// `sm_90a`: arch-specific features; runs on exactly this compute capability.
+    Specific,
+    /// `sm_100f`: family-specific features; runs on this compute capability and the later minor
+    /// versions of its major one (`sm_100f` on 10.0 and 10.3, not on 12.0).
+    Family,
+}
+
+impl Arch {
+    /// Whether the CUDA driver loads PTX of this target on a GPU of compute capability `cc`
+    /// (ptxas 12.9 agrees: `-arch=sm_90` refuses `sm_90a` and `sm_100a`, `-arch=sm_100` refuses
+    /// `sm_103f`, `-arch=sm_103` takes `sm_100f`).
+    pub fn runs_on(&self, cc: (u32, u32)) -> bool {
+        match self.variant {
+            ArchVariant::Portable => self.cc <= cc,
+            ArchVariant::Specific => self.cc == cc,
+            ArchVariant::Family => self.cc.0 == cc.0 && self.cc.1 <= cc.1,
+        }
     }
 }
 
@@ -151,6 +210,44 @@ impl Type {
         matches!(self, Type::F16 | Type::F32 | Type::F64)
     }
 
+    /// Bit-size type (`.b8` to `.b64`).
+    pub fn is_bits(self) -> bool {
+        matches!(self, Type::B8 | Type::B16 | Type::B32 | Type::B64)
+    }
+
+    /// The integers a value of this width holds: from the signed minimum to the unsigned maximum
+    /// (a negative one as two's complement), `[-2^31, 2^32 - 1]` for 32 bits; every `i64` for 64.
+    pub fn int_range(self) -> (i128, i128) {
+        let bits = self.bits().clamp(1, 64);
+        (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
+    }
+
+    /// `v` is in [`Type::int_range`].
+    pub fn holds_int(self, v: i64) -> bool {
+        let (lo, hi) = self.int_range();
+        (lo..=hi).contains(&i128::from(v))
+    }
+
+    /// The type of twice the width and the same kind (`.u32` → `.u64`), for `mul.wide`; a
+    /// 64-bit type stays itself.
+    pub fn widened(self) -> Self {
+        use Type::*;
+        match self {
+            B8 => B16,
+            B16 => B32,
+            B32 => B64,
+            U8 => U16,
+            U16 => U32,
+            U32 => U64,
+            S8 => S16,
+            S16 => S32,
+            S32 => S64,
+            F16 => F32,
+            F32 => F64,
+            t => t,
+        }
+    }
+
     /// The PTX spelling without the dot.
     pub fn name(self) -> &'static str {
         use Type::*;
@@ -253,6 +350,48 @@ pub struct Function {
     pub body: Vec<Statement>,
     /// Byte range of the header in the source.
     pub span: Range<usize>,
+    /// The performance-tuning directives of the header (`.maxntid`, `.reqntid`, ...).
+    pub tuning: Tuning,
+}
+
+/// The performance-tuning directives of a function header (PTX ISA, "Performance-Tuning
+/// Directives"), as ptxas reads them: each value a positive 32-bit integer ("Positive non-zero
+/// value expected"), a directive given twice keeps its last value, and `.maxntid` with `.reqntid`
+/// on one kernel is an error ("Conflicting directives").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tuning {
+    /// `.maxntid X[, Y[, Z]]`: the most threads a block of a launch may have (the product).
+    pub maxntid: Option<ThreadBound>,
+    /// `.reqntid X[, Y[, Z]]`: the block every launch must have, dimension by dimension.
+    pub reqntid: Option<ThreadBound>,
+    /// `.minnctapersm N`: the blocks per SM ptxas budgets registers for (no effect on a launch).
+    pub minnctapersm: Option<u32>,
+    /// `.maxnreg N`: the most registers per thread ptxas may allocate.
+    pub maxnreg: Option<u32>,
+}
+
+/// The block dimensions of a `.maxntid` or `.reqntid` (missing ones are 1) and where it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadBound {
+    /// `[x, y, z]`.
+    pub dims: [u32; 3],
+    /// 1-based PTX line of the directive.
+    pub line: u32,
+}
+
+impl ThreadBound {
+    /// Threads of a block of these dimensions.
+    pub fn threads(&self) -> u64 {
+        self.dims.iter().map(|&d| u64::from(d)).product()
+    }
+}
+
+impl std::fmt::Display for ThreadBound {
+    /// The dimensions as PTX writes them: `256, 1, 1`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [x, y, z] = self.dims;
+        write!(f, "{x}, {y}, {z}")
+    }
 }
 
 /// A statement of a function body.

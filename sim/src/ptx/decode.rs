@@ -4,8 +4,11 @@
 
 use crate::error::{Error, SourceLoc};
 use crate::ptx::ast::{Function, Instruction, Operand, Special, Statement, Type};
-use crate::ptx::inst::{AluOp, BitOp, CarryOp, Op};
+use crate::ptx::inst::{AluOp, BitOp, CarryOp, MulMode, Op};
+use std::cell::RefCell;
 use std::collections::HashMap;
+
+mod operands;
 
 /// Marks an unused register slot.
 pub const NO_REG: u16 = u16::MAX;
@@ -98,6 +101,9 @@ pub struct Program {
     /// 0 for predicates and the hidden carry flag, which live in predicate and condition
     /// registers, not in the register file.
     pub reg_slots: Vec<u8>,
+    /// What decoding noticed that a user should know (an immediate wider than its operand:
+    /// `decode::operands`).
+    pub notes: Vec<String>,
 }
 
 impl Program {
@@ -119,6 +125,7 @@ pub fn decode(
 ) -> Result<Program, Error> {
     let mut regs: HashMap<String, u16> = HashMap::new();
     let mut reg_slots: Vec<u8> = vec![];
+    let mut reg_types: Vec<Option<Type>> = vec![];
     // Counted before any name is built (issue 40: `%r<2147483648>` took 50 GB to be refused).
     let declared: u64 = f.regs.iter().map(|d| u64::from(d.count.unwrap_or(1))).sum();
     if declared > u64::from(NO_REG) {
@@ -140,9 +147,11 @@ pub fn decode(
         for n in names {
             // Below NO_REG: at most `declared` names, checked above.
             let idx = regs.len();
+            let typed = !crate::ptx::inline::is_param_slot(&n);
             if let std::collections::hash_map::Entry::Vacant(e) = regs.entry(n) {
                 e.insert(idx as u16);
                 reg_slots.push(slots_of(d.ty));
+                reg_types.push(typed.then_some(d.ty));
             }
         }
     }
@@ -181,12 +190,16 @@ pub fn decode(
             reg_slots.push(0); // the carry flag
             reg_slots
         },
+        notes: vec![],
     };
+    let notes = RefCell::new(vec![]);
     for s in &f.body {
         if let Statement::Inst(i) = s {
             let ctx = Ctx {
                 cc,
                 regs: &regs,
+                reg_types: &reg_types,
+                notes: &notes,
                 labels: &labels,
                 symbols,
                 src,
@@ -204,6 +217,7 @@ pub fn decode(
         }
     }
     results_unused_become_red(&mut p.insts);
+    p.notes = notes.into_inner();
     // A kernel that falls off its end exits.
     p.insts.push(DInst {
         op: Op::Exit,
@@ -266,6 +280,11 @@ struct Ctx<'a> {
     /// The hidden carry-flag register.
     cc: u16,
     regs: &'a HashMap<String, u16>,
+    /// The declared type of each register index; `None` for the inliner's parameter slots (the
+    /// carry flag has no entry).
+    reg_types: &'a [Option<Type>],
+    /// Notes for the program ([`Program::notes`]).
+    notes: &'a RefCell<Vec<String>>,
     labels: &'a HashMap<String, u32>,
     symbols: &'a HashMap<String, SymbolAddr>,
     src: &'a str,
@@ -320,11 +339,18 @@ impl Ctx<'_> {
         Ok(d)
     }
 
-    /// A source operand of type `ty` (immediates are converted to it).
+    /// A source operand of type `ty` (immediates are converted to it); a register must fit it
+    /// (`operands::fits`, relaxed for `st` and `cvt`).
     fn src(&self, o: &Operand, ty: Type) -> Result<Src, Error> {
+        let relaxed = matches!(self.inst.op, Op::St(_) | Op::Cvt { .. });
+        let checked = |r: &str, want: Type| -> Result<u16, Error> {
+            let i = self.reg(r)?;
+            self.check_reg(r, i, want, relaxed)?;
+            Ok(i)
+        };
         Ok(match o {
-            Operand::Reg(r) => Src::Reg(self.reg(r)?),
-            Operand::NotPred(r) => Src::NotPred(self.reg(r)?),
+            Operand::Reg(r) => Src::Reg(checked(r, ty)?),
+            Operand::NotPred(r) => Src::NotPred(checked(r, Type::Pred)?),
             Operand::Special(s) => Src::Special(*s),
             Operand::Int(v) => Src::Imm(if ty.is_float() {
                 if ty == Type::F64 {
@@ -333,7 +359,7 @@ impl Ctx<'_> {
                     u64::from((*v as f32).to_bits())
                 }
             } else {
-                *v as u64
+                self.int_imm(*v, ty)
             }),
             Operand::Float(f) => {
                 if ty == Type::F64 {
@@ -349,7 +375,7 @@ impl Ctx<'_> {
                     )));
                 }
             }
-            Operand::Symbol(s) if self.regs.contains_key(s) => Src::Reg(self.reg(s)?),
+            Operand::Symbol(s) if self.regs.contains_key(s) => Src::Reg(checked(s, ty)?),
             Operand::Symbol(s) => match self.symbols.get(s) {
                 Some(a) => Src::Imm(a.value()),
                 None => return Err(self.err(format!("unknown symbol `{s}`"))),
@@ -412,7 +438,19 @@ impl Ctx<'_> {
         if let Some(g) = &i.guard {
             d.guard = self.reg(&g.reg)?;
             d.guard_negated = g.negated;
+            if matches!(self.reg_types.get(usize::from(d.guard)), Some(Some(t)) if *t != Type::Pred)
+            {
+                // ptxas: "Predicate expression expected".
+                return Err(self.err(format!("the guard `{}` is not a .pred register", g.reg)));
+            }
         }
+        // The destination's type: a `mov` into a vector unpacks into elements of its packing.
+        let elem = match (i.op, a.first()) {
+            (Op::Mov(ty), Some(Operand::Vector(v))) => Some(self.pack_elem(ty, v.len())?),
+            (Op::Setp { .. }, _) => Some(Type::Pred),
+            _ => None,
+        };
+        self.check_dst(elem)?;
         let srcs = |d: &mut DInst, ops: &[Operand], tys: &[Type]| -> Result<(), Error> {
             for (k, (o, t)) in ops.iter().zip(tys).enumerate() {
                 d.src[k] = self.src(o, *t)?;
@@ -499,7 +537,7 @@ impl Ctx<'_> {
                 d.dst = self.dst(&a[0])?;
                 srcs(&mut d, &a[1..], &[src])?;
             }
-            Op::Alu { op, ty, .. } => {
+            Op::Alu { op, ty, mode, .. } => {
                 let n = match op {
                     AluOp::Neg
                     | AluOp::Abs
@@ -526,9 +564,11 @@ impl Ctx<'_> {
                 }
                 self.arity(n + 1..=n + 1)?;
                 d.dst = self.dst(&a[0])?;
-                // Shift amounts are .u32 whatever the shifted type.
+                // Shift amounts are .u32 whatever the shifted type; `mad.wide`'s addend is as
+                // wide as its result.
                 let tys = match op {
                     AluOp::Shl | AluOp::Shr => [ty, Type::U32, ty],
+                    AluOp::Mad if mode == MulMode::Wide => [ty, ty, ty.widened()],
                     _ => [ty; 3],
                 };
                 srcs(&mut d, &a[1..], &tys)?;

@@ -146,6 +146,13 @@ fn ret_slot(site: usize, offset: i64) -> String {
     format!("%__call{site}_ret_{offset}")
 }
 
+/// Whether `name` is a hidden register of a parameter slot ([`arg_slot`], [`ret_slot`]): a
+/// `.b64` that holds a value of any type the callee's `ld.param`/`st.param` moves, so no operand
+/// type is checked against it.
+pub(crate) fn is_param_slot(name: &str) -> bool {
+    name.starts_with("%__call")
+}
+
 /// The symbol and offset of `[sym+off]`.
 fn param_address(o: &Operand) -> Option<(&str, i64)> {
     match o {

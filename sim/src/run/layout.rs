@@ -215,8 +215,11 @@ pub(super) fn build_params(
                 }
                 buffers[t]
             }
-            Arg::Text(t) => int_for(p.ty, w.eval(&crate::workload::Expr::Text(t.clone()), &k)?),
-            Arg::Int(v) => int_for(p.ty, *v),
+            Arg::Text(t) => {
+                let v = w.eval(&crate::workload::Expr::Text(t.clone()), &k)?;
+                int_for(p, v).map_err(|m| w.err(&k, m))?
+            }
+            Arg::Int(v) => int_for(p, *v).map_err(|m| w.err(&k, m))?,
             Arg::Float(x) => match p.ty {
                 Type::F64 => x.to_bits(),
                 Type::F32 => u64::from((*x as f32).to_bits()),
@@ -243,10 +246,21 @@ pub(super) fn build_params(
     Ok((out, args))
 }
 
-fn int_for(ty: Type, v: i64) -> u64 {
-    match ty {
-        Type::F32 => u64::from((v as f32).to_bits()),
-        Type::F64 => (v as f64).to_bits(),
-        _ => v as u64,
+/// The bits of integer argument `v` for parameter `p`: a float parameter takes its value, an
+/// integer one the integer if its width holds it ([`Type::holds_int`]; 2^40 for a `.u32` was
+/// passed as 0).
+fn int_for(p: &ptx::Param, v: i64) -> Result<u64, String> {
+    match p.ty {
+        Type::F32 => Ok(u64::from((v as f32).to_bits())),
+        Type::F64 => Ok((v as f64).to_bits()),
+        t if p.count == 1 && !t.holds_int(v) => {
+            let (lo, hi) = t.int_range();
+            Err(format!(
+                "{v} does not fit the .{} parameter `{}`; allowed: {lo} to {hi}",
+                t.name(),
+                p.name
+            ))
+        }
+        _ => Ok(v as u64),
     }
 }

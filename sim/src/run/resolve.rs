@@ -36,9 +36,13 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
             ),
         ));
     }
+    check_target(&module, cfg, &ptx_name)?;
 
     let mut image = MemoryImage::new(cfg.constant.size_bytes as usize);
     let mut symbols = layout_module(&module, &mut image, &w)?;
+    let budget = crate::memory::Budget {
+        max: opts.max_memory,
+    };
     let mut buffers: HashMap<String, u64> = HashMap::new();
     let read_file = |p: &str, n: u64| {
         w.source
@@ -63,6 +67,18 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
         let bytes = (count.checked_mul(elem.bytes()))
             .ok_or_else(|| format!("{count} elements of {} bytes overflow", elem.bytes()));
         let too_big = |m: String| format!("{count} elements of {} bytes: {m}", elem.bytes());
+        // Against the budget before anything is allocated or read (buffers before it included).
+        if let (Ok(n), Some(left)) = (&bytes, image.memory_left(&budget)) {
+            if *n as u64 > left.0 {
+                let what = format!(
+                    "buffer `{}` ({count} elements of {} bytes)",
+                    b.name,
+                    elem.bytes()
+                );
+                let m = crate::memory::over_budget(&what, *n as u64, left);
+                return Err(w.err(&format!("{key}.count"), m));
+            }
+        }
         let base = match init::formula(&b.init, elem) {
             Some(f) => bytes
                 .and_then(|n| image.alloc_formula(&b.name, f, n).map_err(too_big))
@@ -155,6 +171,7 @@ the GPU allows at most {} (512 KiB)",
                 crate::workload::MAX_BLOCK,
             )?,
         };
+        check_tuning(f, dims.block, &ptx_name).map_err(|m| w.err(&format!("{key}.block"), m))?;
         let dynamic = match &spec.shared_bytes {
             Some(e) => w.eval(e, &format!("{key}.shared_bytes"))?,
             None => 0,
@@ -176,7 +193,7 @@ the GPU allows at most {} (512 KiB)",
                 ))
             }
         };
-        let mut notes = vec![];
+        let mut notes = program.notes.clone();
         let bank_width = match spec.bank_mode {
             None => cfg.shared.bank_width_bytes,
             Some(b) if b != 4 && b != 8 => {
@@ -239,6 +256,74 @@ the GPU allows at most {} (512 KiB)",
         symbols: symbol_data,
         launches,
     })
+}
+
+/// Refuses PTX whose arch-specific (`sm_100a`) or family-specific (`sm_100f`) `.target` the
+/// config's GPU cannot load ([`ptx::Arch::runs_on`]): it may use features no other GPU has, the
+/// CUDA driver does not JIT-compile it for another one, and ptxas refuses it for another `-arch`.
+/// A plain `.target` newer than the GPU is simulated, as the bundled `sm_80` PTX is on the K40's
+/// config (its `.target` lowered for ptxas: `sass::ptxas`).
+fn check_target(module: &ptx::Module, cfg: &GpuConfig, ptx_name: &str) -> Result<()> {
+    let Some(arch) = module.arch() else {
+        return Ok(());
+    };
+    let cc = cfg.compute_capability();
+    if arch.variant == ptx::ArchVariant::Portable || arch.runs_on(cc) {
+        return Ok(());
+    }
+    let (major, minor) = arch.cc;
+    let what = match arch.variant {
+        ptx::ArchVariant::Family => {
+            format!("family-specific: it runs on compute capability {major}.{minor} to {major}.9")
+        }
+        _ => format!("arch-specific: it runs on compute capability {major}.{minor} only"),
+    };
+    Err(crate::Error::Ptx {
+        loc: crate::error::SourceLoc {
+            file: ptx_name.to_string(),
+            line: module.target_line as usize,
+            col: 1,
+        },
+        message: format!(
+            ".target {} is {what}; {} describes a {}.{} GPU ({}), for which the CUDA driver \
+does not load this PTX and ptxas -arch=sm_{}{} refuses it; a plain .target (sm_{major}{minor}) \
+simulates it there",
+            module.target, cfg.path, cc.0, cc.1, cfg.gpu.name, cc.0, cc.1
+        ),
+        text: format!(".target {}", module.target),
+    })
+}
+
+/// Refuses a block that the kernel's `.maxntid` or `.reqntid` forbids, as the CUDA driver refuses
+/// the launch (`cuLaunchKernel` returns `CUDA_ERROR_INVALID_VALUE`; the PTX ISA, "Performance-Tuning
+/// Directives": exceeding them "results in a runtime error or kernel launch failure"). The driver
+/// knows `.maxntid` as the function's `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`, the product of its
+/// dimensions, so a block's thread count is checked against the product; `.reqntid` must match
+/// dimension by dimension. The message names the directive, its line and the kernel.
+pub(crate) fn check_tuning(
+    f: &ptx::ast::Function,
+    block: [u32; 3],
+    ptx_name: &str,
+) -> Result<(), String> {
+    let [x, y, z] = block;
+    let threads = u64::from(x) * u64::from(y) * u64::from(z);
+    let at = |line: u32| format!("kernel `{}` at {ptx_name}:{line}", f.name);
+    if let Some(b) = f.tuning.maxntid.filter(|b| threads > b.threads()) {
+        return Err(format!(
+            "[{x}, {y}, {z}] is {threads} threads, more than the {} of `.maxntid {b}` ({}); \
+the CUDA driver refuses this launch (CUDA_ERROR_INVALID_VALUE)",
+            b.threads(),
+            at(b.line)
+        ));
+    }
+    if let Some(b) = f.tuning.reqntid.filter(|b| b.dims != block) {
+        return Err(format!(
+            "[{x}, {y}, {z}] is not the block `.reqntid {b}` requires ({}); the CUDA driver \
+refuses this launch (CUDA_ERROR_INVALID_VALUE)",
+            at(b.line)
+        ));
+    }
+    Ok(())
 }
 
 /// Registers per thread of a launch of `program` ([`choose`]): `--registers`, else the launch's

@@ -56,6 +56,13 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
         }
         sim::output::check(out, args.force, &inputs)?;
     }
+    // Where the plot goes is checked before the measurements, and again when it is written.
+    let config = std::path::Path::new(&args.config);
+    let plot_inputs: Vec<&std::path::Path> =
+        args.out.as_deref().into_iter().chain([config]).collect();
+    if let Some(svg) = &args.plot {
+        plot::check_target(svg, &plot_inputs, args.force)?;
+    }
 
     let gpu = Gpu::open(args.device)?;
     let device = gpu.info()?;
@@ -153,7 +160,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
         outln!("wrote {}", shown(out))?;
     }
     if let Some(svg) = &args.plot {
-        plot::write(&report, svg)?;
+        plot::write(&report, svg, &plot_inputs, args.force)?;
         outln!("wrote {}", shown(svg))?;
     }
     let failed = report.workloads.iter().any(|w| w.error.is_some());

@@ -8,7 +8,7 @@ use crate::report::Report;
 use crate::{markdown, plot, table};
 use anyhow::{bail, Context, Result};
 use sim::workload::Workload;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Runs `validate report`.
@@ -18,6 +18,11 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode> {
             "--plot draws one report, {} were given: run `validate report` once per report",
             args.reports.len()
         );
+    }
+    let mut inputs: Vec<&Path> = args.reports.iter().map(PathBuf::as_path).collect();
+    inputs.extend(args.config.as_deref());
+    if let Some(svg) = &args.plot {
+        plot::check_target(svg, &inputs, args.force)?;
     }
     for path in &args.reports {
         let mut r = Report::load(path)?;
@@ -52,7 +57,7 @@ predictions from {}",
         }
         out!("{}", table::summary(&r))?;
         if let Some(svg) = &args.plot {
-            plot::write(&r, svg)?;
+            plot::write(&r, svg, &inputs, args.force)?;
             outln!("wrote {}", shown(svg))?;
         }
     }

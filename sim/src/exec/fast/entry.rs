@@ -420,6 +420,7 @@ mod tests {
             paths: Default::default(),
             order: Default::default(),
             probe_order: false,
+            memory_left: None,
         }
     }
 
@@ -521,6 +522,7 @@ mod tests {
             insts,
             num_regs: 4,
             reg_slots: vec![1; 4],
+            notes: vec![],
         };
         let mut params = 0x1122_3344_5566_7788u64.to_le_bytes().to_vec();
         params.extend((-2i32).to_le_bytes());

@@ -24,6 +24,11 @@ pub struct Runs {
 }
 
 impl Runs {
+    /// Host bytes the runs of one SM keep per instruction of the program.
+    pub const BYTES_PER_PC: u64 = (2 * std::mem::size_of::<[u64; 2]>()
+        + std::mem::size_of::<Entry>()
+        + std::mem::size_of::<[u64; 3]>()) as u64;
+
     /// The runs of a launch whose pre-decoded entries are `forms`.
     pub fn new(forms: &[LoopEntry]) -> Runs {
         let entries = forms

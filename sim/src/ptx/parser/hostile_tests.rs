@@ -218,3 +218,117 @@ fn version_and_target_must_open_the_module() {
         assert!(parse(&good.replacen("sm_80", t, 1), "t.ptx").is_ok(), "{t}");
     }
 }
+
+/// A kernel `k` whose header ends in `tuning`.
+fn tuned(tuning: &str) -> String {
+    format!(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{tuning}\n{{ ret; }}\n")
+}
+
+#[test]
+fn tuning_directives_are_kept_as_ptxas_reads_them() {
+    let t = |d: &str| {
+        parse(&tuned(d), "t.ptx").unwrap().functions[0]
+            .tuning
+            .clone()
+    };
+    let k = t(".maxntid 256, 2 .minnctapersm 3 .maxnreg 40");
+    assert_eq!(
+        k.maxntid,
+        Some(ThreadBound {
+            dims: [256, 2, 1],
+            line: 5
+        })
+    );
+    assert_eq!(k.maxntid.unwrap().threads(), 512);
+    assert_eq!(
+        (k.minnctapersm, k.maxnreg, k.reqntid),
+        (Some(3), Some(40), None)
+    );
+    // A directive given twice keeps its last value (ptxas 12.9 writes the last one in the cubin).
+    assert_eq!(
+        t(".reqntid 16\n.reqntid 32, 1, 2").reqntid.unwrap().dims,
+        [32, 1, 2]
+    );
+    assert_eq!(t(".maxntid 0x40").maxntid.unwrap().dims, [64, 1, 1]);
+    // Other directives are skipped with their numbers.
+    assert_eq!(
+        t(".maxclusterrank 8 .noreturn .maxntid 8")
+            .maxntid
+            .unwrap()
+            .dims,
+        [8, 1, 1]
+    );
+    assert_eq!(t(""), Tuning::default());
+}
+
+#[test]
+fn tuning_directives_ptxas_refuses_are_errors_naming_the_line() {
+    for (d, want) in [
+        // ptxas: "Conflicting directives: .maxntid and .reqntid cannot both be specified".
+        (
+            ".maxntid 64 .reqntid 64",
+            "t.ptx:5:13: .maxntid and .reqntid cannot both be given",
+        ),
+        // ptxas: "Positive non-zero value expected for maxntid".
+        (
+            ".maxntid 0",
+            "t.ptx:5:10: positive non-zero value expected for .maxntid",
+        ),
+        (
+            ".reqntid 32, 0",
+            "t.ptx:5:14: positive non-zero value expected for .reqntid",
+        ),
+        (
+            ".minnctapersm 0",
+            "t.ptx:5:15: positive non-zero value expected for .minnctapersm",
+        ),
+        (
+            ".maxnreg -1",
+            "t.ptx:5:10: positive non-zero value expected for .maxnreg",
+        ),
+        // ptxas: "Constant overflow".
+        (
+            ".maxntid 4294967296",
+            "t.ptx:5:10: positive non-zero value expected for .maxntid",
+        ),
+        // ptxas: "syntax error".
+        (
+            ".maxntid 1, 2, 3, 4",
+            "t.ptx:5:17: .maxntid takes at most 3 values",
+        ),
+        (
+            ".maxnreg 1, 2",
+            "t.ptx:5:11: .maxnreg takes at most 1 values",
+        ),
+    ] {
+        let e = first_error(&tuned(d));
+        assert!(e.starts_with(want), "{d}: {e}");
+    }
+}
+
+#[test]
+fn targets_run_where_the_driver_loads_them() {
+    let arch = |t: &str| {
+        let m = parse(&module("", "").replacen("sm_80", t, 1), "t.ptx").unwrap();
+        assert_eq!(m.target_line, 2);
+        m.arch().unwrap()
+    };
+    // (target, GPU, loads): as ptxas 12.9 -arch=sm_XY answers for the same pair.
+    for (t, cc, ok) in [
+        ("sm_80", (9, 0), true),
+        ("sm_90", (9, 0), true),
+        ("sm_100", (9, 0), false),
+        ("compute_90", (9, 0), true),
+        ("sm_90a", (9, 0), true),
+        ("sm_90a", (10, 0), false),
+        ("sm_100a", (9, 0), false),
+        ("sm_100a", (10, 3), false),
+        ("sm_100f", (10, 3), true),
+        ("sm_103f", (10, 0), false),
+        ("sm_100f", (12, 0), false),
+    ] {
+        assert_eq!(arch(t).runs_on(cc), ok, "{t} on {cc:?}");
+    }
+    assert_eq!(arch("sm_120a").cc, (12, 0));
+    assert_eq!(arch("sm_100f").variant, ArchVariant::Family);
+}

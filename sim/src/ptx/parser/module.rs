@@ -70,6 +70,7 @@ impl<'s> Parser<'s> {
                 m.target = self
                     .expect(Token::Ident, "a target such as sm_80")?
                     .to_string();
+                m.target_line = self.lines.line_col(at.start).0 as u32;
                 if target_sm(&m.target).is_none() {
                     let e = self.error_at(
                         at,
@@ -172,13 +173,7 @@ impl<'s> Parser<'s> {
         } else {
             vec![]
         };
-        // Performance-tuning directives: .maxntid 256, 1, 1  .reqntid  .minnctapersm 2  .maxnreg 32 ...
-        while self.peek() == Some(Token::DotWord) {
-            self.bump();
-            while matches!(self.peek(), Some(Token::Int) | Some(Token::Comma)) {
-                self.pos += 1;
-            }
-        }
+        let tuning = self.tuning()?;
         let span = start..self.span().start;
         if self.eat(Token::Semi) {
             return Ok(None);
@@ -192,12 +187,85 @@ impl<'s> Parser<'s> {
             locals: vec![],
             body: vec![],
             span,
+            tuning,
         };
         self.expect(Token::LBrace, "`{` opening the function body")?;
         self.fn_regs.clear();
         self.labels = vec![Default::default()];
         self.block(&mut f);
         Ok(Some(f))
+    }
+
+    /// The performance-tuning directives after a function's parameters: `.maxntid 256, 1, 1`,
+    /// `.reqntid 128`, `.minnctapersm 2`, `.maxnreg 32` kept ([`Tuning`], checked as ptxas 12.9
+    /// checks them); others (`.maxclusterrank 8`, `.noreturn`) skipped with their numbers.
+    fn tuning(&mut self) -> PResult<Tuning> {
+        let mut t = Tuning::default();
+        let mut first_ntid: Option<&str> = None;
+        while self.peek() == Some(Token::DotWord) {
+            let at = self.span();
+            let word = &self.bump()[1..];
+            let (name, most) = match word {
+                "maxntid" | "reqntid" => (word, 3),
+                "minnctapersm" | "maxnreg" => (word, 1),
+                _ => {
+                    while matches!(self.peek(), Some(Token::Int) | Some(Token::Comma)) {
+                        self.pos += 1;
+                    }
+                    continue;
+                }
+            };
+            let mut dims = [1u32; 3];
+            for (k, d) in dims.iter_mut().enumerate().take(most) {
+                if k > 0 && !self.eat(Token::Comma) {
+                    break;
+                }
+                let v_at = self.span();
+                let v = self.int()?;
+                *d = match u32::try_from(v) {
+                    Ok(v) if v > 0 => v,
+                    _ => {
+                        let e = self.error_at(
+                            v_at,
+                            &format!(
+                                "positive non-zero value expected for .{name} (at most \
+                                 4294967295, as ptxas requires)"
+                            ),
+                        );
+                        self.errors.push(e);
+                        1
+                    }
+                };
+            }
+            if self.peek() == Some(Token::Comma) {
+                return Err(self.error(&format!(".{name} takes at most {most} values")));
+            }
+            let line = self.lines.line_col(at.start).0 as u32;
+            let bound = Some(ThreadBound { dims, line });
+            match name {
+                "maxntid" => t.maxntid = bound,
+                "reqntid" => t.reqntid = bound,
+                "minnctapersm" => t.minnctapersm = Some(dims[0]),
+                _ => t.maxnreg = Some(dims[0]),
+            }
+            if matches!(name, "maxntid" | "reqntid") {
+                match first_ntid {
+                    Some(other) if other != name => {
+                        // ptxas: "Conflicting directives: .maxntid and .reqntid cannot both be
+                        // specified".
+                        let e = self.error_at(
+                            at,
+                            ".maxntid and .reqntid cannot both be given for one function (as \
+                             ptxas refuses)",
+                        );
+                        self.errors.push(e);
+                    }
+                    Some(_) => {}
+                    None => first_ntid = Some(name),
+                }
+            }
+        }
+        Ok(t)
     }
 
     fn params(&mut self) -> PResult<Vec<Param>> {

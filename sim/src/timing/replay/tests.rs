@@ -61,6 +61,7 @@ fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
         texts: vec![String::new(); n],
         num_regs: 8,
         reg_slots: vec![1; 8],
+        notes: vec![],
     };
     (program, costs)
 }

@@ -1,0 +1,303 @@
+//! Operand types as ptxas checks them, before anything runs: a register whose declared type does
+//! not fit the instruction's operand is an error naming the line, as ptxas refuses it
+//! ("Arguments mismatch for instruction 'add'"); an integer immediate wider than its operand
+//! keeps its low bits, as ptxas keeps them, with a note saying so.
+//!
+//! The rules are the PTX ISA's ("Operand Type Information", "Type Checking Rules"; "Operand Size
+//! Exceeding Instruction-Type Size", "Relaxed Type-checking Rules"), and each was tried on ptxas
+//! 12.9 for sm_90:
+//! - an operand of a bit-size type (`.b32`) takes a register of any type of its size;
+//! - a signed or unsigned one (`.s32`, `.u32`) a bit-size, signed or unsigned register of its size,
+//!   never a float one (`add.u32 %r, %f, ...` is refused);
+//! - a float one (`.f32`) a bit-size or float register of its size, never an integer one;
+//! - a predicate only a predicate register, and a predicate register nothing else;
+//! - the data operands of `ld`, `st` and `cvt` (the relaxed rules) may be registers wider than
+//!   the type, of the kinds above, except that a float type takes only a float register of its
+//!   own size (`ld.global.f32 %rd1` is accepted, `ld.global.f32 %fd1` refused).
+//!
+//! An immediate of an integer operand narrower than 64 bits holds from the signed minimum to the
+//! unsigned maximum of its width (`-2^31` to `2^32 - 1` for 32 bits); ptxas accepts a wider one
+//! without a word and keeps its low bits (`add.u32 %r1, %r2, 0x1200000005` assembles to the same
+//! cubin as `add.u32 %r1, %r2, 5`), and so does the simulator, with a note naming the line.
+
+use super::Ctx;
+use crate::error::Error;
+use crate::ptx::ast::{Operand, Type};
+use crate::ptx::inst::{AluOp, BitOp, MulMode, Op};
+
+/// Whether a register declared `reg` may be an operand of type `want`; `relaxed` for the data
+/// operands of `ld`, `st` and `cvt`, which may be wider (see the module docs).
+pub(super) fn fits(reg: Type, want: Type, relaxed: bool) -> bool {
+    if reg == Type::Pred || want == Type::Pred {
+        return reg == want;
+    }
+    let size = if relaxed {
+        reg.bits() >= want.bits()
+    } else {
+        reg.bits() == want.bits()
+    };
+    if want.is_bits() {
+        size
+    } else if want.is_float() {
+        if reg.is_bits() {
+            size
+        } else {
+            reg.is_float() && reg.bits() == want.bits()
+        }
+    } else {
+        !reg.is_float() && size
+    }
+}
+
+/// The type of an instruction's destination operand and whether the relaxed rules apply; `None`
+/// where the destination is not checked (several kinds of destination: `shfl` `%r|%p`, `vote`,
+/// `match`, `bar.red`, `cvt.pack`), or the instruction has none.
+pub(super) fn dst_type(op: Op) -> Option<(Type, bool)> {
+    Some(match op {
+        Op::Ld(m) => (m.ty, true),
+        Op::Cvt { dst, .. } => (dst, true),
+        Op::Mov(ty) | Op::Selp(ty) => (ty, false),
+        Op::Cvta { .. } => (Type::U64, false),
+        Op::Alu { op, ty, mode, .. } => match op {
+            AluOp::Popc | AluOp::Clz => (Type::U32, false),
+            AluOp::Mul | AluOp::Mad if mode == MulMode::Wide => (ty.widened(), false),
+            _ => (ty, false),
+        },
+        Op::Setp { .. } | Op::Testp { .. } | Op::Isspacep(_) => (Type::Pred, false),
+        Op::Set { dst, .. } => (dst, false),
+        Op::Carry { ty, mode, .. } if mode != MulMode::Wide => (ty, false),
+        Op::Slct { ty, .. } | Op::FloatRnd { ty, .. } | Op::Redux { ty, .. } => (ty, false),
+        Op::Atom(m) => (m.ty, false),
+        Op::Bits(b) => match b {
+            BitOp::Bfe(t) | BitOp::Bfi(t) => (t, false),
+            BitOp::Bfind { .. } => (Type::U32, false),
+            _ => (Type::B32, false),
+        },
+        _ => return None,
+    })
+}
+
+impl Ctx<'_> {
+    /// Checks that register `name` (index `i`) fits an operand of type `want` ([`fits`]).
+    pub(super) fn check_reg(
+        &self,
+        name: &str,
+        i: u16,
+        want: Type,
+        relaxed: bool,
+    ) -> Result<(), Error> {
+        let Some(&Some(reg)) = self.reg_types.get(usize::from(i)) else {
+            return Ok(()); // a parameter slot, or the hidden carry flag
+        };
+        if fits(reg, want, relaxed) {
+            return Ok(());
+        }
+        let what = if reg == Type::Pred {
+            format!("`{name}` is a .pred register, not a .{} value", want.name())
+        } else if want == Type::Pred {
+            format!("`{name}` is a .{} register, not a predicate", reg.name())
+        } else {
+            format!(
+                "`{name}` is declared .{}, which does not fit the .{} operand",
+                reg.name(),
+                want.name()
+            )
+        };
+        Err(self.err(format!(
+            "{what} (ptxas: \"Arguments mismatch for instruction '{}'\")",
+            self.opcode()
+        )))
+    }
+
+    /// Checks the destination registers of the instruction against [`dst_type`]; a vector of
+    /// `mov` unpacks into elements of `elem` (its packing), one of `setp` holds two predicates.
+    pub(super) fn check_dst(&self, elem: Option<Type>) -> Result<(), Error> {
+        let (Some((want, relaxed)), Some(o)) = (dst_type(self.inst.op), self.inst.args.first())
+        else {
+            return Ok(());
+        };
+        let names: Vec<&str> = match o {
+            Operand::Reg(r) | Operand::Symbol(r) => vec![r],
+            Operand::Vector(v) => v
+                .iter()
+                .filter_map(|x| match x {
+                    Operand::Reg(r) | Operand::Symbol(r) => Some(r.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            _ => vec![],
+        };
+        let want = match (o, elem) {
+            (Operand::Vector(_), Some(e)) => e,
+            _ => want,
+        };
+        for n in names {
+            if let Some(&i) = self.regs.get(n) {
+                self.check_reg(n, i, want, relaxed)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The bits of integer immediate `v` for an operand of type `ty`: `v` where the type's width
+    /// holds it, else its low bits as ptxas keeps them, with a note naming the line.
+    pub(super) fn int_imm(&self, v: i64, ty: Type) -> u64 {
+        if ty == Type::Pred || ty.bits() >= 64 || ty.holds_int(v) {
+            return v as u64;
+        }
+        let kept = v as u64 & ((1u64 << ty.bits()) - 1); // bits < 64, checked above
+        self.notes.borrow_mut().push(format!(
+            "{}:{}: the immediate {v} does not fit the .{} operand of `{}`: ptxas keeps its low \
+             {} bits ({kept}), and so does the simulator",
+            self.file,
+            self.inst.line,
+            ty.name(),
+            self.text(),
+            ty.bits()
+        ));
+        kept
+    }
+
+    /// The instruction's text on one line.
+    fn text(&self) -> String {
+        let t = &self.src[self.inst.span.clone()];
+        t.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The opcode as ptxas names it in its messages (`add`, `mul.wide`).
+    fn opcode(&self) -> String {
+        let t = &self.src[self.inst.span.clone()];
+        let word = t
+            .split_whitespace()
+            .find(|w| !w.starts_with('@'))
+            .unwrap_or("");
+        let mut parts = word.split('.');
+        let first = parts.next().unwrap_or("");
+        match parts.next() {
+            Some("wide") => format!("{first}.wide"),
+            _ => first.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ptx::decode::{decode, Program};
+    use Type::*;
+
+    /// Decodes kernel `k` with the registers of every kind declared, and `body`.
+    fn decoded(body: &str) -> Result<Program, Error> {
+        let text = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n\
+             .reg .pred %p<3>; .reg .b32 %r<5>; .reg .b64 %rd<5>; .reg .f32 %f<3>;\n\
+             .reg .b16 %h<3>;\n{body}\nret;\n}}\n"
+        );
+        let m = crate::ptx::parse(&text, "t.ptx").unwrap();
+        decode(m.entry("k").unwrap(), &Default::default(), &text, "t.ptx")
+    }
+
+    #[test]
+    fn destinations_and_wide_operands_are_typed_per_instruction() {
+        for ok in [
+            "mad.wide.u32 %rd1, %r1, %r2, %rd2;", // the addend is as wide as the result
+            "mul.wide.u16 %r1, %h1, %h2;",
+            "popc.b64 %r1, %rd1;", // popc and clz count into a .u32
+            "clz.b64 %r1, %rd1;",
+            "bfind.u64 %r1, %rd1;",
+            "mov.b64 {%r1, %r2}, %rd1;",
+            "mov.b32 %r1, {%h1, %h2};",
+            "setp.lt.and.f32 %p1|%p2, %f1, %f2, !%p0;",
+            "selp.f32 %f1, %r1, %f2, %p1;",
+            "shl.b64 %rd1, %rd1, %r1;",
+            "cvt.rn.f32.u16 %f1, %r1;",
+            "and.pred %p1, %p1, %p2;",
+            "@!%p1 mov.u32 %r1, 0xffffffff;",
+        ] {
+            let p = decoded(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+            assert!(p.notes.is_empty(), "{ok}: {:?}", p.notes);
+        }
+        for (bad, want) in [
+            ("mul.wide.u32 %r1, %r1, %r2;", "'mul.wide'"),
+            (
+                "mad.wide.u32 %rd1, %r1, %r2, %r3;",
+                "`%r3` is declared .b32",
+            ),
+            (
+                "shl.b64 %rd1, %rd1, %rd2;",
+                "`%rd2` is declared .b64, which does not fit the .u32",
+            ),
+            (
+                "mov.b64 {%rd1, %r2}, %rd1;",
+                "`%rd1` is declared .b64, which does not fit the .b32",
+            ),
+            ("popc.b64 %rd1, %rd1;", "does not fit the .u32 operand"),
+            ("cvt.rn.f32.u32 %f1, %f2;", "`%f2` is declared .f32"),
+            (
+                "selp.b32 %r1, %r2, %r3, %r4;",
+                "`%r4` is a .b32 register, not a predicate",
+            ),
+            ("vote.sync.any.pred %p1, %r1, -1;", "not a predicate"),
+            ("@%r1 ret;", "the guard `%r1` is not a .pred register"),
+        ] {
+            let e = decoded(bad).map(|_| ()).unwrap_err().to_string();
+            assert!(e.starts_with("t.ptx:8:") && e.contains(want), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_wide_immediate_keeps_its_low_bits_with_a_note() {
+        let p = decoded("add.u32 %r1, %r2, 0x1200000005;").unwrap();
+        assert_eq!(p.insts[0].src[1], crate::ptx::decode::Src::Imm(5));
+        assert_eq!(p.notes.len(), 1);
+        assert!(
+            p.notes[0].starts_with("t.ptx:8: the immediate 77309411333"),
+            "{:?}",
+            p.notes
+        );
+        // The signed minimum to the unsigned maximum of the width: no note.
+        for fits in ["-2147483648", "4294967295", "-1"] {
+            let p = decoded(&format!("add.s32 %r1, %r2, {fits};")).unwrap();
+            assert!(p.notes.is_empty(), "{fits}");
+        }
+        let p = decoded("add.u16 %h1, %h2, 65536;").unwrap();
+        assert_eq!(p.insts[0].src[1], crate::ptx::decode::Src::Imm(0));
+        assert!(p.notes[0].contains("low 16 bits (0)"), "{:?}", p.notes);
+    }
+
+    #[test]
+    fn register_types_fit_as_ptxas_checks_them() {
+        // (register, operand, relaxed, fits): each as ptxas 12.9 answered it for sm_90.
+        for (reg, want, relaxed, ok) in [
+            (B64, S32, false, false),  // add.s32 %r1, %rd1, %r2
+            (B32, S64, false, false),  // add.s64 %rd1, %r1, %rd2
+            (Pred, U32, false, false), // add.u32 %r1, %p1, 1
+            (B32, Pred, false, false), // selp.b32 %r1, %r2, %r3, %r4
+            (B32, F32, false, true),   // add.f32 %f1, %r1, %r2
+            (U32, F32, false, false),  // add.f32 %f1, %u1, %f2
+            (F32, U32, false, false),  // add.u32 %u1, %f1, %u2
+            (U32, S32, false, true),   // add.s32 %u1, %u1, %u2
+            (F64, S64, false, false),  // add.s64 %rd1, %fd1, %rd2
+            (F32, B32, false, true),   // and.b32 %r1, %f1, %r2
+            (U8, U32, false, false),   // add.u32 %c1, %c1, 1
+            (B16, F16, false, true),   // add.f16 %h1, %h1, %h2
+            (U16, F16, false, false),  // add.f16 %w1, %w1, %w2
+            (B64, U32, true, true),    // ld.global.u32 %rd1, [%rd2]
+            (B32, U64, true, false),   // ld.global.u64 %r1, [%rd2]
+            (B64, F32, true, true),    // ld.global.f32 %rd1, [%rd2]
+            (F64, F32, true, false),   // ld.global.f32 %fd1, [%rd2]
+            (F64, B32, true, true),    // ld.global.b32 %fd1, [%rd2]
+            (F64, U32, true, false),   // ld.global.u32 %fd1, [%rd2]
+            (S64, U8, true, true),     // st.global.u8 [%rd2], %s1
+            (B32, F16, true, true),    // cvt.f32.f16 %f1, %r1
+            (U16, F16, true, false),   // cvt.f32.f16 %f1, %w1
+            (Pred, U32, true, false),  // ld.global.u32 %p1, [%rd2]
+        ] {
+            assert_eq!(
+                fits(reg, want, relaxed),
+                ok,
+                "{reg:?} as {want:?}, relaxed {relaxed}"
+            );
+        }
+    }
+}

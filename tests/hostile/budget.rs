@@ -1,0 +1,107 @@
+//! The memory budget (`--max-memory`, else 3/4 of what the host has): what a run needs is
+//! checked before it is allocated, and the error names the input (the buffer, the kernel, the
+//! trace of a runaway launch) instead of an abort or a host out of memory.
+
+use super::*;
+
+/// A runaway kernel's trace grew about 13 bytes a warp instruction until the host ran out: the
+/// default instruction budget (2^34) could never be reached. Under the 4 GiB address-space limit
+/// of these tests, and under --max-memory, it is an error in seconds.
+#[test]
+fn a_runaway_kernels_trace_is_bounded_by_the_budget() {
+    let start = std::time::Instant::now();
+    sim(&[
+        "run",
+        "configs/h200.toml",
+        "tests/fixtures/runaway.toml",
+        "--ptxas",
+        "off",
+    ])
+    .fails_with(&[
+        "launch `spin`: the blocks of one SM ran ",
+        " warp instructions in a batch, whose trace (",
+        "--max-memory SIZE sets the budget",
+    ]);
+    let out = sim(&[
+        "run",
+        "configs/h200.toml",
+        "tests/fixtures/runaway.toml",
+        "--ptxas",
+        "off",
+        "--max-memory",
+        "256M",
+    ]);
+    out.fails_with(&[
+        "the blocks of one SM ran 279",
+        " warp instructions in a batch, whose trace (127.9 MiB at 48 bytes each)",
+        "that --max-memory 256.0 MiB leaves for the traces in flight holds",
+    ]);
+    assert!(start.elapsed().as_secs() < 60, "{:?}", start.elapsed());
+}
+
+/// Two buffers that each fit, refused together before either is allocated.
+#[test]
+fn buffers_beyond_the_budget_are_refused_naming_the_buffer() {
+    let p = workload("buffers", str::to_string, |t| {
+        t.replace("n = 1000", "n = 100000000")
+    });
+    sim(&["run", "configs/h200.toml", &p, "--max-memory", "600M"]).fails_with(&[
+        &p,
+        "buffer[1].count: buffer `dst` (100000000 elements of 4 bytes) needs 381.5 MiB of host \
+memory to simulate; ",
+        "left of --max-memory 600.0 MiB",
+    ]);
+    let out = sim(&["run", "configs/h200.toml", &p, "--max-memory", "4X"]);
+    assert_eq!(out.code, Some(2), "{out}");
+    assert!(
+        out.stderr
+            .starts_with("error: invalid value '4X' for '--max-memory <SIZE>'"),
+        "{out}"
+    );
+    let help = sim(&["run", "--help"]);
+    assert!(help.stdout.contains("--max-memory <SIZE>"), "{help}");
+}
+
+/// A 10 MB straight-line PTX file (400,000 instructions): its per-instruction state on the
+/// H200's 132 SMs took 9 GB, allocated before anything ran (18 s, or an abort on a smaller
+/// host); now it is checked first.
+#[test]
+fn a_ten_megabyte_straight_line_kernel_is_refused_up_front() {
+    let body = "\tadd.s32 \t%r7, %r7, 1;\n".repeat(400_000);
+    let p = workload(
+        "straight",
+        move |t| t.replacen("\tst.global.u32", &format!("{body}\tst.global.u32"), 1),
+        str::to_string,
+    );
+    let bytes = std::fs::metadata(Path::new(&p).with_file_name("add_one.ptx"))
+        .unwrap()
+        .len();
+    assert!(bytes > 9_000_000, "{bytes}");
+    let start = std::time::Instant::now();
+    sim(&[
+        "run",
+        "configs/h200.toml",
+        &p,
+        "--ptxas",
+        "off",
+        "--max-memory",
+        "2G",
+    ])
+    .fails_with(&[
+        "launch `add_one`: kernel `add_one` has 400019 instructions: the per-instruction state \
+of 132 SMs needs 9.2 GiB of host memory to simulate; ",
+        "left of --max-memory 2.0 GiB",
+    ]);
+    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+    // On a GPU of 15 SMs, one block of it fits, and runs.
+    let args = [
+        "run",
+        "configs/k40.toml",
+        &p,
+        "--ptxas",
+        "off",
+        "--set",
+        "n=32",
+    ];
+    sim(&args).succeeds();
+}
