@@ -26,7 +26,7 @@
 use super::Costs;
 use crate::trace::{BlockLog, Entry, Lat, Served};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 /// The pace of one SM's co-resident warps: per warp (numbered as the replay numbers them, the
 /// warps of the wave's blocks in dispatch order), the cycle it can issue again; per scheduler,
@@ -41,8 +41,9 @@ pub struct Pace {
     free: Vec<u64>,
     /// The warps that can take a turn, by (ready cycle, warp).
     queue: BinaryHeap<Reverse<(u64, u32)>>,
-    /// Per L1 sector whose fill a load of this wave started, the cycle the fill is back.
-    fills: HashMap<u64, u64>,
+    /// Per L1 sector whose fill a load of this wave started, the cycle the fill is back (the
+    /// replay's map of fills in flight).
+    fills: super::maps::FillMap,
     /// The cycle the SM's share of the DRAM bandwidth has moved what was queued so far.
     dram_free: f64,
 }
@@ -140,8 +141,8 @@ impl Pace {
         };
         let sectors = log.sectors.get(m.start as usize..m.end as usize).unwrap_or(&[]);
         if m.hit {
-            let fill = sectors.iter().filter_map(|s| self.fills.get(s)).max();
-            return fill.copied().unwrap_or(0).max(t + u64::from(costs.l1));
+            let fill = u64::from(self.fills.latest(sectors));
+            return fill.max(t + u64::from(costs.l1));
         }
         let share = costs.dram_bytes_per_cycle_per_sm;
         let bytes = sectors.len() as f64 * costs.l1_sector as f64;
@@ -150,9 +151,8 @@ impl Pace {
         }
         let queued = (self.dram_free - t as f64).max(0.0).round() as u64;
         let back = t + u64::from(costs.dram) + queued;
-        for &s in sectors {
-            self.fills.entry(s).or_insert(back);
-        }
+        // Sectors of a record come ascending and distinct, as the map needs.
+        self.fills.insert_all_new(sectors, u32::try_from(back).unwrap_or(u32::MAX));
         back
     }
 
