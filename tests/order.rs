@@ -58,7 +58,12 @@ fn agreement(case: &(&str, &[(&str, i64)]), order: Order) -> Vec<(String, u64, f
 #[test]
 fn the_functional_order_agrees_with_the_replay_s() {
     // (launch, accesses, [(tau, near tau); paced, interleaved, rounds, serial])
-    let orders = [Order::Paced, Order::Interleaved, Order::Rounds, Order::Serial];
+    let orders = [
+        Order::Paced,
+        Order::Interleaved,
+        Order::Rounds,
+        Order::Serial,
+    ];
     let mut rows: Vec<(String, u64, [(f64, f64); 4])> = vec![];
     for case in CASES {
         let runs = orders.map(|o| agreement(case, o));

@@ -8,8 +8,8 @@
 
 use crate::memory::Level;
 
-mod outcome;
 pub mod order;
+mod outcome;
 pub use outcome::{Outcome, SharedOp};
 
 /// Marks [`Entry::lat`] (or [`MemRec::lat`]) as a ticket: the low bits index [`BlockLog::reqs`].

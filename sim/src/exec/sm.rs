@@ -5,8 +5,8 @@
 //! ([`Scratch`]).
 
 use super::trace::BlockLog;
-use super::warp::Warp;
 use super::turns::{Order, LOADS};
+use super::warp::Warp;
 use super::{fast, step, sync, Launch};
 use crate::config::GpuConfig;
 use crate::error::Error;
@@ -487,7 +487,15 @@ pub(crate) fn run_batch_on_sm(
                 // A turn that yielded with loads in flight (one that yielded without any is
                 // one that stalled on none).
                 let yielded = files.warps[w].loads_in_flight;
-                st.pace.turn(p.costs, w, entries, loads, &logs[k], yielded, live && !at_barrier);
+                st.pace.turn(
+                    p.costs,
+                    w,
+                    entries,
+                    loads,
+                    &logs[k],
+                    yielded,
+                    live && !at_barrier,
+                );
                 if at_barrier {
                     // The block's barrier releases once every warp still running waits at it.
                     let block = &mut files.warps[k * nwarps..(k + 1) * nwarps];

@@ -101,8 +101,7 @@ pub fn flags(program: &Program, if_converted: impl Fn(u32) -> bool) -> Vec<u8> {
         if loads(i) {
             out[pc] |= LOADS;
         }
-        if is_memory(i) && !matches!(i.op, Op::Ld(m) | Op::St(m) if m.space == StateSpace::Param)
-        {
+        if is_memory(i) && !matches!(i.op, Op::Ld(m) | Op::St(m) if m.space == StateSpace::Param) {
             out[pc] |= MEMORY;
         }
         if matches!(i.op, Op::Bra) && !if_converted(pc as u32) {

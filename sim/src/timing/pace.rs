@@ -139,7 +139,10 @@ impl Pace {
         let Some(m) = log.mems.get(i) else {
             return t + u64::from(costs.l1);
         };
-        let sectors = log.sectors.get(m.start as usize..m.end as usize).unwrap_or(&[]);
+        let sectors = log
+            .sectors
+            .get(m.start as usize..m.end as usize)
+            .unwrap_or(&[]);
         if m.hit {
             let fill = u64::from(self.fills.latest(sectors));
             return fill.max(t + u64::from(costs.l1));
@@ -152,7 +155,8 @@ impl Pace {
         let queued = (self.dram_free - t as f64).max(0.0).round() as u64;
         let back = t + u64::from(costs.dram) + queued;
         // Sectors of a record come ascending and distinct, as the map needs.
-        self.fills.insert_all_new(sectors, u32::try_from(back).unwrap_or(u32::MAX));
+        self.fills
+            .insert_all_new(sectors, u32::try_from(back).unwrap_or(u32::MAX));
         back
     }
 
@@ -255,7 +259,10 @@ mod tests {
                 store: false,
                 hit,
             };
-            Entry { pc: 0, lat: log.mem(rec) }
+            Entry {
+                pc: 0,
+                lat: log.mem(rec),
+            }
         };
         let miss = access(&mut log, 10..14, false);
         let hit = access(&mut log, 12..13, true);
@@ -290,6 +297,9 @@ mod tests {
         pace.release(&costs, &[0, 1]);
         let t = 15 + u64::from(costs.barrier(2));
         assert_eq!((pace.ready[0], pace.ready[1]), (t, t));
-        assert_eq!((pace.next(), pace.next(), pace.next()), (Some(0), Some(1), None));
+        assert_eq!(
+            (pace.next(), pace.next(), pace.next()),
+            (Some(0), Some(1), None)
+        );
     }
 }
