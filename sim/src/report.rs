@@ -272,6 +272,12 @@ pub fn explain(l: &LaunchResult) -> String {
         l.registers,
         l.registers_source.describe()
     ));
+    if let Some(b) = l.instructions_source {
+        parts.push(format!(
+            "{} warp instructions counted on the {b}",
+            c.inst_executed
+        ));
+    }
     let bound = match l.timing.bound {
         "latency" => "memory latency (too few warps to hide it)",
         "issue" => "instruction issue",

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 mod layout;
 mod resolve;
+mod sass;
 
 pub use resolve::plan;
 
@@ -132,6 +133,8 @@ pub struct LaunchResult {
     pub registers: u32,
     /// Where that number came from.
     pub registers_source: RegisterSource,
+    /// The SASS that the warp-instruction counts came from (`None`: estimated from the PTX).
+    pub instructions_source: Option<crate::sass::SassBuild>,
     /// Registers per thread the GPU allocates, as Nsight Compute's `launch__registers_per_thread`
     /// reports them: `registers`, at least the config's `sm.min_registers_per_thread`.
     pub allocated_registers: u32,
@@ -257,6 +260,9 @@ pub struct PlannedLaunch {
     pub registers: u32,
     /// Where that number came from.
     pub registers_source: RegisterSource,
+    /// The kernel's SASS for the config's architecture, when ptxas and nvdisasm made it: the
+    /// warp-instruction counts are then the SASS's ([`crate::sass::count`]).
+    pub sass: Option<crate::sass::KernelSass>,
     /// Global loads cached in L1 by default (`dlcm=ca`).
     pub cache_global_loads: bool,
     /// Shared-memory bank width in bytes.
@@ -320,6 +326,7 @@ pub(crate) fn execute_with(
     } = plan;
     let mut launches = vec![];
     for p in &planned {
+        let mut extra_notes: Vec<String> = vec![];
         let launch = Launch {
             label: &p.label,
             program: &p.program,
@@ -346,8 +353,22 @@ pub(crate) fn execute_with(
             mem.next_launch();
         }
         let mut stats = pipeline::run_with(cfg, &launch, &mut image, &mut mem, scratch)?;
-        // Warp instructions as the GPU counts them: SASS, from the PTX (timing::sass).
+        // Warp instructions as the GPU counts them: SASS, from the PTX (timing::sass), or from
+        // the kernel's own SASS where ptxas and nvdisasm listed it.
         stats.counters.inst_executed = stats.sms.iter().map(|w| w.issue_slots).sum();
+        let mut instructions_source = None;
+        if let Some(k) = &p.sass {
+            match sass::sass_counts(k, &p.program, &stats.per_pc) {
+                Ok(s) => {
+                    sass::apply_sass_counts(&mut stats.counters, &s);
+                    instructions_source = Some(k.build);
+                }
+                Err(why) => extra_notes.push(format!(
+                    "{}: warp instructions estimated from the PTX ({why})",
+                    k.build
+                )),
+            }
+        }
         let c = &stats.counters;
         let timing = timing::estimate(
             cfg,
@@ -390,6 +411,7 @@ pub(crate) fn execute_with(
             occupancy: stats.occupancy,
             registers: p.registers,
             registers_source: p.registers_source,
+            instructions_source,
             allocated_registers: p.registers.max(cfg.sm.min_registers_per_thread),
             per_pc,
             outputs,
@@ -397,6 +419,7 @@ pub(crate) fn execute_with(
                 .notes
                 .iter()
                 .cloned()
+                .chain(extra_notes)
                 .chain(stats.sampled.as_ref().map(sample_note))
                 .collect(),
             sampled: stats.sampled,

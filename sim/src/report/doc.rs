@@ -131,6 +131,11 @@ pub fn launch(l: &LaunchResult, sel: &Selection, per_instruction: bool) -> Value
         "occupancy_limited_by": l.occupancy.limiters(),
         "registers_per_thread_source": l.registers_source.name(),
         "registers_per_thread_from": l.registers_source.describe(),
+        "instructions_source": if l.instructions_source.is_some() { "sass" } else { "estimated" },
+        "instructions_from": l.instructions_source.map_or_else(
+            || "estimated from the PTX".to_string(),
+            |b| b.to_string()
+        ),
         "notes": l.notes,
         "sampling": l.sampled,
     });

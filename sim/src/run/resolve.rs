@@ -122,6 +122,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     let mut launches = vec![];
     // ptxas's answer for the module, asked for the first launch that needs it.
     let mut assembled: Option<sass::ModuleRegisters> = None;
+    let mut listed: Option<sass::ModuleListing> = None;
     for (i, spec) in w.launches.iter().enumerate() {
         if !opts.only.is_empty() && !opts.only.contains(&spec.label) {
             continue;
@@ -230,6 +231,16 @@ the GPU allows at most {} (512 KiB)",
         };
         let (registers, registers_source) =
             launch_registers(cfg, &program, spec, opts, ptxas, (&w, &key), &mut notes)?;
+        let listing = listed.get_or_insert_with(|| {
+            sass::module_listing(&opts.ptxas, cfg.compute_capability(), &text, &ptx_name)
+        });
+        let sass = match listing.kernel(&spec.kernel) {
+            Ok(k) => Some(k),
+            Err(note) => {
+                notes.extend(note);
+                None
+            }
+        };
         launches.push(PlannedLaunch {
             label: spec.label.clone(),
             kernel: spec.kernel.clone(),
@@ -242,6 +253,7 @@ the GPU allows at most {} (512 KiB)",
             local_bytes: local,
             registers,
             registers_source,
+            sass,
             cache_global_loads,
             bank_width,
             notes,

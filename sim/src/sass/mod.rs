@@ -21,12 +21,17 @@
 //! and carries a note saying why. An explicitly named ptxas that does not run is an error.
 
 pub mod cache;
+pub mod count;
+pub mod disasm;
 pub mod find;
+pub mod flow;
+pub mod listing;
 pub mod ptxas;
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use cache::CacheDir;
@@ -196,5 +201,120 @@ pub fn module_registers(
         Err(why) => Ok(ModuleRegisters::NotUsed(Some(format!(
             "{build} failed on {ptx_name}, registers per thread estimated from the PTX: {why}"
         )))),
+    }
+}
+
+/// The SASS that a launch's instruction counts came from: ptxas's and nvdisasm's releases and the
+/// target architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct SassBuild {
+    /// ptxas and its target.
+    pub ptxas: Build,
+    /// nvdisasm's release, `(13, 5)`.
+    pub nvdisasm: (u32, u32),
+}
+
+impl std::fmt::Display for SassBuild {
+    /// `ptxas 12.9 sm_90 SASS (nvdisasm 13.5)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} SASS (nvdisasm {}.{})",
+            self.ptxas, self.nvdisasm.0, self.nvdisasm.1
+        )
+    }
+}
+
+/// A kernel's SASS, for counting what the GPU executes ([`count`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSass {
+    /// Where it came from.
+    pub build: SassBuild,
+    /// The kernel's function in the listing.
+    pub function: Arc<listing::Function>,
+}
+
+/// The SASS of a PTX module, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleListing {
+    /// ptxas assembled it and nvdisasm listed it.
+    Listed {
+        /// The tools and target.
+        build: SassBuild,
+        /// Its functions.
+        listing: Arc<listing::Listing>,
+    },
+    /// No SASS: the note says why, for the user (`None`: ptxas turned off).
+    NotUsed(Option<String>),
+}
+
+impl ModuleListing {
+    /// The SASS of entry `kernel`, or the note saying why there is none.
+    pub fn kernel(&self, kernel: &str) -> std::result::Result<KernelSass, Option<String>> {
+        match self {
+            ModuleListing::Listed { build, listing } => match listing.function(kernel) {
+                Some(f) => Ok(KernelSass {
+                    build: *build,
+                    function: Arc::new(f.clone()),
+                }),
+                None => Err(Some(format!(
+                    "{build} has no function `{kernel}`: warp instructions estimated from the PTX"
+                ))),
+            },
+            ModuleListing::NotUsed(note) => Err(note.clone()),
+        }
+    }
+}
+
+/// The SASS of the PTX module `ptx` (named `ptx_name` in notes) for compute capability `cc`:
+/// assembled by the ptxas of `settings` with line info and listed by nvdisasm
+/// ([`disasm::listing_text`]), parsed ([`listing::parse`]). Never an error: whatever keeps it
+/// from being listed (ptxas off or missing, no nvdisasm, an architecture either does not serve,
+/// their errors) is [`ModuleListing::NotUsed`] with a note, and the counts stay the PTX estimate.
+pub fn module_listing(
+    settings: &Settings,
+    cc: (u32, u32),
+    ptx: &str,
+    ptx_name: &str,
+) -> ModuleListing {
+    let estimated = "warp instructions estimated from the PTX";
+    let tool = match find::locate(&settings.ptxas) {
+        Ok(Some(t)) => t,
+        Ok(None) if settings.ptxas == Ptxas::Off => return ModuleListing::NotUsed(None),
+        _ => {
+            return ModuleListing::NotUsed(Some(format!(
+                "{estimated}: no ptxas found ({PTXAS_HINT})"
+            )))
+        }
+    };
+    let Some(nv) = disasm::locate() else {
+        return ModuleListing::NotUsed(Some(format!(
+            "{estimated}: no nvdisasm found ({})",
+            disasm::NVDISASM_HINT
+        )));
+    };
+    if !tool.serves(cc) || !nv.serves(cc) {
+        return ModuleListing::NotUsed(Some(format!(
+            "{estimated}: ptxas {}.{} and nvdisasm {}.{} do not both serve sm_{}{}",
+            tool.release.0, tool.release.1, nv.release.0, nv.release.1, cc.0, cc.1
+        )));
+    }
+    let build = SassBuild {
+        ptxas: Build {
+            release: tool.release,
+            arch: cc,
+        },
+        nvdisasm: nv.release,
+    };
+    match disasm::listing_text(&tool, &nv, cc, ptx, ptx_name, settings)
+        .and_then(|t| listing::parse(&t))
+    {
+        Ok(l) => ModuleListing::Listed {
+            build,
+            listing: Arc::new(l),
+        },
+        Err(why) => ModuleListing::NotUsed(Some(format!(
+            "{build} failed on {ptx_name}, {estimated}: {why}"
+        ))),
     }
 }

@@ -232,6 +232,25 @@ pub fn assemble(
     if let Some(log) = cache::read(dir.as_deref(), &key) {
         return Ok(log);
     }
+    let log = run_in_scratch(tool, &target, &args, name, settings, |_, log| {
+        Ok(log.to_string())
+    })?;
+    cache::write(dir.as_deref(), &key, &log);
+    Ok(log)
+}
+
+/// Runs `tool` with `args` on `target`'s text in a new scratch directory
+/// (`ptxas ARGS -o <tmp>/kernel.cubin <tmp>/NAME.ptx`), then `after` on the cubin's path and
+/// ptxas's log; removes the directory. The error is ptxas's (its first error lines), its timeout,
+/// or `after`'s.
+pub(super) fn run_in_scratch(
+    tool: &Tool,
+    target: &Target<'_>,
+    args: &[String],
+    name: &str,
+    settings: &Settings,
+    after: impl FnOnce(&Path, &str) -> Result<String, String>,
+) -> Result<String, String> {
     let lowered = match &target.lowered_from {
         Some(from) => format!(" (its .target {from} lowered to {})", target.arch),
         None => String::new(),
@@ -242,11 +261,9 @@ pub fn assemble(
         let input = tmp.join(&file);
         std::fs::write(&input, target.text.as_bytes())
             .map_err(|e| format!("writing {}: {e}", input.display()))?;
+        let cubin = tmp.join("kernel.cubin");
         let mut cmd = Command::new(&tool.path);
-        cmd.args(&args)
-            .arg("-o")
-            .arg(tmp.join("kernel.cubin"))
-            .arg(&input);
+        cmd.args(args).arg("-o").arg(&cubin).arg(&input);
         let out = run_bounded(&mut cmd, settings.timeout)
             .map_err(|e| format!("{}: {e}", tool.path.display()))?;
         let log = format!("{}{}", out.stderr, out.stdout);
@@ -257,12 +274,10 @@ pub fn assemble(
                 out.status
             ));
         }
-        Ok(log)
+        after(&cubin, &log)
     })();
     let _ = std::fs::remove_dir_all(&tmp);
-    let log = result?;
-    cache::write(dir.as_deref(), &key, &log);
-    Ok(log)
+    result
 }
 
 /// A file name for the module in ptxas's messages: `transpose.ptx` for

@@ -10,7 +10,7 @@ use crate::exec::warp::Warp;
 use crate::memory::coalesce;
 use crate::memory::shared::{self, Banks};
 use crate::memory::system::ConstLevelsOutcome;
-use crate::memory::{Level, WarpAccess};
+use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::MemOp;
@@ -43,6 +43,23 @@ impl Ctx<'_> {
         Served::Operand.lat()
     }
 
+    /// An indexed kernel-parameter load (`ld.param.f32 %f1, [%rd10]`, a `__grid_constant__`
+    /// table): ptxas makes it an LDC with a register index (`LDC R0, c[0x0][R8+0x224]`), one
+    /// constant-cache request per distinct address of the warp. Counted in the instruction's
+    /// statistics only (its `requests`), which the SASS counts read (`sass::count`).
+    fn param_lanes(&mut self, pc: u32, access: &WarpAccess) {
+        let mut seen = [0u64; WARP];
+        let mut n = 0;
+        for l in (0..WARP).filter(|&l| access.mask >> l & 1 == 1) {
+            let a = access.addrs[l];
+            if !seen[..n].contains(&a) {
+                seen[n] = a;
+                n += 1;
+            }
+        }
+        self.per_pc[pc as usize].requests += n as u64;
+    }
+
     /// Hands the warp-level access to the memory models and records the outcome; returns the
     /// stream entry's latency field ([`crate::trace::Lat`]: where it was served, or a ticket).
     /// `access`: the warp's addresses as generated (generic ones not yet resolved), `run` its
@@ -66,7 +83,12 @@ impl Ctx<'_> {
         store: bool,
     ) -> u32 {
         match space {
-            StateSpace::Param => self.param_model(pc, m),
+            StateSpace::Param => {
+                if !matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_))) {
+                    self.param_lanes(pc, access);
+                }
+                self.param_model(pc, m)
+            }
             StateSpace::Const => self.model_const(inst, pc, m, access),
             StateSpace::Global | StateSpace::Local => {
                 self.model_global(w, pc, m, space, access, run, step, store)

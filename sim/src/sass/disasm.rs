@@ -1,0 +1,200 @@
+//! The SASS text of a module: ptxas assembles it with line info (`-lineinfo`, which changes no
+//! code: the same registers and instructions) and nvdisasm prints it with each instruction's PTX
+//! line (`nvdisasm -gp -c`, from the cubin's `.nv_debug_line_sass` section).
+//!
+//! nvdisasm comes from the PyPI wheel `nvidia-cuda-nvdisasm` (13.x: `nvidia/cu13/bin/nvdisasm`,
+//! x86-64 and aarch64 Linux, no GPU needed; it disassembles sm_75 to sm_121, not sm_70 or older),
+//! a CUDA toolkit or the `PATH`. Listings are cached as ptxas's logs are ([`super::cache`]), keyed
+//! by both tools' versions, the arguments and the PTX.
+
+use super::cache;
+use super::find::{parse_version, Tool};
+use super::ptxas::{retarget, run_bounded, run_in_scratch};
+use super::Settings;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// How to get nvdisasm.
+pub const NVDISASM_HINT: &str =
+    "pip install nvidia-cuda-nvdisasm (no GPU needed), or a CUDA toolkit on the PATH";
+
+/// An nvdisasm that runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disassembler {
+    /// The binary.
+    pub path: PathBuf,
+    /// Its release, `(13, 5)`.
+    pub release: (u32, u32),
+    /// Its full version, `13.5.37`: part of the cache key.
+    pub version: String,
+    /// The `SM` architectures its `--help` lists (`'SM90'`), ascending; empty: not listed.
+    pub archs: Vec<(u32, u32)>,
+}
+
+impl Disassembler {
+    /// Whether it disassembles code for compute capability `cc`.
+    pub fn serves(&self, cc: (u32, u32)) -> bool {
+        self.archs.is_empty() || self.archs.contains(&cc)
+    }
+}
+
+/// The first nvdisasm found that runs ([`candidates`]), remembered for the process.
+pub fn locate() -> Option<Disassembler> {
+    static FOUND: OnceLock<Option<Disassembler>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            candidates()
+                .iter()
+                .filter(|p| p.is_file())
+                .find_map(|p| probe(p).ok())
+        })
+        .clone()
+}
+
+/// Where [`locate`] looks, in order: `$GPUMEMSIM_NVDISASM`, the PyPI wheels under each directory
+/// of Python's `nvidia` package (`cu13/bin`, `cuda_nvdisasm/bin`) and under the usual
+/// site-packages directories, `$CUDA_HOME/bin`, `/usr/local/cuda/bin`, the `PATH`.
+pub fn candidates() -> Vec<PathBuf> {
+    let mut out = vec![];
+    if let Some(p) = std::env::var_os("GPUMEMSIM_NVDISASM").filter(|v| !v.is_empty()) {
+        out.push(PathBuf::from(p));
+    }
+    let mut roots = nvidia_dirs_from_python();
+    if let Some(h) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        let lib = PathBuf::from(h).join(".local/lib");
+        if let Ok(entries) = std::fs::read_dir(&lib) {
+            let mut pys: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+                .map(|e| e.path().join("site-packages/nvidia"))
+                .collect();
+            pys.sort();
+            pys.reverse();
+            roots.extend(pys);
+        }
+    }
+    for r in roots {
+        for sub in ["cu13/bin", "cuda_nvdisasm/bin"] {
+            out.push(r.join(sub).join("nvdisasm"));
+        }
+    }
+    if let Some(dir) = std::env::var_os("CUDA_HOME").filter(|v| !v.is_empty()) {
+        out.push(PathBuf::from(dir).join("bin/nvdisasm"));
+    }
+    out.push(PathBuf::from("/usr/local/cuda/bin/nvdisasm"));
+    if let Some(path) = std::env::var_os("PATH") {
+        out.extend(std::env::split_paths(&path).map(|d| d.join("nvdisasm")));
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
+    out
+}
+
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+
+fn nvidia_dirs_from_python() -> Vec<PathBuf> {
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", "import nvidia; print('\\n'.join(nvidia.__path__))"]);
+    match run_bounded(&mut cmd, PROBE_TIMEOUT) {
+        Ok(out) if out.status.success() => out
+            .stdout
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| PathBuf::from(l.trim()))
+            .collect(),
+        _ => vec![],
+    }
+}
+
+fn probe(path: &Path) -> Result<Disassembler, String> {
+    let out = run_bounded(Command::new(path).arg("--version"), PROBE_TIMEOUT)?;
+    let text = format!("{}{}", out.stdout, out.stderr);
+    if !text.contains("disassembler") {
+        return Err(format!("{} is not nvdisasm", path.display()));
+    }
+    let (release, version) =
+        parse_version(&text).ok_or_else(|| format!("{}: no version", path.display()))?;
+    let archs = run_bounded(Command::new(path).arg("--help"), PROBE_TIMEOUT)
+        .map(|h| parse_archs(&h.stdout))
+        .unwrap_or_default();
+    Ok(Disassembler {
+        path: path.to_path_buf(),
+        release,
+        version,
+        archs,
+    })
+}
+
+/// The `'SM90'`, `'SM86'` values of `nvdisasm --help`'s `--binary` list: `(9, 0)`, `(8, 6)`.
+pub fn parse_archs(help: &str) -> Vec<(u32, u32)> {
+    let mut archs: Vec<(u32, u32)> = help
+        .split('\'')
+        .filter_map(|t| t.strip_prefix("SM"))
+        .filter(|t| t.len() >= 2 && t.chars().all(|c| c.is_ascii_digit()))
+        .filter_map(|t| {
+            let (major, minor) = t.split_at(t.len() - 1);
+            Some((major.parse().ok()?, minor.parse().ok()?))
+        })
+        .collect();
+    archs.sort_unstable();
+    archs.dedup();
+    archs
+}
+
+/// The `nvdisasm -gp -c` text of `ptx` (named `name` in messages) assembled by `ptxas` for
+/// compute capability `cc` with `-lineinfo`, from the cache when it was made before. Errors:
+/// ptxas's or nvdisasm's own, or a timeout.
+pub fn listing_text(
+    ptxas: &Tool,
+    nv: &Disassembler,
+    cc: (u32, u32),
+    ptx: &str,
+    name: &str,
+    settings: &Settings,
+) -> Result<String, String> {
+    let target = retarget(ptx, cc);
+    let args = [
+        "-v".to_string(),
+        "-lineinfo".to_string(),
+        format!("-arch={}", target.arch),
+    ];
+    let mut keyed = args.to_vec();
+    keyed.push(format!("nvdisasm {} -gp -c", nv.version));
+    let key = cache::key(&ptxas.version, &keyed, &target.text);
+    let dir = settings.cache.resolve();
+    if let Some(text) = cache::read(dir.as_deref(), &key) {
+        return Ok(text);
+    }
+    let text = run_in_scratch(ptxas, &target, &args, name, settings, |cubin, _| {
+        let mut cmd = Command::new(&nv.path);
+        cmd.args(["-gp", "-c"]).arg(cubin);
+        let out = run_bounded(&mut cmd, settings.timeout)
+            .map_err(|e| format!("{}: {e}", nv.path.display()))?;
+        if !out.status.success() {
+            let why = out.stderr.lines().next().unwrap_or("no message").trim();
+            return Err(format!("nvdisasm failed ({}): {why}", out.status));
+        }
+        Ok(out.stdout)
+    })?;
+    cache::write(dir.as_deref(), &key, &text);
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_architectures_of_nvdisasm_help_parse() {
+        // `nvdisasm --help` 13.5, the allowed values of --binary, verbatim.
+        let help = "        Allowed values for this option:  'SM100','SM100a','SM100f','SM101','SM101a',\n\
+                    'SM110f','SM120','SM120a','SM120f','SM121','SM121a','SM121f','SM75','SM80',\n\
+                    'SM86','SM87','SM88','SM89','SM90','SM90a'.";
+        let a = parse_archs(help);
+        assert_eq!(a.first(), Some(&(7, 5)));
+        assert_eq!(a.last(), Some(&(12, 1)));
+        assert!(a.contains(&(8, 6)) && a.contains(&(9, 0)) && !a.contains(&(7, 0)));
+    }
+}
