@@ -65,6 +65,7 @@ fn the_simulator_matches_the_h200_measurements() {
     let report = report();
     let mut failures = vec![];
     let mut time_errors = vec![];
+    let mut with_sass = 0;
     for w in report["workloads"].as_array().expect("workloads") {
         let name = w["workload"].as_str().unwrap();
         let sets: Vec<(String, i64)> = w["params"]
@@ -124,6 +125,16 @@ fn the_simulator_matches_the_h200_measurements() {
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
                 0.01,
             );
+            // Counted on the kernel's own SASS where ptxas and nvdisasm are here (sass::count):
+            // warp instructions within 3% (issue 37), shared instructions exact, LDC requests
+            // within 1% (rounding of predicated copies).
+            if sim.instructions_source.is_some() {
+                with_sass += 1;
+                check("smsp__inst_executed.sum", 0.03);
+                check("smsp__sass_inst_executed_op_shared_ld.sum", 0.0);
+                check("smsp__sass_inst_executed_op_shared_st.sum", 0.0);
+                check("idc__requests.sum", 0.01);
+            }
             if let Some(t) = m("gpu__time_duration.sum") {
                 let e = (predicted["gpu__time_duration.sum"] - t).abs() / t;
                 if e > TIME_WORST_BASELINE {
@@ -137,6 +148,14 @@ fn the_simulator_matches_the_h200_measurements() {
             }
         }
     }
+    eprintln!(
+        "{with_sass} launches counted on their SASS{}",
+        if with_sass == 0 {
+            " (none: no ptxas or nvdisasm here; pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm)"
+        } else {
+            ""
+        }
+    );
     assert!(
         failures.is_empty(),
         "{} counters differ from the H200:\n{}",

@@ -223,6 +223,8 @@ impl Fake {
             ptxas: Ptxas::Path(self.path.clone()),
             cache: CacheDir::Off,
             timeout: Duration::from_secs(2),
+            // A fake ptxas writes no cubin: nothing to list.
+            nvdisasm: Ptxas::Off,
         }
     }
 
@@ -382,7 +384,7 @@ fn the_cli_reports_ptxas_counts_and_a_second_process_reads_the_cache() {
         "--format",
         "json",
     ];
-    let with = [&args[..], &["--ptxas", ptxas]].concat();
+    let with = [&args[..], &["--ptxas", ptxas, "--nvdisasm", "off"]].concat();
     for _ in 0..2 {
         let doc = sim_json(&with, &[("GPUMEMSIM_CACHE_DIR", &cache)]);
         let l = &doc["workloads"][0]["launches"][0];

@@ -131,6 +131,13 @@ files: keys, initializers, expressions)."
         /// ~/.cache/gpumemsim
         #[arg(long, value_name = "auto|off|PATH")]
         ptxas: Option<sim::sass::Ptxas>,
+        /// Which nvdisasm lists the SASS that ptxas made (with -lineinfo), so that warp
+        /// instructions, shared load/store instructions and LDC requests are counted on the
+        /// kernel's own SASS: a path, `off` (estimated from the PTX), or `auto`: the PyPI wheel
+        /// nvidia-cuda-nvdisasm, then $CUDA_HOME/bin, /usr/local/cuda/bin and the PATH. Default:
+        /// $GPUMEMSIM_NVDISASM, else auto. The JSON report's `instructions_from` says which
+        #[arg(long, value_name = "auto|off|PATH")]
+        nvdisasm: Option<sim::sass::Ptxas>,
     },
     /// Compile a CUDA source to PTX with NVRTC or clang, as `sim run` does for `cuda = "..."`
     /// workloads, and print the PTX
@@ -230,13 +237,16 @@ fn parse_arch(s: &str) -> std::result::Result<(u32, u32), String> {
 
 /// `--ptxas`, else `$GPUMEMSIM_PTXAS`, else auto.
 fn ptxas_choice(flag: Option<sim::sass::Ptxas>) -> Result<sim::sass::Ptxas> {
+    tool_choice(flag, "GPUMEMSIM_PTXAS")
+}
+
+/// The flag's choice, else the environment variable `var`'s, else auto.
+fn tool_choice(flag: Option<sim::sass::Ptxas>, var: &str) -> Result<sim::sass::Ptxas> {
     if let Some(p) = flag {
         return Ok(p);
     }
-    match std::env::var("GPUMEMSIM_PTXAS") {
-        Ok(v) if !v.trim().is_empty() => v
-            .parse()
-            .map_err(|e| anyhow::anyhow!("GPUMEMSIM_PTXAS: {e}")),
+    match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() => v.parse().map_err(|e| anyhow::anyhow!("{var}: {e}")),
         _ => Ok(sim::sass::Ptxas::Auto),
     }
 }
@@ -327,6 +337,7 @@ fn real_main() -> Result<()> {
             compiler,
             registers,
             ptxas,
+            nvdisasm,
         } => {
             if let Some(n) = threads {
                 rayon::ThreadPoolBuilder::new()
@@ -368,6 +379,7 @@ fn real_main() -> Result<()> {
                 probe_order: false,
                 ptxas: sim::sass::Settings {
                     ptxas: ptxas_choice(ptxas)?,
+                    nvdisasm: tool_choice(nvdisasm, "GPUMEMSIM_NVDISASM")?,
                     ..Default::default()
                 },
             };

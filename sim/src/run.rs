@@ -135,6 +135,8 @@ pub struct LaunchResult {
     pub registers_source: RegisterSource,
     /// The SASS that the warp-instruction counts came from (`None`: estimated from the PTX).
     pub instructions_source: Option<crate::sass::SassBuild>,
+    /// Why they are estimated, where they are and something kept the SASS from being used.
+    pub instructions_note: Option<String>,
     /// Registers per thread the GPU allocates, as Nsight Compute's `launch__registers_per_thread`
     /// reports them: `registers`, at least the config's `sm.min_registers_per_thread`.
     pub allocated_registers: u32,
@@ -261,8 +263,9 @@ pub struct PlannedLaunch {
     /// Where that number came from.
     pub registers_source: RegisterSource,
     /// The kernel's SASS for the config's architecture, when ptxas and nvdisasm made it: the
-    /// warp-instruction counts are then the SASS's ([`crate::sass::count`]).
-    pub sass: Option<crate::sass::KernelSass>,
+    /// warp-instruction counts are then the SASS's ([`crate::sass::count`]). Else why not
+    /// (`None`: ptxas turned off), shown as the report's `instructions_from`.
+    pub sass: std::result::Result<crate::sass::KernelSass, Option<String>>,
     /// Global loads cached in L1 by default (`dlcm=ca`).
     pub cache_global_loads: bool,
     /// Shared-memory bank width in bytes.
@@ -326,7 +329,6 @@ pub(crate) fn execute_with(
     } = plan;
     let mut launches = vec![];
     for p in &planned {
-        let mut extra_notes: Vec<String> = vec![];
         let launch = Launch {
             label: &p.label,
             program: &p.program,
@@ -356,18 +358,16 @@ pub(crate) fn execute_with(
         // Warp instructions as the GPU counts them: SASS, from the PTX (timing::sass), or from
         // the kernel's own SASS where ptxas and nvdisasm listed it.
         stats.counters.inst_executed = stats.sms.iter().map(|w| w.issue_slots).sum();
-        let mut instructions_source = None;
-        if let Some(k) = &p.sass {
-            match sass::sass_counts(k, &p.program, &stats.per_pc) {
+        let (mut instructions_source, mut instructions_note) = (None, None);
+        match &p.sass {
+            Ok(k) => match sass::sass_counts(k, &p.program, &stats.per_pc) {
                 Ok(s) => {
                     sass::apply_sass_counts(&mut stats.counters, &s);
                     instructions_source = Some(k.build);
                 }
-                Err(why) => extra_notes.push(format!(
-                    "{}: warp instructions estimated from the PTX ({why})",
-                    k.build
-                )),
-            }
+                Err(why) => instructions_note = Some(format!("{}: {why}", k.build)),
+            },
+            Err(note) => instructions_note = note.clone(),
         }
         let c = &stats.counters;
         let timing = timing::estimate(
@@ -412,6 +412,7 @@ pub(crate) fn execute_with(
             registers: p.registers,
             registers_source: p.registers_source,
             instructions_source,
+            instructions_note,
             allocated_registers: p.registers.max(cfg.sm.min_registers_per_thread),
             per_pc,
             outputs,
@@ -419,7 +420,6 @@ pub(crate) fn execute_with(
                 .notes
                 .iter()
                 .cloned()
-                .chain(extra_notes)
                 .chain(stats.sampled.as_ref().map(sample_note))
                 .collect(),
             sampled: stats.sampled,

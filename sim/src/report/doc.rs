@@ -133,7 +133,10 @@ pub fn launch(l: &LaunchResult, sel: &Selection, per_instruction: bool) -> Value
         "registers_per_thread_from": l.registers_source.describe(),
         "instructions_source": if l.instructions_source.is_some() { "sass" } else { "estimated" },
         "instructions_from": l.instructions_source.map_or_else(
-            || "estimated from the PTX".to_string(),
+            || match &l.instructions_note {
+                Some(why) => format!("estimated from the PTX ({why})"),
+                None => "estimated from the PTX".to_string(),
+            },
             |b| b.to_string()
         ),
         "notes": l.notes,

@@ -234,13 +234,7 @@ the GPU allows at most {} (512 KiB)",
         let listing = listed.get_or_insert_with(|| {
             sass::module_listing(&opts.ptxas, cfg.compute_capability(), &text, &ptx_name)
         });
-        let sass = match listing.kernel(&spec.kernel) {
-            Ok(k) => Some(k),
-            Err(note) => {
-                notes.extend(note);
-                None
-            }
-        };
+        let sass = listing.kernel(&spec.kernel);
         launches.push(PlannedLaunch {
             label: spec.label.clone(),
             kernel: spec.kernel.clone(),

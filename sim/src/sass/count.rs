@@ -54,8 +54,16 @@ pub fn count(
     let mut c = SassCounts::default();
     let mut exact = [0f64; 7];
     let mut guarded: std::collections::BTreeMap<(usize, u32), f64> = Default::default();
+    let mut ldc_requests: HashMap<u32, f64> = HashMap::new();
     for (i, inst) in f.insts.iter().enumerate() {
-        let n = x[cfg.block_of[i]];
+        // Block counts are whole warps where the program pins them; the solver's last digits
+        // are not. (A split of an unrolled loop's trips can be fractional on average.)
+        let raw = x[cfg.block_of[i]];
+        let n = if (raw - raw.round()).abs() < 1e-3 + 1e-6 * raw {
+            raw.round()
+        } else {
+            raw
+        };
         if n <= 0.0 {
             continue;
         }
@@ -69,8 +77,11 @@ pub fn count(
             "LDC" => 5,
             _ => continue,
         };
-        if slot <= 4 && !inst.guard.is_empty() {
+        if !inst.guard.is_empty() {
             *guarded.entry((slot, inst.ptx_line)).or_default() += n;
+            if slot == 5 {
+                ldc_requests.insert(inst.ptx_line, requests_per_ldc(inst, lines));
+            }
             continue;
         }
         exact[slot] += n;
@@ -78,11 +89,22 @@ pub fn count(
             exact[6] += n * requests_per_ldc(inst, lines);
         }
     }
-    // Nsight Compute counts a load or store instruction where at least one lane's guard holds:
-    // a predicated copy (if-converted, or guarded in the PTX) at most as often as the PTX line ran.
+    // Nsight Compute counts a load or store instruction, and an LDC's requests, where at least
+    // one lane's guard holds: a predicated copy (if-converted, or guarded in the PTX) at most as
+    // often as the PTX line ran. (A line ptxas turned into several predicated LDCs, a select
+    // chain over a by-value array, is counted in full: which of them have a lane on is not known.)
     for ((slot, line), n) in guarded {
         let ran = lines.get(&line).map_or(0.0, |l| l.count.executed as f64);
-        exact[slot] += n.min(ran);
+        let copies = f
+            .insts
+            .iter()
+            .filter(|i| i.ptx_line == line && !i.guard.is_empty() && i.base() == inst_base(slot))
+            .count() as f64;
+        let n = n.min(ran * copies.max(1.0));
+        exact[slot] += n;
+        if slot == 5 {
+            exact[6] += n * ldc_requests.get(&line).copied().unwrap_or(1.0);
+        }
     }
     let r = |v: f64| v.round() as u64;
     c.inst_executed = r(exact[0]);
@@ -93,6 +115,11 @@ pub fn count(
     c.ldc_inst = r(exact[5]);
     c.idc_requests = r(exact[6]);
     Ok(c)
+}
+
+/// The opcode of counter slot `slot` of [`count`].
+fn inst_base(slot: usize) -> &'static str {
+    ["", "LDS", "STS", "LDG", "STG", "LDC"][slot]
 }
 
 /// Requests of one LDC execution: 1 for a fixed address (`c[0x0][0x218]`); for an indexed one

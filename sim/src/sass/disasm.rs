@@ -10,7 +10,7 @@
 use super::cache;
 use super::find::{parse_version, Tool};
 use super::ptxas::{retarget, run_bounded, run_in_scratch};
-use super::Settings;
+use super::{Ptxas, Settings};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -40,27 +40,30 @@ impl Disassembler {
     }
 }
 
-/// The first nvdisasm found that runs ([`candidates`]), remembered for the process.
-pub fn locate() -> Option<Disassembler> {
+/// The nvdisasm of `choice`: `Ok(None)` when off or none is found (auto: the first of
+/// [`candidates`] that runs, remembered for the process); an error saying why a given path does
+/// not run as an nvdisasm.
+pub fn locate(choice: &Ptxas) -> Result<Option<Disassembler>, String> {
     static FOUND: OnceLock<Option<Disassembler>> = OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            candidates()
-                .iter()
-                .filter(|p| p.is_file())
-                .find_map(|p| probe(p).ok())
-        })
-        .clone()
+    match choice {
+        Ptxas::Off => Ok(None),
+        Ptxas::Path(p) => probe(p).map(Some),
+        Ptxas::Auto => Ok(FOUND
+            .get_or_init(|| {
+                candidates()
+                    .iter()
+                    .filter(|p| p.is_file())
+                    .find_map(|p| probe(p).ok())
+            })
+            .clone()),
+    }
 }
 
-/// Where [`locate`] looks, in order: `$GPUMEMSIM_NVDISASM`, the PyPI wheels under each directory
+/// Where [`locate`] looks, in order: the PyPI wheels under each directory
 /// of Python's `nvidia` package (`cu13/bin`, `cuda_nvdisasm/bin`) and under the usual
 /// site-packages directories, `$CUDA_HOME/bin`, `/usr/local/cuda/bin`, the `PATH`.
 pub fn candidates() -> Vec<PathBuf> {
     let mut out = vec![];
-    if let Some(p) = std::env::var_os("GPUMEMSIM_NVDISASM").filter(|v| !v.is_empty()) {
-        out.push(PathBuf::from(p));
-    }
     let mut roots = nvidia_dirs_from_python();
     if let Some(h) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
         let lib = PathBuf::from(h).join(".local/lib");
@@ -109,7 +112,8 @@ fn nvidia_dirs_from_python() -> Vec<PathBuf> {
 }
 
 fn probe(path: &Path) -> Result<Disassembler, String> {
-    let out = run_bounded(Command::new(path).arg("--version"), PROBE_TIMEOUT)?;
+    let out = run_bounded(Command::new(path).arg("--version"), PROBE_TIMEOUT)
+        .map_err(|e| format!("cannot run `{} --version`: {e}", path.display()))?;
     let text = format!("{}{}", out.stdout, out.stderr);
     if !text.contains("disassembler") {
         return Err(format!("{} is not nvdisasm", path.display()));

@@ -72,6 +72,10 @@ pub struct Settings {
     /// How long one assembly may take before it is abandoned (the launch then keeps the
     /// estimate, with a note). Default [`DEFAULT_TIMEOUT`].
     pub timeout: Duration,
+    /// Which nvdisasm lists the SASS for the instruction counts (`sim run --nvdisasm`,
+    /// `$GPUMEMSIM_NVDISASM`): found as [`disasm::candidates`] says, a path, or off (the counts
+    /// are then estimated from the PTX).
+    pub nvdisasm: Ptxas,
 }
 
 /// ptxas's time limit for one module: a large kernel takes seconds (the bundled ones 2 to 20
@@ -84,6 +88,7 @@ impl Default for Settings {
             ptxas: Ptxas::Auto,
             cache: CacheDir::Default,
             timeout: DEFAULT_TIMEOUT,
+            nvdisasm: Ptxas::Auto,
         }
     }
 }
@@ -257,9 +262,7 @@ impl ModuleListing {
                     build: *build,
                     function: Arc::new(f.clone()),
                 }),
-                None => Err(Some(format!(
-                    "{build} has no function `{kernel}`: warp instructions estimated from the PTX"
-                ))),
+                None => Err(Some(format!("{build} has no function `{kernel}`"))),
             },
             ModuleListing::NotUsed(note) => Err(note.clone()),
         }
@@ -277,25 +280,25 @@ pub fn module_listing(
     ptx: &str,
     ptx_name: &str,
 ) -> ModuleListing {
-    let estimated = "warp instructions estimated from the PTX";
     let tool = match find::locate(&settings.ptxas) {
         Ok(Some(t)) => t,
         Ok(None) if settings.ptxas == Ptxas::Off => return ModuleListing::NotUsed(None),
-        _ => {
+        _ => return ModuleListing::NotUsed(Some(format!("no ptxas found ({PTXAS_HINT})"))),
+    };
+    let nv = match disasm::locate(&settings.nvdisasm) {
+        Ok(Some(nv)) => nv,
+        Ok(None) if settings.nvdisasm == Ptxas::Off => return ModuleListing::NotUsed(None),
+        Ok(None) => {
             return ModuleListing::NotUsed(Some(format!(
-                "{estimated}: no ptxas found ({PTXAS_HINT})"
+                "no nvdisasm found ({})",
+                disasm::NVDISASM_HINT
             )))
         }
-    };
-    let Some(nv) = disasm::locate() else {
-        return ModuleListing::NotUsed(Some(format!(
-            "{estimated}: no nvdisasm found ({})",
-            disasm::NVDISASM_HINT
-        )));
+        Err(why) => return ModuleListing::NotUsed(Some(why)),
     };
     if !tool.serves(cc) || !nv.serves(cc) {
         return ModuleListing::NotUsed(Some(format!(
-            "{estimated}: ptxas {}.{} and nvdisasm {}.{} do not both serve sm_{}{}",
+            "ptxas {}.{} and nvdisasm {}.{} do not both serve sm_{}{}",
             tool.release.0, tool.release.1, nv.release.0, nv.release.1, cc.0, cc.1
         )));
     }
@@ -313,8 +316,6 @@ pub fn module_listing(
             build,
             listing: Arc::new(l),
         },
-        Err(why) => ModuleListing::NotUsed(Some(format!(
-            "{build} failed on {ptx_name}, {estimated}: {why}"
-        ))),
+        Err(why) => ModuleListing::NotUsed(Some(format!("{build} failed on {ptx_name}: {why}"))),
     }
 }

@@ -1,0 +1,111 @@
+//! Warp-instruction, shared-instruction and LDC-request counts from the kernels' own SASS
+//! (issue 37), against the H200 measurements of tests/fixtures/suite37 (kernels written in the
+//! patterns of public suites, measured with `validate compare`, `h200.json`; no parameter was
+//! fitted to them).
+//!
+//! With ptxas and nvdisasm found (the PyPI wheels `.ci/run` installs), every launch is counted on
+//! its SASS and: `smsp__inst_executed.sum` is within 3% of Nsight Compute's on at least 90% of the
+//! launches, shared load and store instructions equal on all, `idc__requests.sum` equal on all but
+//! three (predicated LDC select chains; an LU kernel's parameter LDC). The 13 larger twins of
+//! other launches are left out for time ([`LARGE`]). Without them the test says so and checks only that the counts are marked estimated.
+
+use sim::config::GpuConfig;
+use sim::report::launch_metrics;
+use sim::run::{run_workload, Options};
+use sim::workload::Workload;
+use std::collections::HashMap;
+use std::path::Path;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// The larger twin of a launch that another launch of the same kernel covers (the same SASS and
+/// paths, more blocks): left out to keep the suite's time down. Their counts are as close as their
+/// twins' (the closing note of issue 37 has all 42).
+const LARGE: [&str; 13] = [
+    "vec4_1024",
+    "tiled16_512",
+    "diag_2048",
+    "peri_2048",
+    "inner_2048",
+    "nopad_4m",
+    "pad_4m",
+    "s2d_4096",
+    "s3d_256",
+    "many_16m",
+    "table_16m",
+    "local_16m",
+    "saxpy4_32m",
+];
+
+#[test]
+fn suite37_counts_match_the_h200_on_the_sass() {
+    let cfg = GpuConfig::load(Path::new(&format!("{ROOT}/configs/h200.toml"))).unwrap();
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{ROOT}/tests/fixtures/suite37/h200.json")).unwrap(),
+    )
+    .unwrap();
+    let (mut n, mut sass, mut inst3, mut lds, mut sts, mut idc) = (0, 0, 0, 0, 0, 0);
+    let mut misses = vec![];
+    for w in report["workloads"].as_array().unwrap() {
+        let file = w["workload"].as_str().unwrap();
+        let workload = Workload::resolve(&format!("{ROOT}/{file}")).unwrap();
+        let only: Vec<String> = w["launches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["label"].as_str().unwrap().to_string())
+            .filter(|l| !LARGE.contains(&l.as_str()))
+            .collect();
+        let opts = Options {
+            only: only.clone(),
+            ..Options::default()
+        };
+        let run = run_workload(&cfg, &workload, &opts).unwrap_or_else(|e| panic!("{file}: {e}"));
+        for l in w["launches"].as_array().unwrap() {
+            let label = l["label"].as_str().unwrap();
+            if !only.iter().any(|o| o == label) {
+                continue;
+            }
+            let sim = run.launches.iter().find(|x| x.label == label).unwrap();
+            let p: HashMap<&str, f64> = launch_metrics(sim).into_iter().collect();
+            let m = |k: &str| l["measured"][k].as_f64().unwrap();
+            n += 1;
+            if sim.instructions_source.is_none() {
+                continue;
+            }
+            sass += 1;
+            let k = "smsp__inst_executed.sum";
+            let e = (p[k] - m(k)) / m(k);
+            if e.abs() <= 0.03 {
+                inst3 += 1;
+            } else {
+                misses.push(format!(
+                    "{file}/{label}: warp instructions {:+.1}%",
+                    100.0 * e
+                ));
+            }
+            let eq = |k: &str| p[k] == m(k);
+            lds += usize::from(eq("smsp__sass_inst_executed_op_shared_ld.sum"));
+            sts += usize::from(eq("smsp__sass_inst_executed_op_shared_st.sum"));
+            idc += usize::from(eq("idc__requests.sum"));
+        }
+    }
+    println!(
+        "{n} launches, {sass} counted on their SASS: warp instructions within 3% on {inst3}, \
+         shared loads equal on {lds}, shared stores on {sts}, idc requests on {idc}\n{}",
+        misses.join("\n")
+    );
+    assert_eq!(n, 42 - LARGE.len());
+    if sass == 0 {
+        println!("skipped: no ptxas or nvdisasm (pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm)");
+        return;
+    }
+    assert_eq!(sass, n, "every launch is counted on its SASS");
+    assert!(
+        inst3 * 10 >= 9 * n,
+        "warp instructions within 3% on {inst3} of {n}"
+    );
+    assert_eq!((lds, sts), (n, n), "shared instructions");
+    // Of the five launches whose LDC requests differ, two are left out as large twins.
+    assert!(idc + 3 >= n, "idc requests equal on {idc} of {n}");
+}
