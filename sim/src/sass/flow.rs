@@ -296,13 +296,13 @@ pub fn block_counts(
                 .map(|&(_, _, y)| (y, -1.0)),
         );
         p.add_constraint(expr(&entry), ComparisonOp::Eq, 1.0);
-        for b in 1..cfg.blocks.len() {
+        for (b, &xb) in x.iter().enumerate().skip(1) {
             let ins: Vec<_> = edges.iter().filter(|e| e.1 == b).map(|e| e.2).collect();
-            let mut sum = vec![(x[b], 1.0)];
+            let mut sum = vec![(xb, 1.0)];
             sum.extend(ins.iter().map(|&y| (y, -1.0)));
             p.add_constraint(expr(&sum), ComparisonOp::Le, 0.0);
             for &y in &ins {
-                p.add_constraint(expr(&[(y, 1.0), (x[b], -1.0)]), ComparisonOp::Le, 0.0);
+                p.add_constraint(expr(&[(y, 1.0), (xb, -1.0)]), ComparisonOp::Le, 0.0);
             }
         }
         for (a, blk) in cfg.blocks.iter().enumerate() {
