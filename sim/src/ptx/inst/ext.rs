@@ -312,7 +312,7 @@ float forms are; `red` has no .cas or .exch)",
             if !matches!(dst, Type::U32 | Type::S32 | Type::F32 | Type::B32) {
                 return Err("`set` writes .u32 .s32 or .f32".into());
             }
-            if src == Type::F16 {
+            if src.is_half() {
                 return Err(F16_ARITHMETIC.into());
             }
             Op::Set {
