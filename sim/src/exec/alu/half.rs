@@ -158,6 +158,42 @@ pub fn half_compare(cmp: crate::ptx::inst::Cmp, ty: Type, ftz: bool, a: u64, b: 
     }
 }
 
+/// `set.cmp[.bop].dtype.stype d, a, b[, c]` with a half-precision `stype` (PTX ISA §9.7.4.10):
+/// per element, true is 1.0 of a half `dtype` and all ones of an integer one (16 bits per element
+/// of a pair), false is 0; `c` is the third predicate `.bop` combines with.
+pub fn half_set(
+    cmp: crate::ptx::inst::Cmp,
+    bool_op: Option<crate::ptx::inst::BoolOp>,
+    dst: Type,
+    src: Type,
+    a: u64,
+    b: u64,
+    c: bool,
+) -> u64 {
+    let Some((_, pair)) = Format::of(src) else {
+        return 0;
+    };
+    let r = half_compare(cmp, src, false, a, b);
+    let truth = match Format::of(dst) {
+        Some((f, _)) => u64::from(f.from_f64(1.0, Rounding::Rn)),
+        None if dst == Type::F32 => u64::from(1f32.to_bits()),
+        None if pair => 0xffff,
+        None => 0xffff_ffff,
+    };
+    let one = |bit: u32| {
+        if super::combine(bool_op, r >> bit & 1 == 1, c) {
+            truth
+        } else {
+            0
+        }
+    };
+    if pair {
+        one(0) | one(1) << 16
+    } else {
+        one(0)
+    }
+}
+
 /// One lane of [`Op::HalfCvt`](crate::ptx::inst::Op::HalfCvt): `cvt` with a half-precision
 /// destination or source. A pair destination converts two f32 sources, `a` into the upper half
 /// and `b` into the lower (PTX ISA: "the value converted from input a is stored in the upper

@@ -66,9 +66,18 @@ impl Ctx<'_> {
                 src: sty,
             } => {
                 for l in lanes(exec) {
-                    let r =
-                        alu::compare(cmp, sty, self.read(w, src(0), l), self.read(w, src(1), l));
+                    let (a, b) = (self.read(w, src(0), l), self.read(w, src(1), l));
                     let c = bool_op.is_none() || self.read(w, src(2), l) & 1 == 1;
+                    if sty.is_half() {
+                        write(
+                            w,
+                            d0,
+                            l,
+                            alu::half::half_set(cmp, bool_op, dst, sty, a, b, c),
+                        );
+                        continue;
+                    }
+                    let r = alu::compare(cmp, sty, a, b);
                     write(w, d0, l, alu::set_value(dst, alu::combine(bool_op, r, c)));
                 }
             }
