@@ -253,10 +253,10 @@ fn an_unsupported_instruction_fails_only_the_launch_of_its_kernel() {
         + 1;
     let m = sim::ptx::parse(&text, "warp_sz.ptx").unwrap_or_else(|e| panic!("{e}"));
     assert!(m.entry("gather").is_some() && m.entry("warp_index").is_some());
-    let e = run_fixture("tests/fixtures/texture.toml")
-        .err()
-        .expect("gather cannot run")
-        .to_string();
+    let Err(e) = run_fixture("tests/fixtures/texture.toml") else {
+        panic!("gather cannot run");
+    };
+    let e = e.to_string();
     for part in [
         format!("warp_sz.ptx:{line}:2: unsupported instruction `tex`; supported: ld "),
         "`tex.1d.v4.f32.s32".to_string(),

@@ -3,7 +3,7 @@
 //! other `cvt` forms, fences and hints, barriers' other forms, `match`, `redux`, `call` and
 //! `isspacep`, and atomics' ordering and scope.
 
-use super::decode::{atom_type_ok, cmp, need_ty, space_word, Mods, F16_ARITHMETIC};
+use super::decode::{atom_type_ok, cmp, need_ty, space_word, Mods};
 use super::{
     AluOp, AtomKind, AtomOp, BarRedOp, BitOp, BoolOp, CarryOp, MulMode, Op, PrmtMode, ReduxOp,
     TestpOp,
