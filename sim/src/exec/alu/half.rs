@@ -12,7 +12,8 @@
 //!   innocuous?", 1995), and where the f64 sum is inexact the smaller term lies far below half an
 //!   ulp of the result.
 //! - Every NaN result is the canonical NaN `0x7fff` (PTX ISA `min`/`max`: "canonical NaN"; the
-//!   same pattern for both formats). `.sat` clamps to [0.0, 1.0] with NaN giving +0.0; `.relu`
+//!   same pattern for both formats). `.sat` clamps to [+0.0, 1.0], NaN and -0.0 giving +0.0 (the
+//!   bounds CUDA's `__saturatef` documents); `.relu`
 //!   (`fma`, `cvt`) gives +0.0 for a negative result and keeps NaN canonical; `.ftz` flushes
 //!   subnormal inputs and results to zero of the same sign.
 //! - `min`/`max` return the other operand when one is NaN (canonical NaN when both are, or with
@@ -252,6 +253,7 @@ fn to_half(fmt: Format, c: HalfCvt, v: u64) -> u16 {
         } else {
             i128::from(super::trunc(v, bits))
         };
+        let i = if c.sat { i.clamp(0, 1) } else { i };
         fmt.from_int(i, directed(rnd))
     };
     if c.satfinite && !fmt.is_nan(h) && h & 0x7fff == fmt.infinity() {
@@ -265,6 +267,10 @@ fn to_half(fmt: Format, c: HalfCvt, v: u64) -> u16 {
 
 /// A float `x` (exact) to a half format: integer roundings first round to an integral value.
 fn float_to_half(fmt: Format, c: HalfCvt, x: f64, rnd: Rounding) -> u16 {
+    if c.sat && (x.is_nan() || x <= 0.0) {
+        // `.sat` clamps to [+0.0, 1.0] (NaN and -0.0 included), as the arithmetic does.
+        return 0;
+    }
     if x.is_nan() {
         return CANONICAL_NAN;
     }
@@ -274,7 +280,7 @@ fn float_to_half(fmt: Format, c: HalfCvt, x: f64, rnd: Rounding) -> u16 {
         }
         r => (x, r),
     };
-    let x = if c.sat { super::float::saturate(x) } else { x };
+    let x = if c.sat { x.min(1.0) } else { x };
     fmt.from_f64(x, rnd)
 }
 

@@ -470,6 +470,9 @@ fn conversions() {
         ..cvt(Type::F16, Type::F32, rn)
     };
     assert_eq!(half_convert(sat, f(7.0), 0), 0x3c00);
+    assert_eq!(half_convert(sat, f(-0.0), 0), 0);
+    assert_eq!(half_convert(sat, f(f32::NAN), 0), 0);
+    assert_eq!(half_convert(sat, f(0.5), 0), 0x3800);
     // Widening is exact; bf16 moves into the upper half of an f32.
     assert_eq!(
         half_convert(cvt(Type::F32, Type::F16, None), 0x0001, 0),
