@@ -218,3 +218,50 @@ fn nvidia_128_bit_division_routine_computes_exact_results() {
     assert_eq!(u64s("mod128"), want_mod);
     assert_eq!(u64s("div64"), want_div);
 }
+
+fn run_fixture(toml: &str) -> sim::Result<sim::run::WorkloadRun> {
+    let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
+    let w = Workload::resolve(root().join(toml).to_str().unwrap()).unwrap();
+    run_workload(
+        &cfg,
+        &w,
+        &Options {
+            keep_outputs: true,
+            ..Default::default()
+        },
+    )
+}
+
+/// Issue 39: `warpSize` reaches PTX as the predefined constant WARP_SZ (NVRTC's own output).
+#[test]
+fn warp_sz_is_the_warp_size() {
+    let run = run_fixture("tests/fixtures/warp_sz.toml").unwrap_or_else(|e| panic!("{e}"));
+    let out = u32s(&run.launches[0].outputs[0].1);
+    let want: Vec<u32> = (0..96).map(|t| t / 32 * 100 + t % 32).collect();
+    assert_eq!(out, want);
+}
+
+/// Issue 39: a texture fetch is no lexer error and does not fail the module: the kernel that
+/// holds it is refused when a launch decodes it, naming the file, line and instruction.
+#[test]
+fn an_unsupported_instruction_fails_only_the_launch_of_its_kernel() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/warp_sz.ptx")).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("tex.1d.v4.f32.s32"))
+        .unwrap()
+        + 1;
+    let m = sim::ptx::parse(&text, "warp_sz.ptx").unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.entry("gather").is_some() && m.entry("warp_index").is_some());
+    let Err(e) = run_fixture("tests/fixtures/texture.toml") else {
+        panic!("gather cannot run");
+    };
+    let e = e.to_string();
+    for part in [
+        format!("warp_sz.ptx:{line}:2: unsupported instruction `tex`; supported: ld "),
+        "`tex.1d.v4.f32.s32".to_string(),
+        "[%rd2, {%r1}];`".to_string(),
+    ] {
+        assert!(e.contains(&part), "{part} not in: {e}");
+    }
+}

@@ -7,7 +7,7 @@
 //!
 //! One file per instruction family, each re-exported here: `int` (integer arithmetic, the warp
 //! loops of [`alu_warp`], extended precision), `float` (float arithmetic, directed roundings of
-//! [`float_rounded`]), `cmp` (comparisons, `setp`, `slct`, `set`, `testp`), `cvt` (conversions),
+//! [`float_rounded`]), `cmp` (comparisons, `setp`, `slct`, `set`, `testp`), `cvt` (conversions), `half` (the `.f16 .bf16` formats and their pairs: arithmetic, `setp`, `cvt`),
 //! `bitops` (bit fields, `prmt`, `lop3`, funnel shifts, dot products), `reduce` (the values of
 //! atomics, `redux.sync` and `bar.red`) and `round` (rounding steps shared by float arithmetic and
 //! conversions). This file holds the bit-pattern helpers they all use.
@@ -16,6 +16,7 @@ mod bitops;
 mod cmp;
 mod cvt;
 mod float;
+pub mod half;
 mod int;
 mod reduce;
 mod round;
@@ -25,6 +26,7 @@ pub(crate) use cmp::order_key;
 pub use cmp::{combine, compare, compare_warp, set_value, slct, testp};
 pub use cvt::{convert, cvt_pack, f16_to_f64, f64_to_f16};
 pub use float::{float_rounded, CANONICAL_NAN_F32};
+pub use half::{half_arith, half_compare, half_convert};
 pub use int::{alu, alu_warp, carry};
 pub use reduce::{atom_apply, bar_red, redux};
 

@@ -156,6 +156,12 @@ pub enum Type {
     F32,
     F64,
     Pred,
+    /// `.bf16`: bfloat16 (8 exponent bits, 7 mantissa bits; the upper half of an f32).
+    BF16,
+    /// `.f16x2`: two `.f16` in 32 bits, element 0 in the low half.
+    F16x2,
+    /// `.bf16x2`: two `.bf16` in 32 bits, element 0 in the low half.
+    BF16x2,
 }
 
 impl Type {
@@ -176,6 +182,9 @@ impl Type {
             "s32" => S32,
             "s64" => S64,
             "f16" => F16,
+            "bf16" => BF16,
+            "f16x2" => F16x2,
+            "bf16x2" => BF16x2,
             "f32" => F32,
             "f64" => F64,
             "pred" => Pred,
@@ -189,8 +198,8 @@ impl Type {
         match self {
             Pred => 1,
             B8 | U8 | S8 => 8,
-            B16 | U16 | S16 | F16 => 16,
-            B32 | U32 | S32 | F32 => 32,
+            B16 | U16 | S16 | F16 | BF16 => 16,
+            B32 | U32 | S32 | F32 | F16x2 | BF16x2 => 32,
             B64 | U64 | S64 | F64 => 64,
         }
     }
@@ -205,9 +214,17 @@ impl Type {
         matches!(self, Type::S8 | Type::S16 | Type::S32 | Type::S64)
     }
 
-    /// Floating-point type.
+    /// Floating-point type (the half-precision ones and their pairs included).
     pub fn is_float(self) -> bool {
-        matches!(self, Type::F16 | Type::F32 | Type::F64)
+        matches!(
+            self,
+            Type::F16 | Type::F32 | Type::F64 | Type::BF16 | Type::F16x2 | Type::BF16x2
+        )
+    }
+
+    /// A half-precision type or pair: `.f16 .bf16 .f16x2 .bf16x2` (PTX ISA §9.7.4).
+    pub fn is_half(self) -> bool {
+        matches!(self, Type::F16 | Type::BF16 | Type::F16x2 | Type::BF16x2)
     }
 
     /// Bit-size type (`.b8` to `.b64`).
@@ -265,6 +282,9 @@ impl Type {
             S32 => "s32",
             S64 => "s64",
             F16 => "f16",
+            BF16 => "bf16",
+            F16x2 => "f16x2",
+            BF16x2 => "bf16x2",
             F32 => "f32",
             F64 => "f64",
             Pred => "pred",

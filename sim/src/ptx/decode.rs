@@ -8,6 +8,7 @@ use crate::ptx::inst::{AluOp, BitOp, CarryOp, MulMode, Op};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+mod half;
 mod operands;
 
 /// Marks an unused register slot.
@@ -342,7 +343,7 @@ impl Ctx<'_> {
     /// A source operand of type `ty` (immediates are converted to it); a register must fit it
     /// (`operands::fits`, relaxed for `st` and `cvt`).
     fn src(&self, o: &Operand, ty: Type) -> Result<Src, Error> {
-        let relaxed = matches!(self.inst.op, Op::St(_) | Op::Cvt { .. });
+        let relaxed = matches!(self.inst.op, Op::St(_) | Op::Cvt { .. } | Op::HalfCvt(_));
         let checked = |r: &str, want: Type| -> Result<u16, Error> {
             let i = self.reg(r)?;
             self.check_reg(r, i, want, relaxed)?;
@@ -447,7 +448,7 @@ impl Ctx<'_> {
         // The destination's type: a `mov` into a vector unpacks into elements of its packing.
         let elem = match (i.op, a.first()) {
             (Op::Mov(ty), Some(Operand::Vector(v))) => Some(self.pack_elem(ty, v.len())?),
-            (Op::Setp { .. }, _) => Some(Type::Pred),
+            (Op::Setp { .. } | Op::HalfSetp { .. }, _) => Some(Type::Pred),
             _ => None,
         };
         self.check_dst(elem)?;
@@ -722,6 +723,11 @@ impl Ctx<'_> {
                 self.arity(2..=2)?;
                 d.dst = self.dst(&a[0])?;
                 srcs(&mut d, &a[1..], &[Type::U64])?;
+            }
+            Op::Half(_) | Op::HalfSetp { .. } | Op::HalfCvt(_) => self.decode_half(&mut d)?,
+            Op::Unsupported => {
+                let text = &self.src[i.span.clone()];
+                return Err(self.err(crate::ptx::inst::unsupported_reason(text)));
             }
         }
         Ok(d)

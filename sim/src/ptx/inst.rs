@@ -13,6 +13,7 @@ use crate::ptx::ast::{StateSpace, Type};
 
 mod decode;
 mod ext;
+mod half;
 
 pub use decode::{decode, SUPPORTED};
 
@@ -343,6 +344,48 @@ pub enum ReduxOp {
     Xor,
 }
 
+/// Half-precision arithmetic: `add sub mul fma min max neg abs` on `.f16 .bf16 .f16x2 .bf16x2`
+/// (PTX ISA §9.7.4 "Half Precision Floating-Point Instructions"), computed by
+/// `exec::alu::half_arith`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HalfOp {
+    /// `Add Sub Mul Fma Min Max Neg Abs`.
+    pub op: AluOp,
+    /// `.f16 .bf16 .f16x2 .bf16x2`.
+    pub ty: Type,
+    /// `.ftz` (`.f16` and `.f16x2` only).
+    pub ftz: bool,
+    /// `.sat`: clamp to [0.0, 1.0] (`add sub mul fma` on `.f16` and `.f16x2`).
+    pub sat: bool,
+    /// `.relu`: negative results become +0.0 (`fma`).
+    pub relu: bool,
+    /// `.NaN` of `min`/`max`: a NaN input gives the canonical NaN.
+    pub nan: bool,
+    /// `.xorsign.abs` of `min`/`max`.
+    pub xorsign: bool,
+}
+
+/// `cvt` with a half-precision destination or source (PTX ISA §9.7.9.21):
+/// `cvt{.rnd}{.ftz}{.sat}{.relu}{.satfinite}.dtype.atype d, a[, b]`, computed by
+/// `exec::alu::half_convert`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HalfCvt {
+    /// Destination type; `.f16x2`/`.bf16x2` pack two converted `.f32` sources.
+    pub dst: Type,
+    /// Source type.
+    pub src: Type,
+    /// Rounding (round to nearest even without one).
+    pub rnd: Option<Rounding>,
+    /// `.ftz`: a subnormal `.f32` source or result is zero.
+    pub ftz: bool,
+    /// `.sat`: clamp to [0.0, 1.0].
+    pub sat: bool,
+    /// `.relu`: a negative result is +0.0.
+    pub relu: bool,
+    /// `.satfinite`: infinities and overflows give the largest finite value.
+    pub satfinite: bool,
+}
+
 /// A typed PTX operation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Op {
@@ -510,4 +553,52 @@ pub enum Op {
         /// `.sat`: clamp to [0, 1] after rounding.
         sat: bool,
     },
+    /// An instruction the simulator does not execute (`tex`, `mma`, an unsupported modifier):
+    /// parsed, so that the other kernels of its module run, and an error naming its PTX line
+    /// when a launch decodes the kernel that holds it ([`unsupported_reason`] says why).
+    Unsupported,
+    /// Half-precision arithmetic.
+    Half(HalfOp),
+    /// `setp.cmp[.bop][.ftz].{f16,bf16,f16x2,bf16x2} p[|q], a, b[, c]`: a pair compares both
+    /// elements, element 0 into `p` and element 1 into `q`.
+    HalfSetp {
+        /// Comparison.
+        cmp: Cmp,
+        /// Combination with a third predicate operand.
+        bool_op: Option<BoolOp>,
+        /// Operand type.
+        ty: Type,
+        /// `.ftz`.
+        ftz: bool,
+    },
+    /// `cvt` to or from a half-precision type.
+    HalfCvt(HalfCvt),
+}
+
+/// Why the instruction whose source text is `text` (guard, opcode, modifiers, operands) is
+/// [`Op::Unsupported`]: what [`decode`](fn@decode) says of its opcode and modifiers.
+pub fn unsupported_reason(text: &str) -> String {
+    use crate::ptx::lexer::{lex, Token};
+    let toks = lex(text).unwrap_or_default();
+    let mut it = toks.iter().peekable();
+    // Skip a guard `@p` / `@!p`.
+    if matches!(it.peek(), Some((Token::At, _))) {
+        it.next();
+        if matches!(it.peek(), Some((Token::Bang, _))) {
+            it.next();
+        }
+        it.next();
+    }
+    let Some((Token::Ident, r)) = it.next() else {
+        return "unsupported instruction".into();
+    };
+    let opcode = &text[r.clone()];
+    let mods: Vec<&str> = it
+        .take_while(|(t, _)| *t == Token::DotWord)
+        .map(|(_, r)| &text[r.start + 1..r.end])
+        .collect();
+    match decode(opcode, &mods) {
+        Err(m) => m,
+        Ok(_) => format!("unsupported form of `{opcode}`"),
+    }
 }

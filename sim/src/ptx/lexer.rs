@@ -15,8 +15,9 @@ pub enum Token {
     /// `/* ... */`, skipped (a callback: logos' regexes cannot express "up to the first `*/`").
     #[token("/*", block_comment)]
     BlockComment,
-    /// `.word`: directive, state space, type or instruction modifier.
-    #[regex(r"\.[A-Za-z_][A-Za-z0-9_$]*(::[A-Za-z0-9_]+)*")]
+    /// `.word`: directive, state space, type or instruction modifier. A modifier may start with a
+    /// digit (`tex.1d`, `cp.async.bulk.tensor.2d`); `8.5` stays one float (the longest match).
+    #[regex(r"\.[A-Za-z0-9_][A-Za-z0-9_$]*(::[A-Za-z0-9_]+)*")]
     DotWord,
     /// Identifier: opcode, register (`%r1`), label (`$L__BB0_2`), symbol.
     #[regex(r"[A-Za-z_$%][A-Za-z0-9_$]*")]
@@ -181,6 +182,19 @@ mod tests {
             kinds("%tid.x /* block */ $L__BB0_2:"),
             vec![Ident, DotWord, Ident, Colon]
         );
+    }
+
+    #[test]
+    fn modifiers_may_start_with_a_digit() {
+        use Token::*;
+        assert_eq!(
+            kinds("tex.1d.v4.f32.s32 {%f1}, [%rd2, {%r1}]; .version 8.5"),
+            vec![
+                Ident, DotWord, DotWord, DotWord, DotWord, LBrace, Ident, RBrace, Comma, LBracket,
+                Ident, Comma, LBrace, Ident, RBrace, RBracket, Semi, DotWord, Float
+            ]
+        );
+        assert_eq!(kinds("1.5 0.5"), vec![Float, Float]);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod ast;
 pub mod decode;
+pub mod float16;
 pub mod inline;
 pub mod inst;
 pub mod lexer;

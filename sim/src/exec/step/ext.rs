@@ -1,13 +1,13 @@
 //! The warp-level arms of the instructions added for broad PTX coverage: bit manipulation,
 //! carry chains, selects, packing, warp-wide match and reduction, `isspacep`, and the arrival
-//! at `bar.red`. Each lane's value comes from a plain function of [`crate::exec::alu`].
+//! at `bar.red`, and the half-precision arithmetic, `setp` and `cvt`. Each lane's value comes from a plain function of [`crate::exec::alu`].
 
 use super::{lanes, Ctx};
 use crate::exec::alu;
 use crate::exec::decode::{DInst, NO_REG};
 use crate::exec::mem::resolve;
 use crate::exec::warp::Warp;
-use crate::ptx::ast::StateSpace;
+use crate::ptx::ast::{StateSpace, Type};
 use crate::ptx::inst::{BarRedOp, CarryOp, Op};
 
 impl Ctx<'_> {
@@ -66,9 +66,18 @@ impl Ctx<'_> {
                 src: sty,
             } => {
                 for l in lanes(exec) {
-                    let r =
-                        alu::compare(cmp, sty, self.read(w, src(0), l), self.read(w, src(1), l));
+                    let (a, b) = (self.read(w, src(0), l), self.read(w, src(1), l));
                     let c = bool_op.is_none() || self.read(w, src(2), l) & 1 == 1;
+                    if sty.is_half() {
+                        write(
+                            w,
+                            d0,
+                            l,
+                            alu::half::half_set(cmp, bool_op, dst, sty, a, b, c),
+                        );
+                        continue;
+                    }
+                    let r = alu::compare(cmp, sty, a, b);
                     write(w, d0, l, alu::set_value(dst, alu::combine(bool_op, r, c)));
                 }
             }
@@ -157,6 +166,43 @@ impl Ctx<'_> {
                         l,
                         u64::from(s == space && space != StateSpace::Param),
                     );
+                }
+            }
+            Op::Half(h) => {
+                for l in lanes(exec) {
+                    let (a, b, c) = (
+                        self.read(w, src(0), l),
+                        self.read(w, src(1), l),
+                        self.read(w, src(2), l),
+                    );
+                    write(w, d0, l, alu::half_arith(h, a, b, c));
+                }
+            }
+            Op::HalfSetp {
+                cmp,
+                bool_op,
+                ty,
+                ftz,
+            } => {
+                for l in lanes(exec) {
+                    let (a, b) = (self.read(w, src(0), l), self.read(w, src(1), l));
+                    let r = alu::half_compare(cmp, ty, ftz, a, b);
+                    let c = bool_op.is_none() || self.read(w, src(2), l) & 1 == 1;
+                    let p = alu::combine(bool_op, r & 1 == 1, c);
+                    write(w, d0, l, u64::from(p));
+                    // A pair's second element goes to `q`; one value's `q` is `!p` as for `setp`.
+                    let q = if matches!(ty, Type::F16x2 | Type::BF16x2) {
+                        alu::combine(bool_op, r & 2 == 2, c)
+                    } else {
+                        alu::combine(bool_op, r & 1 == 0, c)
+                    };
+                    write(w, inst.dst[1], l, u64::from(q));
+                }
+            }
+            Op::HalfCvt(c) => {
+                for l in lanes(exec) {
+                    let (a, b) = (self.read(w, src(0), l), self.read(w, src(1), l));
+                    write(w, d0, l, alu::half_convert(c, a, b));
                 }
             }
             _ => {}

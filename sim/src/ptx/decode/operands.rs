@@ -63,7 +63,11 @@ pub(super) fn dst_type(op: Op) -> Option<(Type, bool)> {
             AluOp::Mul | AluOp::Mad if mode == MulMode::Wide => (ty.widened(), false),
             _ => (ty, false),
         },
-        Op::Setp { .. } | Op::Testp { .. } | Op::Isspacep(_) => (Type::Pred, false),
+        Op::Setp { .. } | Op::Testp { .. } | Op::Isspacep(_) | Op::HalfSetp { .. } => {
+            (Type::Pred, false)
+        }
+        Op::Half(h) => (h.ty, false),
+        Op::HalfCvt(c) => (c.dst, true),
         Op::Set { dst, .. } => (dst, false),
         Op::Carry { ty, mode, .. } if mode != MulMode::Wide => (ty, false),
         Op::Slct { ty, .. } | Op::FloatRnd { ty, .. } | Op::Redux { ty, .. } => (ty, false),

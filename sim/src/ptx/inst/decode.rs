@@ -240,6 +240,9 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
         }
         Ok(Op::Alu { op, ty, mode, sat })
     };
+    if let Some(op) = super::half::decode_half(opcode, m) {
+        return op;
+    }
     if let Some(op) = decode_ext(opcode, m)? {
         return Ok(op);
     }
@@ -319,9 +322,6 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
             });
             m.take("ftz");
             let ty = need_ty(m, opcode)?;
-            if ty == Type::F16 {
-                return Err(F16_ARITHMETIC.into());
-            }
             Op::Setp {
                 cmp: c,
                 bool_op,
@@ -398,11 +398,11 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
 }
 
 pub(super) const F16_ARITHMETIC: &str =
-    "f16 arithmetic is not supported (f16 values can be moved, loaded, stored and converted with cvt)";
+    "this operation is not supported on half-precision types (add sub mul fma min max neg abs setp cvt are)";
 
 /// Type rules of the arithmetic operations beyond "an integer or a float type".
 fn check_alu_type(opcode: &str, op: AluOp, ty: Type, mode: MulMode) -> Result<(), String> {
-    if ty == Type::F16 {
+    if ty.is_half() {
         return Err(F16_ARITHMETIC.into());
     }
     let float_only = matches!(
@@ -538,7 +538,11 @@ mod tests {
                 "{e}"
             );
         }
-        assert_eq!(decode("add", &["f16"]).unwrap_err(), F16_ARITHMETIC);
+        assert_eq!(
+            decode("rcp", &["approx", "f16"]).unwrap_err(),
+            F16_ARITHMETIC
+        );
+        assert!(decode("add", &["f16"]).is_ok());
         assert!(decode("cvt", &["rn", "f16", "f32"]).is_ok());
     }
 }

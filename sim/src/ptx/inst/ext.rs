@@ -3,7 +3,7 @@
 //! other `cvt` forms, fences and hints, barriers' other forms, `match`, `redux`, `call` and
 //! `isspacep`, and atomics' ordering and scope.
 
-use super::decode::{atom_type_ok, cmp, need_ty, space_word, Mods, F16_ARITHMETIC};
+use super::decode::{atom_type_ok, cmp, need_ty, space_word, Mods};
 use super::{
     AluOp, AtomKind, AtomOp, BarRedOp, BitOp, BoolOp, CarryOp, MulMode, Op, PrmtMode, ReduxOp,
     TestpOp,
@@ -309,11 +309,16 @@ float forms are; `red` has no .cas or .exch)",
             m.take("ftz");
             let dst = need_ty(m, opcode)?;
             let src = need_ty(m, opcode)?;
-            if !matches!(dst, Type::U32 | Type::S32 | Type::F32 | Type::B32) {
-                return Err("`set` writes .u32 .s32 or .f32".into());
+            if !matches!(dst, Type::U32 | Type::S32 | Type::F32 | Type::B32) && !dst.is_half() {
+                return Err("`set` writes .u32 .s32 .f32 .f16 .bf16 .f16x2 or .bf16x2".into());
             }
-            if src == Type::F16 {
-                return Err(F16_ARITHMETIC.into());
+            let pair = |t: Type| matches!(t, Type::F16x2 | Type::BF16x2);
+            if pair(dst) && !pair(src) || dst.is_half() && !src.is_half() {
+                return Err(format!(
+                    "`set.{}.{}`: a half-precision result needs operands of the same kind",
+                    dst.name(),
+                    src.name()
+                ));
             }
             Op::Set {
                 cmp: c,

@@ -235,8 +235,21 @@ impl<'s> Parser<'s> {
         while self.peek() == Some(Token::DotWord) {
             mods.push(&self.bump()[1..]);
         }
-        let op: Op =
-            inst::decode(opcode, &mods).map_err(|msg| self.error_at(op_span.clone(), &msg))?;
+        let line = self.lines.line_col(op_span.start).0 as u32;
+        let Ok(op) = inst::decode(opcode, &mods) else {
+            // Not executed here (`tex`, `mma`, an unsupported modifier): kept as an unsupported
+            // instruction, its operands skipped (a texture operand `[tex, {%r1}]` has a syntax of
+            // its own), so that the other kernels of the module run; decoding its kernel is the
+            // error, naming this line (`ptx::decode`, `inst::unsupported_reason`).
+            self.skip_operands()?;
+            return Ok(Instruction {
+                guard,
+                op: Op::Unsupported,
+                args: vec![],
+                span: start.start..self.span().start,
+                line,
+            });
+        };
         let mut args = vec![];
         if self.peek() != Some(Token::Semi) {
             loop {
@@ -251,7 +264,6 @@ impl<'s> Parser<'s> {
             }
         }
         self.expect(Token::Semi, "`;` after the operands")?;
-        let line = self.lines.line_col(op_span.start).0 as u32;
         Ok(Instruction {
             guard,
             op,
@@ -259,6 +271,32 @@ impl<'s> Parser<'s> {
             span: start.start..self.span().start,
             line,
         })
+    }
+
+    /// Skips the operands of an unsupported instruction up to its `;` (the span then ends
+    /// there): any tokens, with `{}` `[]` `()` balanced on one statement.
+    fn skip_operands(&mut self) -> PResult<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.peek() {
+                None => return Err(self.error("expected `;` after the operands")),
+                Some(Token::Semi) if depth == 0 => break,
+                Some(Token::LBrace | Token::LBracket | Token::LParen) => depth += 1,
+                Some(Token::RBrace | Token::RBracket | Token::RParen) => {
+                    if depth == 0 {
+                        return Err(self.error("expected `;` after the operands"));
+                    }
+                    depth -= 1;
+                }
+                Some(Token::Semi) => {
+                    return Err(self.error("unbalanced brackets in the operands"));
+                }
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        self.pos += 1;
+        Ok(())
     }
 
     pub(super) fn operand(&mut self) -> PResult<Operand> {
@@ -372,10 +410,26 @@ impl<'s> Parser<'s> {
                 .map(Operand::Special)
                 .ok_or_else(|| self.error_at(span, "unsupported special register"));
         }
+        if let Some(v) = predefined_constant(name) {
+            return Ok(Operand::Int(v));
+        }
         if name.starts_with('%') {
             Ok(Operand::Reg(name.to_string()))
         } else {
             Ok(Operand::Symbol(name.to_string()))
         }
+    }
+}
+
+/// The value of a predefined PTX constant (PTX ISA §5.4 "Identifiers", table "Predefined
+/// Identifiers": `WARP_SZ`, "the maximum number of threads per warp for the target platform",
+/// the one constant among the predefined identifiers; the others are special registers). nvcc
+/// and NVRTC write it where CUDA code reads `warpSize` (`div.u32 %r3, %r2, WARP_SZ;`). Every
+/// GPU the simulator models has warps of 32 threads (`config::check` allows `sm.warp_size = 32`
+/// only), so it is the immediate 32.
+pub(super) fn predefined_constant(name: &str) -> Option<i64> {
+    match name {
+        "WARP_SZ" => Some(32),
+        _ => None,
     }
 }

@@ -332,3 +332,67 @@ fn targets_run_where_the_driver_loads_them() {
     assert_eq!(arch("sm_120a").cc, (12, 0));
     assert_eq!(arch("sm_100f").variant, ArchVariant::Family);
 }
+
+/// Issue 39: instructions the simulator does not execute parse, whatever their operand syntax,
+/// and leave the other kernels of the module runnable; decoding the kernel that holds one is the
+/// error, naming its line.
+#[test]
+fn unsupported_instructions_parse_and_fail_only_their_kernel() {
+    let src = "\
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry tensor(.param .u64 p)
+{
+    .reg .b32 %r<20>;
+    .reg .f32 %f<20>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8};
+    ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r9];
+    cp.async.ca.shared.global [%r1], [%rd1], 16;
+    @%p1 tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd2, {%f9, %f10}];
+    cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];
+    ret;
+}
+.visible .entry plain(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    mov.u32 %r1, WARP_SZ;
+    add.s32 %r2, %r1, -1;
+    ret;
+}
+";
+    let m = parse_all(src, "t.ptx").unwrap_or_else(|e| panic!("{}", e[0]));
+    let symbols = Default::default();
+    let plain = m.entry("plain").unwrap();
+    let p = crate::ptx::decode::decode(plain, &symbols, src, "t.ptx").unwrap();
+    assert_eq!(p.insts[0].src[0], crate::ptx::decode::Src::Imm(32));
+    let e = crate::ptx::decode::decode(m.entry("tensor").unwrap(), &symbols, src, "t.ptx")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("t.ptx:10:5: unsupported instruction `mma`; supported: ld "),
+        "{e}"
+    );
+    // Each is kept as an unsupported instruction with its line.
+    let lines: Vec<u32> = m
+        .entry("tensor")
+        .unwrap()
+        .body
+        .iter()
+        .filter_map(|s| match s {
+            Statement::Inst(i) if i.op == crate::ptx::inst::Op::Unsupported => Some(i.line),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lines, [10, 11, 12, 13, 14]);
+    // A guarded one names its opcode, not the guard; an unsupported modifier is named too.
+    let text = "@%p1 tex.2d.v4.f32.f32 {%f1}, [%rd2, {%f9, %f10}];";
+    assert!(crate::ptx::inst::unsupported_reason(text).starts_with("unsupported instruction `tex`"));
+    let e = crate::ptx::inst::unsupported_reason("ld.global.L1::evict_last.u32 %r1, [%rd1];");
+    assert_eq!(e, "unsupported modifier .L1::evict_last on `ld`");
+    // A statement that never ends is still a parse error.
+    let bad = src.replace("[%rd1], 16;", "[%rd1], 16 }");
+    assert!(parse_all(&bad, "t.ptx").is_err());
+}
