@@ -42,7 +42,8 @@ sim run [OPTIONS] --config CONFIG WORKLOAD...   (as `validate compare WORKLOAD..
 sim run rtx3090 one_access_per_block one_access_per_warp one_access_per_thread pseudo_random\n  \
 sim run configs/h200.toml pseudo_random --set n=128000 --format json -o pr.json\n  \
 sim run h200 reduce transpose --format csv --metrics regex:^dram__ --metrics smsp__inst_executed.sum\n  \
-sim run rtx3090 path/to/my_workload.toml --per-instruction\n\n\
+sim run rtx3090 path/to/my_workload.toml --per-instruction\n  \
+sim run h200 ray --per-line                 (counts per CUDA source line, with the source)\n\n\
 Reading the table: `const req/LDC` is the number of distinct addresses per warp-level constant load \
 (1 = broadcast; 32 = fully serialized); `ld sectors/req` the 32-byte sectors per global load request (4 = a \
 coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds each launch.\n\n\
@@ -89,9 +90,21 @@ files: keys, initializers, expressions)."
         /// first left, every SM's L1 and nearest constant cache start empty, as on an H200
         #[arg(long)]
         warm: bool,
-        /// Also list the PTX instructions of each launch with their memory statistics, worst first
+        /// Also list the PTX instructions of each launch with their memory statistics, the most
+        /// costly over the launch first, with the CUDA source line of each (from the PTX's
+        /// `.loc` line info)
         #[arg(long)]
         per_instruction: bool,
+        /// Also attribute every count of each launch to CUDA source lines, as Nsight Compute's
+        /// Source page: per line the warp instructions executed and their share, requests,
+        /// sectors, shared wavefronts and bank conflicts, L1 hit rate and memory cost, the most
+        /// costly line (over the launch, not per execution) first, with the line's source text.
+        /// Lines come from the PTX's `.loc` directives (NVRTC and `nvcc -lineinfo` write them;
+        /// the bundled kernels have them); PTX lines stand in where there are none. The source
+        /// file is looked for beside the workload file, its `cuda` source and its PTX. JSON:
+        /// `per_source_line` per launch, `source_files` per workload
+        #[arg(long)]
+        per_line: bool,
         /// Run only the launch with this label (repeatable), e.g. --launch constant
         #[arg(long = "launch", value_name = "LABEL")]
         launches: Vec<String>,
@@ -319,6 +332,7 @@ fn real_main() -> Result<()> {
             force,
             warm,
             per_instruction,
+            per_line,
             launches,
             max_warp_instructions,
             max_memory,
@@ -377,15 +391,25 @@ fn real_main() -> Result<()> {
             let stream = format == Format::Table && out_file.is_none();
             let mut runs = vec![];
             let mut failures: Vec<(String, String)> = vec![];
+            let detail = report::Detail {
+                per_instruction,
+                per_line,
+            };
             for (name, w) in workloads.iter().zip(&resolved) {
-                match run_workload(cfg, w, &opts) {
+                let result = run_workload(cfg, w, &opts).map(|mut run| {
+                    if per_line || per_instruction {
+                        run.sources = sim::run::sources::find(&run.line_files, w);
+                    }
+                    run
+                });
+                match result {
                     Ok(run) if run.launches.is_empty() => failures.push((
                         name.clone(),
                         format!("no launch matches --launch {:?}", opts.only),
                     )),
                     Ok(run) if stream => {
                         let mut text = vec![];
-                        tables(&mut text, cfg, &[run], &selection, per_instruction)?;
+                        tables(&mut text, cfg, &[run], &selection, detail)?;
                         out.write_all(&text)?;
                     }
                     Ok(run) => runs.push(run),
@@ -398,17 +422,11 @@ fn real_main() -> Result<()> {
             let mut text: Vec<u8> = vec![];
             match format {
                 Format::Json => {
-                    let doc = report::doc::document(
-                        &found,
-                        &runs,
-                        &failures,
-                        &selection,
-                        per_instruction,
-                    );
+                    let doc = report::doc::document(&found, &runs, &failures, &selection, detail);
                     writeln!(text, "{}", serde_json::to_string_pretty(&doc)?)?;
                 }
                 Format::Csv => report::csv::write(&mut text, cfg, &runs, &selection)?,
-                Format::Table => tables(&mut text, cfg, &runs, &selection, per_instruction)?,
+                Format::Table => tables(&mut text, cfg, &runs, &selection, detail)?,
             }
             match &out_file {
                 Some(path) => sim::output::write_file(path, &text)?,
@@ -462,7 +480,7 @@ fn tables(
     cfg: &sim::config::GpuConfig,
     runs: &[WorkloadRun],
     selection: &Selection,
-    per_instruction: bool,
+    detail: report::Detail,
 ) -> Result<()> {
     for run in runs {
         if selection.is_all() {
@@ -470,8 +488,11 @@ fn tables(
         } else {
             writeln!(out, "{}", report::metric_table(cfg, run, selection))?;
         }
-        if per_instruction {
+        if detail.per_instruction {
             writeln!(out, "{}", report::per_instruction(run))?;
+        }
+        if detail.per_line {
+            writeln!(out, "{}", report::per_line(run))?;
         }
     }
     Ok(())

@@ -14,12 +14,14 @@ use crate::memory::system::MemorySystem;
 use crate::memory::MemoryImage;
 use crate::metrics::{Counters, PcStats};
 use crate::pipeline;
+use crate::ptx::ast::LineLoc;
 use crate::timing::{self, Timing};
 use crate::workload::Workload;
 use std::collections::BTreeMap;
 
 mod layout;
 mod resolve;
+pub mod sources;
 
 pub use resolve::plan;
 
@@ -137,6 +139,9 @@ pub struct LaunchResult {
     pub allocated_registers: u32,
     /// Per-instruction statistics with the PTX line and text of each instruction.
     pub per_pc: Vec<(u32, String, PcStats)>,
+    /// The CUDA source location (`.loc`) of each instruction of `per_pc`, `None` where the PTX
+    /// has none; [`WorkloadRun::line_files`] names the files.
+    pub locs: Vec<Option<LineLoc>>,
     /// Output buffers after the launch (when asked for): (name, bytes).
     pub outputs: Vec<(String, Vec<u8>)>,
     /// Things the user should know about how the launch was interpreted.
@@ -221,6 +226,11 @@ pub struct WorkloadRun {
     pub compiled: Option<CompiledBy>,
     /// Launches in order.
     pub launches: Vec<LaunchResult>,
+    /// The `.file` table of the PTX's line info: (index, name as the PTX writes it).
+    pub line_files: Vec<(u32, String)>,
+    /// Those files with their text, where found ([`sources::find`]; empty until a caller that
+    /// shows source text looks for them).
+    pub sources: Vec<sources::SourceFile>,
 }
 
 /// A kernel argument as the GPU side needs it: a buffer's address, or literal bytes.
@@ -283,6 +293,8 @@ pub struct Plan {
     pub symbols: Vec<(String, Vec<u8>)>,
     /// The launches, in order (filtered by [`Options::only`]).
     pub launches: Vec<PlannedLaunch>,
+    /// The `.file` table of the PTX's line info: (index, name as the PTX writes it).
+    pub line_files: Vec<(u32, String)>,
 }
 
 /// Runs every launch of `w` on the GPU described by `cfg`: [`plan`], then [`execute`].
@@ -316,6 +328,7 @@ pub(crate) fn execute_with(
         launches: planned,
         compiled,
         ptx_name,
+        line_files,
         ..
     } = plan;
     let mut launches = vec![];
@@ -392,6 +405,7 @@ pub(crate) fn execute_with(
             registers_source: p.registers_source,
             allocated_registers: p.registers.max(cfg.sm.min_registers_per_thread),
             per_pc,
+            locs: p.program.locs.clone(),
             outputs,
             notes: p
                 .notes
@@ -410,6 +424,8 @@ pub(crate) fn execute_with(
         ptx: ptx_name,
         compiled,
         launches,
+        line_files,
+        sources: vec![],
     })
 }
 

@@ -55,6 +55,8 @@ pub fn parse_all(src: &str, file: &str) -> Result<Module, Vec<Error>> {
                 scope_count: 0,
                 fn_regs: Default::default(),
                 labels: vec![],
+                files: vec![],
+                loc: None,
             };
             return Err(vec![p.error_at(span, "unexpected character")]);
         }
@@ -70,6 +72,8 @@ pub fn parse_all(src: &str, file: &str) -> Result<Module, Vec<Error>> {
         scope_count: 0,
         fn_regs: Default::default(),
         labels: vec![],
+        files: vec![],
+        loc: None,
     };
     let module = p.module();
     if p.errors.is_empty() {
@@ -100,6 +104,10 @@ struct Parser<'s> {
     /// The labels of the function's scope and of each nested scope being parsed, innermost last:
     /// a label is local to its block (ptxas accepts `L1:` in two sibling blocks, not twice in one).
     labels: Vec<std::collections::HashSet<String>>,
+    /// The `.file` directives read so far: (index, name).
+    files: Vec<(u32, String)>,
+    /// The location the last `.loc` of the function being parsed names.
+    loc: Option<LineLoc>,
 }
 
 /// The most registers one function may declare, nested scopes included: the simulator indexes
@@ -234,6 +242,53 @@ impl<'s> Parser<'s> {
                 Token::RBrace => return,
                 _ => self.pos += 1,
             }
+        }
+    }
+
+    /// A line-info directive (at `.loc` or `.file`), kept where it has the form the PTX ISA gives
+    /// ("Debugging Directives"): `.loc FILE LINE COLUMN` sets the location of the instructions
+    /// after it (anything after the column, such as `, function_name ..., inlined_at ...`, is
+    /// skipped); `.file INDEX "NAME"` (with nvcc's optional `, TIMESTAMP, SIZE`) adds to the
+    /// module's file table. Line info never changes what runs: a directive of another shape is
+    /// skipped with its line, as before the simulator read them.
+    fn line_info(&mut self) {
+        let (line, _) = self.lines.line_col(self.span().start);
+        let word = &self.bump()[1..];
+        let on_line = |p: &Self, k: usize| {
+            p.toks
+                .get(p.pos + k)
+                .filter(|t| p.lines.line_col(t.1.start).0 == line)
+                .map(|t| (t.0, &p.src[t.1.clone()]))
+        };
+        let number = |t: Option<(Token, &str)>| match t {
+            Some((Token::Int, text)) => parse_int(text).and_then(|v| u32::try_from(v).ok()),
+            _ => None,
+        };
+        if word == "loc" {
+            let (f, l, c) = (
+                number(on_line(self, 0)),
+                number(on_line(self, 1)),
+                number(on_line(self, 2)),
+            );
+            if let (Some(file), Some(line)) = (f, l) {
+                self.loc = Some(LineLoc {
+                    file,
+                    line,
+                    col: c.unwrap_or(0),
+                });
+            }
+        } else if let (Some(index), Some((Token::Str, name))) =
+            (number(on_line(self, 0)), on_line(self, 1))
+        {
+            let name = name
+                .strip_prefix('"')
+                .and_then(|n| n.strip_suffix('"'))
+                .unwrap_or(name);
+            self.files.push((index, name.to_string()));
+        }
+        if self.pos < self.toks.len() && self.lines.line_col(self.toks[self.pos].1.start).0 == line
+        {
+            self.skip_line();
         }
     }
 

@@ -255,6 +255,7 @@ the GPU allows at most {} (512 KiB)",
         image,
         symbols: symbol_data,
         launches,
+        line_files: module.files.clone(),
     })
 }
 

@@ -56,7 +56,7 @@ impl<'s> Parser<'s> {
                     return self.reg_decl(f);
                 }
                 "loc" | "file" => {
-                    self.skip_line();
+                    self.line_info();
                     return Ok(());
                 }
                 "pragma" => {
@@ -258,6 +258,7 @@ impl<'s> Parser<'s> {
             args,
             span: start.start..self.span().start,
             line,
+            loc: self.loc,
         })
     }
 
