@@ -83,9 +83,16 @@ files: keys, initializers, expressions)."
         /// is refused unless --force; an input of the run is always refused
         #[arg(short = 'o', long = "out", value_name = "FILE")]
         out: Option<PathBuf>,
-        /// Replace an existing --out file
-        #[arg(long, requires = "out")]
+        /// Replace an existing --out file, or existing files of --save-outputs
+        #[arg(long)]
         force: bool,
+        /// Write every output buffer (`output = true`) after each launch into DIR (made if
+        /// missing) as a NumPy file, DIR/<workload>.<launch>.<buffer>.npy, of the buffer's type
+        /// and `shape` (default: one dimension of `count`); an image buffer (`u8` of shape
+        /// [h, w, 4], [h, w, 3] or [h, w]; `u32` of shape [h, w]) also as a PNG. Existing files
+        /// are refused unless --force. Try: sim run h200 ray --save-outputs out/
+        #[arg(long, value_name = "DIR")]
+        save_outputs: Option<PathBuf>,
         /// Run each launch twice and report the second (back-to-back timing): L2 keeps what the
         /// first left, every SM's L1 and nearest constant cache start empty, as on an H200
         #[arg(long)]
@@ -330,6 +337,7 @@ fn real_main() -> Result<()> {
             metrics,
             out: out_file,
             force,
+            save_outputs,
             warm,
             per_instruction,
             per_line,
@@ -363,15 +371,26 @@ fn real_main() -> Result<()> {
             for name in &workloads {
                 resolved.push(Workload::resolve(name)?);
             }
+            if force && out_file.is_none() && save_outputs.is_none() {
+                bail!("--force replaces the files of --out or --save-outputs: give one of them");
+            }
+            let read = inputs(&found, &resolved);
             if let Some(path) = &out_file {
-                sim::output::check(path, force, &inputs(&found, &resolved))?;
+                sim::output::check(path, force, &read)?;
+            }
+            if let Some(dir) = &save_outputs {
+                for w in &resolved {
+                    for f in sim::save::planned(w, dir, &launches) {
+                        sim::output::check(&f, force, &read)?;
+                    }
+                }
             }
             let opts = Options {
                 compiler: compiler_choice(compiler)?,
                 progress: Some(progress_bar()),
                 sets,
                 warm,
-                keep_outputs: false,
+                keep_outputs: save_outputs.is_some(),
                 max_warp_instructions,
                 max_memory,
                 only: launches,
@@ -402,6 +421,10 @@ fn real_main() -> Result<()> {
                     }
                     run
                 });
+                let result = match (result, &save_outputs) {
+                    (Ok(run), Some(dir)) => save(&run, dir, force, &read).map(|()| run),
+                    (r, _) => r.map_err(anyhow::Error::from),
+                };
                 match result {
                     Ok(run) if run.launches.is_empty() => failures.push((
                         name.clone(),
@@ -414,9 +437,7 @@ fn real_main() -> Result<()> {
                     }
                     Ok(run) => runs.push(run),
                     // The whole chain: an I/O error says why after "cannot read FILE".
-                    Err(e) => {
-                        failures.push((name.clone(), format!("{:#}", anyhow::Error::from(e))))
-                    }
+                    Err(e) => failures.push((name.clone(), format!("{e:#}"))),
                 }
             }
             let mut text: Vec<u8> = vec![];
@@ -447,6 +468,37 @@ fn real_main() -> Result<()> {
             }
         }
     }
+}
+
+/// `--save-outputs DIR`: writes the output buffers of `run`'s launches into `dir` and says so
+/// on stderr (a sampled launch's outputs lack the blocks it did not simulate: said too).
+fn save(
+    run: &WorkloadRun,
+    dir: &std::path::Path,
+    force: bool,
+    inputs: &[(PathBuf, String)],
+) -> Result<()> {
+    let files = sim::save::files(run, dir).map_err(anyhow::Error::msg)?;
+    if !files.is_empty() {
+        sim::save::make_dir(dir)?;
+    }
+    sim::save::write_all(&files, force, inputs)?;
+    for f in &files {
+        eprintln!("wrote {} ({})", f.path.display(), f.what);
+    }
+    for l in run.launches.iter().filter(|l| l.sampled.is_some()) {
+        eprintln!(
+            "note: launch `{}` was sampled: its saved outputs lack the blocks it did not simulate (--sample full simulates every block)",
+            l.label
+        );
+    }
+    if run.outputs.is_empty() {
+        eprintln!(
+            "note: workload `{}` has no output buffer (`output = true`): nothing saved",
+            run.workload
+        );
+    }
+    Ok(())
 }
 
 /// The files a run reads, which `-o` must never replace: (path, what it is).

@@ -231,6 +231,9 @@ pub struct WorkloadRun {
     /// Those files with their text, where found ([`sources::find`]; empty until a caller that
     /// shows source text looks for them).
     pub sources: Vec<sources::SourceFile>,
+    /// The output buffers, whose bytes each launch's `outputs` holds (with
+    /// [`Options::keep_outputs`]).
+    pub outputs: Vec<OutputBuffer>,
 }
 
 /// A kernel argument as the GPU side needs it: a buffer's address, or literal bytes.
@@ -295,6 +298,19 @@ pub struct Plan {
     pub launches: Vec<PlannedLaunch>,
     /// The `.file` table of the PTX's line info: (index, name as the PTX writes it).
     pub line_files: Vec<(u32, String)>,
+    /// The output buffers (`output = true`), in the workload's order.
+    pub outputs: Vec<OutputBuffer>,
+}
+
+/// An output buffer (`output = true`) of a workload: what its bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputBuffer {
+    /// Its name.
+    pub name: String,
+    /// Its element type (`u8`, `f32`, ...).
+    pub ty: String,
+    /// Its dimensions, outermost first (the workload's `shape`, else `[count]`).
+    pub shape: Vec<u64>,
 }
 
 /// Runs every launch of `w` on the GPU described by `cfg`: [`plan`], then [`execute`].
@@ -329,6 +345,7 @@ pub(crate) fn execute_with(
         compiled,
         ptx_name,
         line_files,
+        outputs: output_buffers,
         ..
     } = plan;
     let mut launches = vec![];
@@ -426,6 +443,7 @@ pub(crate) fn execute_with(
         launches,
         line_files,
         sources: vec![],
+        outputs: output_buffers,
     })
 }
 

@@ -126,7 +126,7 @@ mod tests {
     fn lines_sum_their_instructions_and_rank_by_total_cost() {
         // Line 10: a store executed 2,048 times, 32 sectors each (65,536; 32 per execution).
         // Line 20: two loads executed 131,072 times, 4 sectors each (2 x 524,288; 4 each).
-        // Line 30: an add executed 131,072 times (cost 0). PTX line 7: no line info.
+        // Line 30: an add executed 131,072 times (cost 0). PTX line 7: no line info, as often.
         let per_pc = vec![
             (5, "st".into(), stats(2048, 2048, 65_536, 0)),
             (6, "ld a".into(), stats(131_072, 131_072, 524_288, 0)),
@@ -143,8 +143,8 @@ mod tests {
             [
                 Place::Source { file: 1, line: 20 },
                 Place::Source { file: 1, line: 10 },
-                Place::Ptx { line: 7 },
                 Place::Source { file: 1, line: 30 },
+                Place::Ptx { line: 7 },
             ]
         );
         assert_eq!(v[0].ptx_lines, [6, 8]);
@@ -153,8 +153,10 @@ mod tests {
         assert_eq!(v[0].stats.requests, 262_144);
         assert_eq!(v[0].stats.sectors, 1_048_576);
         assert_eq!(v[1].cost, 65_536);
-        // Ties in cost (0) go to the line that executed more, then to source order.
+        // Ties in cost (0) go to the line that executed more, then source lines before PTX
+        // lines.
         assert_eq!(v[2].stats.executed, 131_072);
+        assert_eq!(v[3].stats.executed, 131_072);
     }
 
     #[test]

@@ -376,6 +376,69 @@ mod tests {
 "#;
 
     #[test]
+    fn line_info_gives_each_instruction_the_location_of_the_last_loc_before_it() {
+        // nvcc's `.file` with a timestamp and size, NVRTC's at the end of the module, a `.loc`
+        // with the `function_name`/`inlined_at` tail of newer PTX, and malformed ones (skipped).
+        let src = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.file 2 "/home/u/k.cu", 1700000000, 512
+.visible .entry k()
+{
+    .reg .b32 %r<4>;
+    mov.u32 %r1, 1;
+    .loc 1 10 5
+    mov.u32 %r2, 2;
+    add.u32 %r3, %r1, %r2;
+    .loc 2 20 0, function_name $L__info_string0, inlined_at 1 10 5
+    mov.u32 %r1, 3;
+    .loc x y
+    .loc 1
+    mov.u32 %r1, 4;
+    ret;
+}
+.visible .entry j()
+{
+    ret;
+}
+.file 1 "/k2.cu"
+"#;
+        let m = parse(src, "t.ptx").unwrap();
+        assert_eq!(
+            m.files,
+            [(2, "/home/u/k.cu".to_string()), (1, "/k2.cu".to_string())]
+        );
+        assert_eq!(m.file_name(1), Some("/k2.cu"));
+        assert_eq!(m.file_name(3), None);
+        let at = |file, line, col| Some(LineLoc { file, line, col });
+        let locs: Vec<Option<LineLoc>> = m.functions[0]
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Inst(i) => Some(i.loc),
+                Statement::Label(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            locs,
+            [
+                None,
+                at(1, 10, 5),
+                at(1, 10, 5),
+                at(2, 20, 0),
+                at(2, 20, 0),
+                at(2, 20, 0)
+            ]
+        );
+        // A function starts without a location.
+        let Statement::Inst(ret) = &m.functions[1].body[0] else {
+            panic!("ret")
+        };
+        assert_eq!(ret.loc, None);
+    }
+
+    #[test]
     fn a_nested_scope_shadows_the_registers_it_declares() {
         let m = parse(CALLER, "t.ptx").unwrap();
         let k = m.entry("k").unwrap();

@@ -157,8 +157,8 @@ pub fn per_line(run: &WorkloadRun) -> String {
                 lines.len() - TABLE_ROWS
             ));
         }
-        out.push_str(&format!("  {SHARE_NOTE}\n"));
-        if let Some(x) = lines.first().filter(|x| x.stats.conflicts > 0) {
+        out.push_str(&format!("  {SHARE_NOTE}\n\n"));
+        for x in lines.iter().filter(|x| x.stats.conflicts > 0).take(3) {
             if let Some(w) = &x.stats.worst {
                 out.push_str(&format!(
                     "{}: banks of its worst shared access ({} wavefronts)\n",
