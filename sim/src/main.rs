@@ -32,6 +32,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of `Run`'s options does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run workloads on a GPU config and print what their memory accesses cost

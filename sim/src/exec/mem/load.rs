@@ -60,12 +60,12 @@ impl Ctx<'_> {
             StateSpace::Const | StateSpace::Param => None,
             _ => shape.run(access.bytes),
         };
+        // A lane outside its state space: the error is recorded, the warp goes on past the load.
         if !self.load_from_one_allocation(w, inst, pc, m, exec, addrs, space, run, shape)
             && !self.load_from_shared_or_constant(w, inst, m, exec, addrs, shape.step)
+            && !self.load_per_lane(w, inst, pc, m, exec, addrs)
         {
-            if !self.load_per_lane(w, inst, pc, m, exec, addrs) {
-                return Ok(0);
-            }
+            return Ok(0);
         }
         if exec == 0 {
             return Ok(0);
