@@ -990,6 +990,34 @@ fn an_out_of_bounds_read_names_the_buffer_thread_and_ptx_line() {
 }
 
 #[test]
+fn every_distinct_memory_error_of_a_launch_is_listed_not_only_the_first() {
+    let ptx = root().join("tests/fixtures/add_one.ptx");
+    let (ld, st) = (
+        line_of(&ptx, "ld.global.u32"),
+        line_of(&ptx, "st.global.u32"),
+    );
+    let out = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "tests/fixtures/out_of_bounds_twice.toml",
+    ]);
+    // Threads 100.. read past `src` (warp 3), threads 90.. write past `dst` (warps 2 and 3):
+    // two distinct errors, each with the first thread that made it in the simulator's
+    // execution order (warp 3's store ran before warp 2's), the write made by two warp
+    // instructions.
+    out.fails_with(&[
+        "2 distinct memory errors",
+        "invalid global read of 4 bytes",
+        "thread (100,0,0)",
+        &format!("PTX line {ld}"),
+        "invalid global write of 4 bytes",
+        "thread (96,0,0)",
+        "24 bytes after the end of buffer `dst`",
+        &format!("PTX line {st}: `st.global.u32 [%rd7], %r7;` (in 2 warp instructions)"),
+    ]);
+}
+
+#[test]
 fn a_misaligned_read_names_the_buffer_thread_and_ptx_line() {
     let line = line_of(
         &root().join("tests/fixtures/misaligned.ptx"),

@@ -67,6 +67,7 @@ pub mod ptx;
 pub mod report;
 pub mod run;
 pub mod sass;
+pub mod save;
 pub mod timing;
 pub mod trace;
 pub mod workload;

@@ -32,6 +32,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of `Run`'s options does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run workloads on a GPU config and print what their memory accesses cost
@@ -42,7 +44,8 @@ sim run [OPTIONS] --config CONFIG WORKLOAD...   (as `validate compare WORKLOAD..
 sim run rtx3090 one_access_per_block one_access_per_warp one_access_per_thread pseudo_random\n  \
 sim run configs/h200.toml pseudo_random --set n=128000 --format json -o pr.json\n  \
 sim run h200 reduce transpose --format csv --metrics regex:^dram__ --metrics smsp__inst_executed.sum\n  \
-sim run rtx3090 path/to/my_workload.toml --per-instruction\n\n\
+sim run rtx3090 path/to/my_workload.toml --per-instruction\n  \
+sim run h200 ray --per-line                 (counts per CUDA source line, with the source)\n\n\
 Reading the table: `const req/LDC` is the number of distinct addresses per warp-level constant load \
 (1 = broadcast; 32 = fully serialized); `ld sectors/req` the 32-byte sectors per global load request (4 = a \
 coalesced warp of 4-byte loads, 32 = scattered); the last lines say what bounds each launch.\n\n\
@@ -82,16 +85,35 @@ files: keys, initializers, expressions)."
         /// is refused unless --force; an input of the run is always refused
         #[arg(short = 'o', long = "out", value_name = "FILE")]
         out: Option<PathBuf>,
-        /// Replace an existing --out file
-        #[arg(long, requires = "out")]
+        /// Replace an existing --out file, or existing files of --save-outputs
+        #[arg(long)]
         force: bool,
+        /// Write every output buffer (`output = true`) after each launch into DIR (made if
+        /// missing) as a NumPy file, DIR/<workload>.<launch>.<buffer>.npy, of the buffer's type
+        /// and `shape` (default: one dimension of `count`); an image buffer (`u8` of shape
+        /// [h, w, 4], [h, w, 3] or [h, w]; `u32` of shape [h, w]) also as a PNG. Existing files
+        /// are refused unless --force. Try: sim run h200 ray --save-outputs out/
+        #[arg(long, value_name = "DIR")]
+        save_outputs: Option<PathBuf>,
         /// Run each launch twice and report the second (back-to-back timing): L2 keeps what the
         /// first left, every SM's L1 and nearest constant cache start empty, as on an H200
         #[arg(long)]
         warm: bool,
-        /// Also list the PTX instructions of each launch with their memory statistics, worst first
+        /// Also list the PTX instructions of each launch with their memory statistics, the most
+        /// costly over the launch first, with the CUDA source line of each (from the PTX's
+        /// `.loc` line info)
         #[arg(long)]
         per_instruction: bool,
+        /// Also attribute every count of each launch to CUDA source lines, as Nsight Compute's
+        /// Source page: per line the warp instructions executed and their share, requests,
+        /// sectors, shared wavefronts and bank conflicts, L1 hit rate and memory cost, the most
+        /// costly line (over the launch, not per execution) first, with the line's source text.
+        /// Lines come from the PTX's `.loc` directives (NVRTC and `nvcc -lineinfo` write them;
+        /// the bundled kernels have them); PTX lines stand in where there are none. The source
+        /// file is looked for beside the workload file, its `cuda` source and its PTX. JSON:
+        /// `per_source_line` per launch, `source_files` per workload
+        #[arg(long)]
+        per_line: bool,
         /// Run only the launch with this label (repeatable), e.g. --launch constant
         #[arg(long = "launch", value_name = "LABEL")]
         launches: Vec<String>,
@@ -327,8 +349,10 @@ fn real_main() -> Result<()> {
             metrics,
             out: out_file,
             force,
+            save_outputs,
             warm,
             per_instruction,
+            per_line,
             launches,
             max_warp_instructions,
             max_memory,
@@ -360,15 +384,26 @@ fn real_main() -> Result<()> {
             for name in &workloads {
                 resolved.push(Workload::resolve(name)?);
             }
+            if force && out_file.is_none() && save_outputs.is_none() {
+                bail!("--force replaces the files of --out or --save-outputs: give one of them");
+            }
+            let read = inputs(&found, &resolved);
             if let Some(path) = &out_file {
-                sim::output::check(path, force, &inputs(&found, &resolved))?;
+                sim::output::check(path, force, &read)?;
+            }
+            if let Some(dir) = &save_outputs {
+                for w in &resolved {
+                    for f in sim::save::planned(w, dir, &launches) {
+                        sim::output::check(&f, force, &read)?;
+                    }
+                }
             }
             let opts = Options {
                 compiler: compiler_choice(compiler)?,
                 progress: Some(progress_bar()),
                 sets,
                 warm,
-                keep_outputs: false,
+                keep_outputs: save_outputs.is_some(),
                 max_warp_instructions,
                 max_memory,
                 only: launches,
@@ -389,38 +424,44 @@ fn real_main() -> Result<()> {
             let stream = format == Format::Table && out_file.is_none();
             let mut runs = vec![];
             let mut failures: Vec<(String, String)> = vec![];
+            let detail = report::Detail {
+                per_instruction,
+                per_line,
+            };
             for (name, w) in workloads.iter().zip(&resolved) {
-                match run_workload(cfg, w, &opts) {
+                let result = run_workload(cfg, w, &opts).map(|mut run| {
+                    if per_line || per_instruction {
+                        run.sources = sim::run::sources::find(&run.line_files, w);
+                    }
+                    run
+                });
+                let result = match (result, &save_outputs) {
+                    (Ok(run), Some(dir)) => save(&run, dir, force, &read).map(|()| run),
+                    (r, _) => r.map_err(anyhow::Error::from),
+                };
+                match result {
                     Ok(run) if run.launches.is_empty() => failures.push((
                         name.clone(),
                         format!("no launch matches --launch {:?}", opts.only),
                     )),
                     Ok(run) if stream => {
                         let mut text = vec![];
-                        tables(&mut text, cfg, &[run], &selection, per_instruction)?;
+                        tables(&mut text, cfg, &[run], &selection, detail)?;
                         out.write_all(&text)?;
                     }
                     Ok(run) => runs.push(run),
                     // The whole chain: an I/O error says why after "cannot read FILE".
-                    Err(e) => {
-                        failures.push((name.clone(), format!("{:#}", anyhow::Error::from(e))))
-                    }
+                    Err(e) => failures.push((name.clone(), format!("{e:#}"))),
                 }
             }
             let mut text: Vec<u8> = vec![];
             match format {
                 Format::Json => {
-                    let doc = report::doc::document(
-                        &found,
-                        &runs,
-                        &failures,
-                        &selection,
-                        per_instruction,
-                    );
+                    let doc = report::doc::document(&found, &runs, &failures, &selection, detail);
                     writeln!(text, "{}", serde_json::to_string_pretty(&doc)?)?;
                 }
                 Format::Csv => report::csv::write(&mut text, cfg, &runs, &selection)?,
-                Format::Table => tables(&mut text, cfg, &runs, &selection, per_instruction)?,
+                Format::Table => tables(&mut text, cfg, &runs, &selection, detail)?,
             }
             match &out_file {
                 Some(path) => sim::output::write_file(path, &text)?,
@@ -441,6 +482,37 @@ fn real_main() -> Result<()> {
             }
         }
     }
+}
+
+/// `--save-outputs DIR`: writes the output buffers of `run`'s launches into `dir` and says so
+/// on stderr (a sampled launch's outputs lack the blocks it did not simulate: said too).
+fn save(
+    run: &WorkloadRun,
+    dir: &std::path::Path,
+    force: bool,
+    inputs: &[(PathBuf, String)],
+) -> Result<()> {
+    let files = sim::save::files(run, dir).map_err(anyhow::Error::msg)?;
+    if !files.is_empty() {
+        sim::save::make_dir(dir)?;
+    }
+    sim::save::write_all(&files, force, inputs)?;
+    for f in &files {
+        eprintln!("wrote {} ({})", f.path.display(), f.what);
+    }
+    for l in run.launches.iter().filter(|l| l.sampled.is_some()) {
+        eprintln!(
+            "note: launch `{}` was sampled: its saved outputs lack the blocks it did not simulate (--sample full simulates every block)",
+            l.label
+        );
+    }
+    if run.outputs.is_empty() {
+        eprintln!(
+            "note: workload `{}` has no output buffer (`output = true`): nothing saved",
+            run.workload
+        );
+    }
+    Ok(())
 }
 
 /// The files a run reads, which `-o` must never replace: (path, what it is).
@@ -474,7 +546,7 @@ fn tables(
     cfg: &sim::config::GpuConfig,
     runs: &[WorkloadRun],
     selection: &Selection,
-    per_instruction: bool,
+    detail: report::Detail,
 ) -> Result<()> {
     for run in runs {
         if selection.is_all() {
@@ -482,8 +554,11 @@ fn tables(
         } else {
             writeln!(out, "{}", report::metric_table(cfg, run, selection))?;
         }
-        if per_instruction {
+        if detail.per_instruction {
             writeln!(out, "{}", report::per_instruction(run))?;
+        }
+        if detail.per_line {
+            writeln!(out, "{}", report::per_line(run))?;
         }
     }
     Ok(())

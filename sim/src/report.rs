@@ -7,6 +7,9 @@
 pub mod csv;
 pub mod doc;
 pub mod select;
+pub mod source;
+
+pub use source::per_line;
 
 use crate::config::GpuConfig;
 use crate::metrics::PcStats;
@@ -455,9 +458,19 @@ pub fn metric_table(cfg: &GpuConfig, run: &WorkloadRun, sel: &select::Selection)
     ))
 }
 
-/// Per-instruction tables of every launch: memory instructions only, the most expensive per
-/// execution first so the line to fix is on top, then the bank picture of the worst shared
-/// accesses with conflicts.
+/// What a report shows besides the summary: `--per-instruction`, `--per-line`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Detail {
+    /// Per PTX instruction (`per_instruction` in the JSON).
+    pub per_instruction: bool,
+    /// Per CUDA source line (`per_source_line` and `source_files` in the JSON).
+    pub per_line: bool,
+}
+
+/// Per-instruction tables of every launch: memory instructions only, the most costly over the
+/// launch first (sectors, wavefronts or requests summed over its executions:
+/// [`crate::metrics::lines::cost`]) so the line to fix is on top, then the bank picture of the
+/// worst shared accesses with conflicts.
 pub fn per_instruction(run: &WorkloadRun) -> String {
     printable(&per_instruction_text(run))
 }
@@ -466,15 +479,36 @@ fn per_instruction_text(run: &WorkloadRun) -> String {
     let mut out = String::new();
     for l in &run.launches {
         let executed = l.per_pc.iter().filter(|(_, _, s)| s.executed > 0).count();
+        let loc_of = |line: u32| {
+            l.per_pc
+                .iter()
+                .position(|(pl, _, _)| *pl == line)
+                .and_then(|i| l.locs.get(i).copied().flatten())
+                .filter(|loc| loc.line > 0)
+                .map_or("-".to_string(), |loc| {
+                    source::place_name(
+                        crate::metrics::lines::Place::Source {
+                            file: loc.file,
+                            line: loc.line,
+                        },
+                        &run.sources,
+                        &run.line_files,
+                    )
+                })
+        };
         let mut rows: Vec<&(u32, String, PcStats)> =
             l.per_pc.iter().filter(|(_, _, s)| s.requests > 0).collect();
         let hidden = executed - rows.len();
-        let cost = |s: &PcStats| {
-            (s.sectors.max(s.wavefronts).max(s.requests) as f64) / s.executed.max(1) as f64
-        };
-        rows.sort_by(|a, b| cost(&b.2).total_cmp(&cost(&a.2)).then(a.0.cmp(&b.0)));
+        let cost = crate::metrics::lines::cost;
+        rows.sort_by(|a, b| {
+            cost(&b.2)
+                .cmp(&cost(&a.2))
+                .then(b.2.executed.cmp(&a.2.executed))
+                .then(a.0.cmp(&b.0))
+        });
         let mut t = vec![header(&[
             "PTX line",
+            "source line",
             "instruction",
             "warp execs",
             "threads/exec",
@@ -483,11 +517,13 @@ fn per_instruction_text(run: &WorkloadRun) -> String {
             "wavefronts/req",
             "conflicts/req",
             "hit rate",
+            "cost",
         ])];
         for (line, text, s) in &rows {
             let shared = s.wavefronts > 0;
             t.push(vec![
                 line.to_string(),
+                loc_of(*line),
                 text.clone(),
                 s.executed.to_string(),
                 ratio(s.threads, s.executed),
@@ -512,13 +548,14 @@ fn per_instruction_text(run: &WorkloadRun) -> String {
                     "-".into()
                 },
                 pct(s.hits, s.hits + s.misses),
+                crate::metrics::lines::cost(s).to_string(),
             ]);
         }
         out.push_str(&format!(
-            "{} ({}): memory instructions, most expensive first ({hidden} other executed instructions not shown)\n{}\n",
+            "{} ({}): memory instructions, most costly first ({hidden} other executed instructions not shown)\n{}\n",
             l.label,
             l.kernel,
-            render(t, 2)
+            render(t, 3)
         ));
         for (line, text, s) in rows.iter().filter(|(_, _, s)| s.conflicts > 0).take(3) {
             if let Some(w) = &s.worst {

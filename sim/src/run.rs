@@ -14,6 +14,7 @@ use crate::memory::system::MemorySystem;
 use crate::memory::MemoryImage;
 use crate::metrics::{Counters, PcStats};
 use crate::pipeline;
+use crate::ptx::ast::LineLoc;
 use crate::timing::{self, Timing};
 use crate::workload::Workload;
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use std::collections::BTreeMap;
 mod layout;
 mod resolve;
 mod sass;
+pub mod sources;
 
 pub use resolve::plan;
 
@@ -142,6 +144,9 @@ pub struct LaunchResult {
     pub allocated_registers: u32,
     /// Per-instruction statistics with the PTX line and text of each instruction.
     pub per_pc: Vec<(u32, String, PcStats)>,
+    /// The CUDA source location (`.loc`) of each instruction of `per_pc`, `None` where the PTX
+    /// has none; [`WorkloadRun::line_files`] names the files.
+    pub locs: Vec<Option<LineLoc>>,
     /// Output buffers after the launch (when asked for): (name, bytes).
     pub outputs: Vec<(String, Vec<u8>)>,
     /// Things the user should know about how the launch was interpreted.
@@ -226,6 +231,14 @@ pub struct WorkloadRun {
     pub compiled: Option<CompiledBy>,
     /// Launches in order.
     pub launches: Vec<LaunchResult>,
+    /// The `.file` table of the PTX's line info: (index, name as the PTX writes it).
+    pub line_files: Vec<(u32, String)>,
+    /// Those files with their text, where found ([`sources::find`]; empty until a caller that
+    /// shows source text looks for them).
+    pub sources: Vec<sources::SourceFile>,
+    /// The output buffers, whose bytes each launch's `outputs` holds (with
+    /// [`Options::keep_outputs`]).
+    pub outputs: Vec<OutputBuffer>,
 }
 
 /// A kernel argument as the GPU side needs it: a buffer's address, or literal bytes.
@@ -292,6 +305,21 @@ pub struct Plan {
     pub symbols: Vec<(String, Vec<u8>)>,
     /// The launches, in order (filtered by [`Options::only`]).
     pub launches: Vec<PlannedLaunch>,
+    /// The `.file` table of the PTX's line info: (index, name as the PTX writes it).
+    pub line_files: Vec<(u32, String)>,
+    /// The output buffers (`output = true`), in the workload's order.
+    pub outputs: Vec<OutputBuffer>,
+}
+
+/// An output buffer (`output = true`) of a workload: what its bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputBuffer {
+    /// Its name.
+    pub name: String,
+    /// Its element type (`u8`, `f32`, ...).
+    pub ty: String,
+    /// Its dimensions, outermost first (the workload's `shape`, else `[count]`).
+    pub shape: Vec<u64>,
 }
 
 /// Runs every launch of `w` on the GPU described by `cfg`: [`plan`], then [`execute`].
@@ -325,6 +353,8 @@ pub(crate) fn execute_with(
         launches: planned,
         compiled,
         ptx_name,
+        line_files,
+        outputs: output_buffers,
         ..
     } = plan;
     let mut launches = vec![];
@@ -415,6 +445,7 @@ pub(crate) fn execute_with(
             instructions_note,
             allocated_registers: p.registers.max(cfg.sm.min_registers_per_thread),
             per_pc,
+            locs: p.program.locs.clone(),
             outputs,
             notes: p
                 .notes
@@ -433,6 +464,9 @@ pub(crate) fn execute_with(
         ptx: ptx_name,
         compiled,
         launches,
+        line_files,
+        sources: vec![],
+        outputs: output_buffers,
     })
 }
 

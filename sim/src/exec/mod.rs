@@ -16,6 +16,7 @@
 
 pub mod alu;
 pub mod fast;
+pub mod faults;
 mod mem;
 pub mod occupancy;
 pub mod regs;

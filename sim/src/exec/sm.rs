@@ -40,8 +40,11 @@ pub(crate) struct SmRun {
     pub(crate) used: [usize; 2],
     /// Warp instructions this batch.
     pub(crate) executed: u64,
-    /// The first fault of this batch: (block, error).
+    /// The first error of this batch that stops the launch (the budget): (block, error).
     pub(crate) error: Option<(u64, Error)>,
+    /// The memory errors of the launch on this SM, which let it run on
+    /// ([`crate::exec::faults`]).
+    pub(crate) faults: crate::exec::faults::Faults,
     /// Scoreboards of the timing pass.
     pub(crate) replay: Replay,
     /// The straight-line path's counts and stream entries (made by the SM's first batch).
@@ -449,6 +452,7 @@ pub(crate) fn run_batch_on_sm(
                     alloc_hints: &mut st.alloc_hints,
                     last_runs: &mut st.last_runs,
                     log: &mut logs[k],
+                    faults: &mut st.faults,
                     sync: std::mem::take(&mut syncs[k]),
                     turns: order != Order::Serial,
                     turn_over: false,

@@ -4,6 +4,7 @@
 //! instruction; [`Counters::metrics`] turns them into `(metric name, value)` pairs, the contract of
 //! `sim run --format json` (DESIGN.md, "Metrics use Nsight Compute's names").
 
+pub mod lines;
 pub mod picture;
 mod tally;
 

@@ -15,6 +15,7 @@ mod l2;
 
 use crate::config::GpuConfig;
 use crate::error::{Error, Result};
+use crate::exec::faults;
 use crate::exec::sm::{
     run_batch_on_sm, Batch, Files, FilesMode, L2Side, Pass1, Pool, Scratch, SmRun, TimingSide,
 };
@@ -331,6 +332,11 @@ pub fn run_with(
             .filter_map(|s| s.error.take())
             .min_by_key(|(b, _)| *b)
         {
+            // A kernel that ran away after a memory error: the errors are what to fix.
+            if sms.iter().any(|s| !s.faults.is_empty()) {
+                let all = faults::merge(sms.iter_mut().map(|s| std::mem::take(&mut s.faults)));
+                return Err(faults::report(launch.label, &all));
+            }
             return Err(match e {
                 Error::Budget { .. } if trace_cap < budget => {
                     trace_too_long(launch, trace_cap, trace_bytes)
@@ -415,6 +421,14 @@ pub fn run_with(
     };
     if let Some(pool) = pool {
         scratch.pool = pool.leave();
+    }
+    // Memory errors let the launch run to its end, so that all of them are reported.
+    let all = faults::merge(sms.iter_mut().map(|s| std::mem::take(&mut s.faults)));
+    if !all.is_empty() {
+        for mut st in sms {
+            scratch.sms.push(st.leave());
+        }
+        return Err(faults::report(launch.label, &all));
     }
     for mut st in sms {
         if let (Some(probe), Some(issued)) = (st.probe.take(), st.work.issued.take()) {

@@ -22,9 +22,22 @@ pub struct Module {
     pub globals: Vec<Variable>,
     /// Kernels (`.entry`) and device functions (`.func`).
     pub functions: Vec<Function>,
+    /// The `.file` table of the line info: (file index, file name as written, e.g. NVRTC's
+    /// `"/matmul.cu"`), in the order of the directives. [`Instruction::loc`] refers to it.
+    pub files: Vec<(u32, String)>,
 }
 
 impl Module {
+    /// The name the `.file` directive gives file index `index`, if any (the last one for an
+    /// index given twice).
+    pub fn file_name(&self, index: u32) -> Option<&str> {
+        self.files
+            .iter()
+            .rev()
+            .find(|(i, _)| *i == index)
+            .map(|(_, n)| n.as_str())
+    }
+
     /// The `.entry` called `name`.
     pub fn entry(&self, name: &str) -> Option<&Function> {
         self.functions.iter().find(|f| f.is_entry && f.name == name)
@@ -552,4 +565,19 @@ pub struct Instruction {
     pub span: Range<usize>,
     /// 1-based PTX line.
     pub line: u32,
+    /// The CUDA source location the last `.loc` before it names (`None`: no `.loc` in its
+    /// function before it).
+    pub loc: Option<LineLoc>,
+}
+
+/// A source location of the PTX line info: `.loc FILE LINE COLUMN` (PTX ISA, "Debugging
+/// Directives: .loc"). `file` is an index of the module's `.file` table ([`Module::files`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LineLoc {
+    /// The `.file` index.
+    pub file: u32,
+    /// 1-based source line (0: a compiler-generated instruction with no line).
+    pub line: u32,
+    /// Column (0 when not known).
+    pub col: u32,
 }

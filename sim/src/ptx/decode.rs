@@ -93,6 +93,8 @@ pub struct Program {
     pub insts: Vec<DInst>,
     /// PTX line of each instruction.
     pub lines: Vec<u32>,
+    /// CUDA source location of each instruction (its `.loc`; `None` where there is none).
+    pub locs: Vec<Option<crate::ptx::ast::LineLoc>>,
     /// Source text of each instruction, for reports.
     pub texts: Vec<String>,
     /// Register slots the simulator allocates per thread (every declared register, plus the
@@ -185,6 +187,7 @@ pub fn decode(
         name: f.name.clone(),
         insts: vec![],
         lines: vec![],
+        locs: vec![],
         texts: vec![],
         num_regs: regs.len() + 1,
         reg_slots: {
@@ -209,6 +212,7 @@ pub fn decode(
             };
             p.insts.push(ctx.decode()?);
             p.lines.push(i.line);
+            p.locs.push(i.loc);
             p.texts.push(
                 src[i.span.clone()]
                     .split_whitespace()
@@ -231,6 +235,7 @@ pub fn decode(
         target: 0,
     });
     p.lines.push(p.lines.last().copied().unwrap_or(0));
+    p.locs.push(None);
     p.texts.push("(end of kernel)".into());
     Ok(p)
 }

@@ -219,6 +219,7 @@ impl Inliner<'_> {
             args: vec![dst, src],
             span: i.span.clone(),
             line: i.line,
+            loc: i.loc,
         })
     }
 
@@ -282,6 +283,7 @@ impl Inliner<'_> {
                         args: vec![Operand::Symbol(ret_label.clone().unwrap_or_default())],
                         span: i.span.clone(),
                         line: i.line,
+                        loc: i.loc,
                     }));
                 }
                 Op::St(m) | Op::Ld(m) if is_param(m) => {
@@ -367,6 +369,7 @@ impl Inliner<'_> {
             args: i.args.iter().map(|a| rn.operand(a, regs)).collect(),
             span: i.span.clone(),
             line: i.line,
+            loc: i.loc,
         }
     }
 

@@ -55,6 +55,8 @@ pub fn parse_all(src: &str, file: &str) -> Result<Module, Vec<Error>> {
                 scope_count: 0,
                 fn_regs: Default::default(),
                 labels: vec![],
+                files: vec![],
+                loc: None,
             };
             return Err(vec![p.error_at(span, "unexpected character")]);
         }
@@ -70,6 +72,8 @@ pub fn parse_all(src: &str, file: &str) -> Result<Module, Vec<Error>> {
         scope_count: 0,
         fn_regs: Default::default(),
         labels: vec![],
+        files: vec![],
+        loc: None,
     };
     let module = p.module();
     if p.errors.is_empty() {
@@ -100,6 +104,10 @@ struct Parser<'s> {
     /// The labels of the function's scope and of each nested scope being parsed, innermost last:
     /// a label is local to its block (ptxas accepts `L1:` in two sibling blocks, not twice in one).
     labels: Vec<std::collections::HashSet<String>>,
+    /// The `.file` directives read so far: (index, name).
+    files: Vec<(u32, String)>,
+    /// The location the last `.loc` of the function being parsed names.
+    loc: Option<LineLoc>,
 }
 
 /// The most registers one function may declare, nested scopes included: the simulator indexes
@@ -237,6 +245,53 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// A line-info directive (at `.loc` or `.file`), kept where it has the form the PTX ISA gives
+    /// ("Debugging Directives"): `.loc FILE LINE COLUMN` sets the location of the instructions
+    /// after it (anything after the column, such as `, function_name ..., inlined_at ...`, is
+    /// skipped); `.file INDEX "NAME"` (with nvcc's optional `, TIMESTAMP, SIZE`) adds to the
+    /// module's file table. Line info never changes what runs: a directive of another shape is
+    /// skipped with its line, as before the simulator read them.
+    fn line_info(&mut self) {
+        let (line, _) = self.lines.line_col(self.span().start);
+        let word = &self.bump()[1..];
+        let on_line = |p: &Self, k: usize| {
+            p.toks
+                .get(p.pos + k)
+                .filter(|t| p.lines.line_col(t.1.start).0 == line)
+                .map(|t| (t.0, &p.src[t.1.clone()]))
+        };
+        let number = |t: Option<(Token, &str)>| match t {
+            Some((Token::Int, text)) => parse_int(text).and_then(|v| u32::try_from(v).ok()),
+            _ => None,
+        };
+        if word == "loc" {
+            let (f, l, c) = (
+                number(on_line(self, 0)),
+                number(on_line(self, 1)),
+                number(on_line(self, 2)),
+            );
+            if let (Some(file), Some(line)) = (f, l) {
+                self.loc = Some(LineLoc {
+                    file,
+                    line,
+                    col: c.unwrap_or(0),
+                });
+            }
+        } else if let (Some(index), Some((Token::Str, name))) =
+            (number(on_line(self, 0)), on_line(self, 1))
+        {
+            let name = name
+                .strip_prefix('"')
+                .and_then(|n| n.strip_suffix('"'))
+                .unwrap_or(name);
+            self.files.push((index, name.to_string()));
+        }
+        if self.pos < self.toks.len() && self.lines.line_col(self.toks[self.pos].1.start).0 == line
+        {
+            self.skip_line();
+        }
+    }
+
     /// Skips every token that starts on the same line as the current one (`.loc`, `.file`).
     fn skip_line(&mut self) {
         let (line, _) = self.lines.line_col(self.span().start);
@@ -319,6 +374,69 @@ mod tests {
     ret;
 }
 "#;
+
+    #[test]
+    fn line_info_gives_each_instruction_the_location_of_the_last_loc_before_it() {
+        // nvcc's `.file` with a timestamp and size, NVRTC's at the end of the module, a `.loc`
+        // with the `function_name`/`inlined_at` tail of newer PTX, and malformed ones (skipped).
+        let src = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.file 2 "/home/u/k.cu", 1700000000, 512
+.visible .entry k()
+{
+    .reg .b32 %r<4>;
+    mov.u32 %r1, 1;
+    .loc 1 10 5
+    mov.u32 %r2, 2;
+    add.u32 %r3, %r1, %r2;
+    .loc 2 20 0, function_name $L__info_string0, inlined_at 1 10 5
+    mov.u32 %r1, 3;
+    .loc x y
+    .loc 1
+    mov.u32 %r1, 4;
+    ret;
+}
+.visible .entry j()
+{
+    ret;
+}
+.file 1 "/k2.cu"
+"#;
+        let m = parse(src, "t.ptx").unwrap();
+        assert_eq!(
+            m.files,
+            [(2, "/home/u/k.cu".to_string()), (1, "/k2.cu".to_string())]
+        );
+        assert_eq!(m.file_name(1), Some("/k2.cu"));
+        assert_eq!(m.file_name(3), None);
+        let at = |file, line, col| Some(LineLoc { file, line, col });
+        let locs: Vec<Option<LineLoc>> = m.functions[0]
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Inst(i) => Some(i.loc),
+                Statement::Label(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            locs,
+            [
+                None,
+                at(1, 10, 5),
+                at(1, 10, 5),
+                at(2, 20, 0),
+                at(2, 20, 0),
+                at(2, 20, 0)
+            ]
+        );
+        // A function starts without a location.
+        let Statement::Inst(ret) = &m.functions[1].body[0] else {
+            panic!("ret")
+        };
+        assert_eq!(ret.loc, None);
+    }
 
     #[test]
     fn a_nested_scope_shadows_the_registers_it_declares() {

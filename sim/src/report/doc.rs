@@ -28,7 +28,7 @@
 //! array).
 
 use super::select::Selection;
-use super::{launch_values, metric_names, metric_unit};
+use super::{launch_values, metric_names, metric_unit, source, Detail};
 use crate::config::find::FoundConfig;
 use crate::run::{LaunchResult, WorkloadRun};
 use serde_json::{json, Map, Value};
@@ -59,7 +59,7 @@ pub fn document(
     runs: &[WorkloadRun],
     failures: &[(String, String)],
     sel: &Selection,
-    per_instruction: bool,
+    detail: Detail,
 ) -> Value {
     let units: Map<String, Value> = metric_names()
         .into_iter()
@@ -76,7 +76,7 @@ pub fn document(
         "gpu": config.config.gpu.name,
         "compute_capability": config.config.gpu.compute_capability,
         "units": units,
-        "workloads": runs.iter().map(|r| workload(r, sel, per_instruction)).collect::<Vec<_>>(),
+        "workloads": runs.iter().map(|r| workload(r, sel, detail)).collect::<Vec<_>>(),
         "failures": failures
             .iter()
             .map(|(w, e)| json!({"workload": w, "error": e}))
@@ -85,8 +85,8 @@ pub fn document(
 }
 
 /// One element of `workloads`.
-pub fn workload(run: &WorkloadRun, sel: &Selection, per_instruction: bool) -> Value {
-    json!({
+pub fn workload(run: &WorkloadRun, sel: &Selection, detail: Detail) -> Value {
+    let mut o = json!({
         "workload": run.workload,
         "description": run.description,
         "params": run.params,
@@ -95,13 +95,17 @@ pub fn workload(run: &WorkloadRun, sel: &Selection, per_instruction: bool) -> Va
         "launches": run
             .launches
             .iter()
-            .map(|l| launch(l, sel, per_instruction))
+            .map(|l| launch(run, l, sel, detail))
             .collect::<Vec<_>>(),
-    })
+    });
+    if detail.per_line {
+        o["source_files"] = source::files_json(run);
+    }
+    o
 }
 
 /// One element of `launches`.
-pub fn launch(l: &LaunchResult, sel: &Selection, per_instruction: bool) -> Value {
+pub fn launch(run: &WorkloadRun, l: &LaunchResult, sel: &Selection, detail: Detail) -> Value {
     let metrics: Map<String, Value> = launch_values(l)
         .into_iter()
         .filter(|(k, _)| sel.keeps(k))
@@ -142,13 +146,26 @@ pub fn launch(l: &LaunchResult, sel: &Selection, per_instruction: bool) -> Value
         "notes": l.notes,
         "sampling": l.sampled,
     });
-    if per_instruction {
+    if detail.per_instruction {
         o["per_instruction"] = l
             .per_pc
             .iter()
-            .filter(|(_, _, s)| s.executed > 0)
-            .map(|(line, text, s)| json!({"line": line, "ptx": text, "stats": s}))
+            .zip(l.locs.iter().chain(std::iter::repeat(&None)))
+            .filter(|((_, _, s), _)| s.executed > 0)
+            .map(|((line, text, s), loc)| {
+                let source = loc.filter(|x| x.line > 0).map(|x| {
+                    json!({
+                        "file": run.line_files.iter().rev().find(|(i, _)| *i == x.file).map(|(_, n)| n),
+                        "line": x.line,
+                        "column": x.col,
+                    })
+                });
+                json!({"line": line, "ptx": text, "stats": s, "source": source})
+            })
             .collect();
+    }
+    if detail.per_line {
+        o["per_source_line"] = source::per_line_json(run, l);
     }
     o
 }

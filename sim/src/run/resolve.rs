@@ -55,6 +55,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
                 e => e.to_string(),
             })
     };
+    let mut outputs = vec![];
     for (i, b) in w.buffers.iter().enumerate() {
         let key = format!("buffer[{i}]");
         let elem = Elem::parse(&b.ty)
@@ -92,6 +93,15 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
                 image.alloc(&b.name, data)
             }
         };
+        if b.output {
+            outputs.push(super::OutputBuffer {
+                name: b.name.clone(),
+                ty: b.ty.clone(),
+                shape: shape_of(&w, b, &key, count)?,
+            });
+        } else {
+            shape_of(&w, b, &key, count)?;
+        }
         if buffers.insert(b.name.clone(), base).is_some() {
             return Err(w.err(
                 &format!("{key}.name"),
@@ -261,7 +271,50 @@ the GPU allows at most {} (512 KiB)",
         image,
         symbols: symbol_data,
         launches,
+        line_files: module.files.clone(),
+        outputs,
     })
+}
+
+/// The dimensions of buffer `b` (key `key`, `count` elements): its `shape`, each dimension at
+/// least 1 and their product `count`, or `[count]`.
+fn shape_of(
+    w: &Workload,
+    b: &crate::workload::BufferSpec,
+    key: &str,
+    count: usize,
+) -> Result<Vec<u64>> {
+    let Some(dims) = &b.shape else {
+        return Ok(vec![count as u64]);
+    };
+    let key = format!("{key}.shape");
+    if dims.is_empty() || dims.len() > 32 {
+        return Err(w.err(
+            &key,
+            "expected 1 to 32 dimensions, e.g. [1024, 1024, 4]".into(),
+        ));
+    }
+    let mut shape = vec![];
+    for d in dims {
+        let v = w.eval(d, &key)?;
+        match u64::try_from(v) {
+            Ok(n) if n >= 1 => shape.push(n),
+            _ => return Err(w.err(&key, format!("dimension {v}: must be at least 1"))),
+        }
+    }
+    let product = shape.iter().try_fold(1u64, |p, &d| p.checked_mul(d));
+    if product != Some(count as u64) {
+        let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+        return Err(w.err(
+            &key,
+            format!(
+                "[{}] holds {} elements; the buffer's count is {count}",
+                dims.join(", "),
+                product.map_or("too many".to_string(), |p| p.to_string())
+            ),
+        ));
+    }
+    Ok(shape)
 }
 
 /// Refuses PTX whose arch-specific (`sm_100a`) or family-specific (`sm_100f`) `.target` the

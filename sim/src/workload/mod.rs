@@ -79,6 +79,11 @@ pub struct BufferSpec {
     /// Compared between simulator and GPU.
     #[serde(default)]
     pub output: bool,
+    /// The array's dimensions, outermost first (C order), e.g. `[1024, 1024, 4]` for a
+    /// 1024x1024 RGBA image; their product must be `count`. Only what `--save-outputs` writes
+    /// depends on it (the `.npy` shape, and a PNG for `u8` `[h, w, 4]`); default: `[count]`.
+    #[serde(default)]
+    pub shape: Option<Vec<Expr>>,
 }
 
 fn zeros() -> String {

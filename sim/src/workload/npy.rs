@@ -1,4 +1,5 @@
-//! `file:PATH` of a NumPy `.npy` array: the header is read and checked, the data taken.
+//! `file:PATH` of a NumPy `.npy` array: the header is read and checked, the data taken; and
+//! [`write`], the `.npy` file of an output buffer (`sim run --save-outputs`).
 //!
 //! The format (NumPy's `numpy.lib.format`, versions 1.0 to 3.0): the magic `\x93NUMPY`, a major
 //! and a minor version byte, the header length (2 bytes little-endian in version 1, 4 in 2 and
@@ -21,7 +22,7 @@ pub fn is_npy(head: &[u8]) -> bool {
 }
 
 /// The `descr` NumPy writes for `elem` (little-endian).
-fn descr(elem: Elem) -> &'static str {
+pub fn descr(elem: Elem) -> &'static str {
     match elem {
         Elem::I8 => "|i1",
         Elem::U8 => "|u1",
@@ -129,9 +130,66 @@ convert it with numpy: a.astype('{want}')",
     Ok(body[..n].to_vec())
 }
 
+/// The `.npy` file (format version 1.0, as `numpy.save` writes it) of the C-order array
+/// `data` of `elem`s with dimensions `shape`: the magic, the version, the header dict padded
+/// with spaces and a newline so that the data starts at a multiple of 64 bytes, then `data`.
+/// The caller gives as many bytes as the shape holds.
+pub fn write(elem: Elem, shape: &[u64], data: &[u8]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    let tuple = match dims.as_slice() {
+        [one] => format!("({one},)"),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {tuple}, }}",
+        descr(elem)
+    );
+    // Version 1.0 counts the header in 2 bytes; a longer one (thousands of dimensions) needs
+    // version 2.0's 4.
+    let long = header.len() + 64 > usize::from(u16::MAX);
+    let prefix = if long { 12 } else { 10 };
+    while !(prefix + header.len() + 1).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = Vec::with_capacity(prefix + header.len() + data.len());
+    out.extend_from_slice(MAGIC);
+    if long {
+        out.extend([2, 0]);
+        out.extend((header.len() as u32).to_le_bytes());
+    } else {
+        out.extend([1, 0]);
+        out.extend((header.len() as u16).to_le_bytes());
+    }
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_what_numpy_writes_and_reads_it_back() {
+        // numpy.save of np.arange(6, dtype='<i4').reshape(2, 3): these exact 128 + 24 bytes.
+        let data: Vec<u8> = (0..6i32).flat_map(|v| v.to_le_bytes()).collect();
+        let f = write(Elem::I32, &[2, 3], &data);
+        let dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }";
+        assert_eq!(&f[..6], MAGIC);
+        assert_eq!(&f[6..8], [1, 0]);
+        assert_eq!(u16::from_le_bytes([f[8], f[9]]), 118);
+        assert_eq!(&f[10..10 + dict.len()], dict.as_bytes());
+        assert!(f[10 + dict.len()..127].iter().all(|&b| b == b' '));
+        assert_eq!(f[127], b'\n');
+        assert_eq!(&f[128..], data);
+        assert_eq!(f, npy(dict, &data));
+        assert_eq!(read("s", "p", Elem::I32, 6, &from(f)).unwrap(), data);
+        let one = write(Elem::U8, &[3], &[7, 8, 9]);
+        let dict = b"{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }";
+        assert_eq!(&one[10..10 + dict.len()], dict);
+        assert_eq!(one.len(), 128 + 3);
+    }
 
     /// A version-1 `.npy` file of `data` with header dict `dict`, padded as NumPy pads it.
     fn npy(dict: &str, data: &[u8]) -> Vec<u8> {

@@ -518,6 +518,7 @@ mod tests {
         let program = crate::exec::Program {
             name: "t".into(),
             lines: vec![0; insts.len()],
+            locs: vec![None; insts.len()],
             texts: vec![String::new(); insts.len()],
             insts,
             num_regs: 4,

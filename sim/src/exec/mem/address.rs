@@ -81,6 +81,34 @@ impl Ctx<'_> {
         (out, shape)
     }
 
+    /// Records a memory error of lane `lane` at `pc` ([`crate::exec::faults`]): its report is
+    /// built only for the first occurrence of the instruction's kind of error.
+    #[allow(clippy::too_many_arguments)] // one report needs every one of them
+    #[cold]
+    pub(super) fn note_fault(
+        &mut self,
+        w: &Warp,
+        pc: u32,
+        lane: usize,
+        what: &'static str,
+        space: StateSpace,
+        addr: u64,
+        bytes: u32,
+    ) {
+        if self.faults.counted(pc, what) {
+            return;
+        }
+        let message = match self.fault(w, pc, lane, what, space, addr, bytes) {
+            Error::Fault { message, .. } => message,
+            e => e.to_string(),
+        };
+        let g = self.pass.launch.dims.grid;
+        let c = self.ctaid;
+        let block = u64::from(c[0])
+            + u64::from(g[0]) * (u64::from(c[1]) + u64::from(g[1]) * u64::from(c[2]));
+        self.faults.push(block, pc, what, message);
+    }
+
     #[allow(clippy::too_many_arguments)] // one report needs every one of them
     pub(super) fn fault(
         &self,

@@ -30,28 +30,28 @@ impl Ctx<'_> {
         let bytes = a.ty.bytes() as usize;
         for l in lanes(exec) {
             let (sp, ea) = resolve(a.space, addrs[l]);
-            if !matches!(sp, StateSpace::Global | StateSpace::Shared) {
-                return Err(self.fault(
-                    w,
-                    pc,
-                    l,
-                    "atomic (only global and shared memory)",
-                    sp,
-                    ea,
-                    bytes as u32,
-                ));
-            }
-            if ea % bytes as u64 != 0 {
-                return Err(self.fault(w, pc, l, "misaligned atomic", sp, ea, bytes as u32));
-            }
-            let old = self
-                .access(w, l, sp, ea, bytes, None)
-                .ok_or_else(|| self.fault(w, pc, l, "atomic", sp, ea, bytes as u32))?;
+            let what = if !matches!(sp, StateSpace::Global | StateSpace::Shared) {
+                Some("atomic (only global and shared memory)")
+            } else if ea % bytes as u64 != 0 {
+                Some("misaligned atomic")
+            } else {
+                None
+            };
+            let old = match what {
+                None => self.access(w, l, sp, ea, bytes, None),
+                Some(_) => None,
+            };
+            let Some(old) = old else {
+                self.note_fault(w, pc, l, what.unwrap_or("atomic"), sp, ea, bytes as u32);
+                return Ok(0);
+            };
             let b = self.read(w, inst.src[0], l);
             let c = self.read(w, inst.src[1], l);
             let new = alu::atom_apply(a.kind, a.ty, sp == StateSpace::Global, old, b, c);
-            self.access(w, l, sp, ea, bytes, Some(new))
-                .ok_or_else(|| self.fault(w, pc, l, "atomic", sp, ea, bytes as u32))?;
+            if self.access(w, l, sp, ea, bytes, Some(new)).is_none() {
+                self.note_fault(w, pc, l, "atomic", sp, ea, bytes as u32);
+                return Ok(0);
+            }
             if returns {
                 w.regs[inst.dst[0] as usize * 32 + l] = old;
             }

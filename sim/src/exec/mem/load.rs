@@ -45,7 +45,8 @@ impl Ctx<'_> {
         let addrs = &access.addrs;
         if let Some(l) = misaligned_lane(exec, addrs, shape.alignment(addrs), access.bytes) {
             let (sp, a) = resolve(m.space, addrs[l]);
-            return Err(self.fault(w, pc, l, "misaligned read", sp, a, access.bytes));
+            self.note_fault(w, pc, l, "misaligned read", sp, a, access.bytes);
+            return Ok(0);
         }
         let first = exec.trailing_zeros() as usize;
         let space = if exec == 0 {
@@ -59,10 +60,12 @@ impl Ctx<'_> {
             StateSpace::Const | StateSpace::Param => None,
             _ => shape.run(access.bytes),
         };
+        // A lane outside its state space: the error is recorded, the warp goes on past the load.
         if !self.load_from_one_allocation(w, inst, pc, m, exec, addrs, space, run, shape)
             && !self.load_from_shared_or_constant(w, inst, m, exec, addrs, shape.step)
+            && !self.load_per_lane(w, inst, pc, m, exec, addrs)
         {
-            self.load_per_lane(w, inst, pc, m, exec, addrs)?;
+            return Ok(0);
         }
         if exec == 0 {
             return Ok(0);
@@ -296,7 +299,8 @@ impl Ctx<'_> {
         true
     }
 
-    /// Any load, lane by lane, faulting on the first lane outside its state space.
+    /// Any load, lane by lane; `false` when a lane's address is outside its state space (the
+    /// error is recorded, [`Ctx::note_fault`], and the lanes after it load nothing).
     fn load_per_lane(
         &mut self,
         w: &mut Warp,
@@ -305,7 +309,7 @@ impl Ctx<'_> {
         m: MemOp,
         exec: u32,
         addrs: &[u64; WARP],
-    ) -> Result<()> {
+    ) -> bool {
         let esize = m.ty.bytes() as usize;
         for l in lanes(exec) {
             let (sp, a) = resolve(m.space, addrs[l]);
@@ -316,7 +320,10 @@ impl Ctx<'_> {
                 } else {
                     self.access(w, l, sp, ea, esize, None)
                 };
-                let v = v.ok_or_else(|| self.fault(w, pc, l, "read", sp, ea, esize as u32))?;
+                let Some(v) = v else {
+                    self.note_fault(w, pc, l, "read", sp, ea, esize as u32);
+                    return false;
+                };
                 let v = if m.ty.is_signed() {
                     crate::exec::alu::sext(v, m.ty.bits()) as u64
                 } else {
@@ -328,7 +335,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        Ok(())
+        true
     }
 }
 

@@ -30,7 +30,8 @@ impl Ctx<'_> {
         let addrs = &access.addrs;
         if let Some(l) = misaligned_lane(exec, addrs, shape.alignment(addrs), access.bytes) {
             let (sp, a) = resolve(m.space, addrs[l]);
-            return Err(self.fault(w, pc, l, "misaligned write", sp, a, access.bytes));
+            self.note_fault(w, pc, l, "misaligned write", sp, a, access.bytes);
+            return Ok(0);
         }
         let esize = m.ty.bytes() as usize;
         let first = exec.trailing_zeros() as usize;
@@ -46,21 +47,17 @@ impl Ctx<'_> {
         for l in lanes(if done { 0 } else { exec }) {
             let (sp, a) = resolve(m.space, addrs[l]);
             if matches!(sp, StateSpace::Const | StateSpace::Param) {
-                return Err(self.fault(
-                    w,
-                    pc,
-                    l,
-                    "write (read-only state space)",
-                    sp,
-                    a,
-                    esize as u32,
-                ));
+                let what = "write (read-only state space)";
+                self.note_fault(w, pc, l, what, sp, a, esize as u32);
+                return Ok(0);
             }
             for k in 0..usize::from(m.vec) {
                 let v = self.read(w, inst.src[k], l);
                 let ea = a.wrapping_add((k * esize) as u64);
-                self.access(w, l, sp, ea, esize, Some(v))
-                    .ok_or_else(|| self.fault(w, pc, l, "write", sp, ea, esize as u32))?;
+                if self.access(w, l, sp, ea, esize, Some(v)).is_none() {
+                    self.note_fault(w, pc, l, "write", sp, ea, esize as u32);
+                    return Ok(0);
+                }
             }
         }
         if exec == 0 {

@@ -82,6 +82,8 @@ pub struct Ctx<'a> {
     pub last_runs: &'a mut [u64],
     /// What the block leaves for the L2 and timing passes.
     pub log: &'a mut BlockLog,
+    /// The SM's memory errors so far ([`crate::exec::faults`]).
+    pub faults: &'a mut crate::exec::faults::Faults,
     /// The block's pending `bar.red`.
     pub sync: super::sync::BlockSync,
     /// A warp's turn ends where it stalls on a load it issued ([`super::turns`],

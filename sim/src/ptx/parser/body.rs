@@ -56,7 +56,7 @@ impl<'s> Parser<'s> {
                     return self.reg_decl(f);
                 }
                 "loc" | "file" => {
-                    self.skip_line();
+                    self.line_info();
                     return Ok(());
                 }
                 "pragma" => {
@@ -248,6 +248,7 @@ impl<'s> Parser<'s> {
                 args: vec![],
                 span: start.start..self.span().start,
                 line,
+                loc: self.loc,
             });
         };
         let mut args = vec![];
@@ -270,6 +271,7 @@ impl<'s> Parser<'s> {
             args,
             span: start.start..self.span().start,
             line,
+            loc: self.loc,
         })
     }
 

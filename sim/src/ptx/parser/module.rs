@@ -26,6 +26,7 @@ impl<'s> Parser<'s> {
             let e = self.error("missing .version directive at the start of the file");
             self.errors.push(e);
         }
+        m.files = std::mem::take(&mut self.files);
         m
     }
 
@@ -93,7 +94,7 @@ impl<'s> Parser<'s> {
                     ));
                 }
             }
-            "file" | "loc" => self.skip_line(),
+            "file" | "loc" => self.line_info(),
             "section" => {
                 self.bump();
                 while self.peek() != Some(Token::LBrace) && self.peek().is_some() {
@@ -192,6 +193,7 @@ impl<'s> Parser<'s> {
         self.expect(Token::LBrace, "`{` opening the function body")?;
         self.fn_regs.clear();
         self.labels = vec![Default::default()];
+        self.loc = None;
         self.block(&mut f);
         Ok(Some(f))
     }

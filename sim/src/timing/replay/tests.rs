@@ -58,6 +58,7 @@ fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
         name: "t".into(),
         insts,
         lines: vec![0; n],
+        locs: vec![None; n],
         texts: vec![String::new(); n],
         num_regs: 8,
         reg_slots: vec![1; 8],
