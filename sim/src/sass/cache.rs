@@ -96,6 +96,21 @@ pub fn write(dir: Option<&Path>, key: &str, log: &str) {
     }
 }
 
+/// The text kept under `key` ([`read`]), else what `make` gives, kept ([`write`]); `make`'s
+/// error is returned and nothing is kept.
+pub fn read_or_make(
+    dir: Option<&Path>,
+    key: &str,
+    make: impl FnOnce() -> Result<String, String>,
+) -> Result<String, String> {
+    if let Some(text) = read(dir, key) {
+        return Ok(text);
+    }
+    let text = make()?;
+    write(dir, key, &text);
+    Ok(text)
+}
+
 fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;

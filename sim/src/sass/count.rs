@@ -53,7 +53,8 @@ pub fn count(
     let x = block_counts(f, &cfg, &counts, warps)?;
     let mut c = SassCounts::default();
     let mut exact = [0f64; 7];
-    let mut guarded: std::collections::BTreeMap<(usize, u32), f64> = Default::default();
+    // Per (counter slot, PTX line) of the predicated copies: their count, and how many there are.
+    let mut guarded: std::collections::BTreeMap<(usize, u32), (f64, f64)> = Default::default();
     let mut ldc_requests: HashMap<u32, f64> = HashMap::new();
     for (i, inst) in f.insts.iter().enumerate() {
         // Block counts are whole warps where the program pins them; the solver's last digits
@@ -64,26 +65,23 @@ pub fn count(
         } else {
             raw
         };
+        let slot = slot_of(inst);
+        if let (Some(slot), false) = (slot, inst.guard.is_empty()) {
+            let g = guarded.entry((slot, inst.ptx_line)).or_default();
+            g.0 += n.max(0.0);
+            g.1 += 1.0;
+            if slot == 5 {
+                ldc_requests.insert(inst.ptx_line, requests_per_ldc(inst, lines));
+            }
+        }
         if n <= 0.0 {
             continue;
         }
         exact[0] += n;
         *c.per_line.entry(inst.ptx_line).or_default() += n.round() as u64;
-        let slot = match inst.base() {
-            "LDS" => 1,
-            "STS" => 2,
-            "LDG" => 3,
-            "STG" => 4,
-            "LDC" => 5,
-            _ => continue,
-        };
-        if !inst.guard.is_empty() {
-            *guarded.entry((slot, inst.ptx_line)).or_default() += n;
-            if slot == 5 {
-                ldc_requests.insert(inst.ptx_line, requests_per_ldc(inst, lines));
-            }
+        let Some(slot) = slot.filter(|_| inst.guard.is_empty()) else {
             continue;
-        }
+        };
         exact[slot] += n;
         if slot == 5 {
             exact[6] += n * requests_per_ldc(inst, lines);
@@ -93,14 +91,9 @@ pub fn count(
     // one lane's guard holds: a predicated copy (if-converted, or guarded in the PTX) at most as
     // often as the PTX line ran. (A line ptxas turned into several predicated LDCs, a select
     // chain over a by-value array, is counted in full: which of them have a lane on is not known.)
-    for ((slot, line), n) in guarded {
+    for ((slot, line), (n, copies)) in guarded {
         let ran = lines.get(&line).map_or(0.0, |l| l.count.executed as f64);
-        let copies = f
-            .insts
-            .iter()
-            .filter(|i| i.ptx_line == line && !i.guard.is_empty() && i.base() == inst_base(slot))
-            .count() as f64;
-        let n = n.min(ran * copies.max(1.0));
+        let n = n.min(ran * copies);
         exact[slot] += n;
         if slot == 5 {
             exact[6] += n * ldc_requests.get(&line).copied().unwrap_or(1.0);
@@ -117,9 +110,16 @@ pub fn count(
     Ok(c)
 }
 
-/// The opcode of counter slot `slot` of [`count`].
-fn inst_base(slot: usize) -> &'static str {
-    ["", "LDS", "STS", "LDG", "STG", "LDC"][slot]
+/// The counter slot of `inst` in [`count`]: LDS 1, STS 2, LDG 3, STG 4, LDC 5; `None` for others.
+fn slot_of(inst: &Inst) -> Option<usize> {
+    match inst.base() {
+        "LDS" => Some(1),
+        "STS" => Some(2),
+        "LDG" => Some(3),
+        "STG" => Some(4),
+        "LDC" => Some(5),
+        _ => None,
+    }
 }
 
 /// Requests of one LDC execution: 1 for a fixed address (`c[0x0][0x218]`); for an indexed one

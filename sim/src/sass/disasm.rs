@@ -20,25 +20,9 @@ use std::time::Duration;
 pub const NVDISASM_HINT: &str =
     "pip install nvidia-cuda-nvdisasm (no GPU needed), or a CUDA toolkit on the PATH";
 
-/// An nvdisasm that runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Disassembler {
-    /// The binary.
-    pub path: PathBuf,
-    /// Its release, `(13, 5)`.
-    pub release: (u32, u32),
-    /// Its full version, `13.5.37`: part of the cache key.
-    pub version: String,
-    /// The `SM` architectures its `--help` lists (`'SM90'`), ascending; empty: not listed.
-    pub archs: Vec<(u32, u32)>,
-}
-
-impl Disassembler {
-    /// Whether it disassembles code for compute capability `cc`.
-    pub fn serves(&self, cc: (u32, u32)) -> bool {
-        self.archs.is_empty() || self.archs.contains(&cc)
-    }
-}
+/// An nvdisasm that runs: the same facts as a ptxas (path, release, version, the architectures
+/// its `--help` lists, as `SM90` there).
+pub type Disassembler = Tool;
 
 /// The nvdisasm of `choice`: `Ok(None)` when off or none is found (auto: the first of
 /// [`candidates`] that runs, remembered for the process); an error saying why a given path does
@@ -167,23 +151,19 @@ pub fn listing_text(
     let mut keyed = args.to_vec();
     keyed.push(format!("nvdisasm {} -gp -c", nv.version));
     let key = cache::key(&ptxas.version, &keyed, &target.text);
-    let dir = settings.cache.resolve();
-    if let Some(text) = cache::read(dir.as_deref(), &key) {
-        return Ok(text);
-    }
-    let text = run_in_scratch(ptxas, &target, &args, name, settings, |cubin, _| {
-        let mut cmd = Command::new(&nv.path);
-        cmd.args(["-gp", "-c"]).arg(cubin);
-        let out = run_bounded(&mut cmd, settings.timeout)
-            .map_err(|e| format!("{}: {e}", nv.path.display()))?;
-        if !out.status.success() {
-            let why = out.stderr.lines().next().unwrap_or("no message").trim();
-            return Err(format!("nvdisasm failed ({}): {why}", out.status));
-        }
-        Ok(out.stdout)
-    })?;
-    cache::write(dir.as_deref(), &key, &text);
-    Ok(text)
+    cache::read_or_make(settings.cache.resolve().as_deref(), &key, || {
+        run_in_scratch(ptxas, &target, &args, name, settings, |cubin, _| {
+            let mut cmd = Command::new(&nv.path);
+            cmd.args(["-gp", "-c"]).arg(cubin);
+            let out = run_bounded(&mut cmd, settings.timeout)
+                .map_err(|e| format!("{}: {e}", nv.path.display()))?;
+            if !out.status.success() {
+                let why = out.stderr.lines().next().unwrap_or("no message").trim();
+                return Err(format!("nvdisasm failed ({}): {why}", out.status));
+            }
+            Ok(out.stdout)
+        })
+    })
 }
 
 #[cfg(test)]

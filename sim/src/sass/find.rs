@@ -23,7 +23,7 @@ CUDA toolkit in $CUDA_HOME or /usr/local/cuda, or --ptxas PATH";
 /// How long `ptxas --version`, `ptxas --help` and the Python probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// A ptxas that runs.
+/// A ptxas (or an nvdisasm: [`super::disasm::Disassembler`]) that runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tool {
     /// The binary.

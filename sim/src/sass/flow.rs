@@ -28,7 +28,8 @@
 //! then takes the fewest instructions (the longest unrolled runs).
 //!
 //! Measured against Nsight Compute's `smsp__inst_executed.sum` on the H200: 84 of the 84 bundled
-//! launches and 38 of the 42 launches of tests/fixtures/suite37 within 3% (the note of issue 37).
+//! launches (tests/measured_h200.rs) and 38 of the 42 launches of tests/fixtures/suite37 within 3%
+//! (its README: `table.py`).
 
 use super::listing::{Function, Inst};
 use microlp::{ComparisonOp, LinearExpr, OptimizationDirection, Problem};

@@ -228,15 +228,11 @@ pub fn assemble(
     let target = retarget(ptx, cc);
     let args = ["-v".to_string(), format!("-arch={}", target.arch)];
     let key = cache::key(&tool.version, &args, &target.text);
-    let dir = settings.cache.resolve();
-    if let Some(log) = cache::read(dir.as_deref(), &key) {
-        return Ok(log);
-    }
-    let log = run_in_scratch(tool, &target, &args, name, settings, |_, log| {
-        Ok(log.to_string())
-    })?;
-    cache::write(dir.as_deref(), &key, &log);
-    Ok(log)
+    cache::read_or_make(settings.cache.resolve().as_deref(), &key, || {
+        run_in_scratch(tool, &target, &args, name, settings, |_, log| {
+            Ok(log.to_string())
+        })
+    })
 }
 
 /// Runs `tool` with `args` on `target`'s text in a new scratch directory
