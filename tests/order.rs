@@ -16,10 +16,14 @@ fn path(rel: &str) -> String {
     format!("{}/../{rel}", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// (workload, `--set`s): sizes that fill several waves of the H200's 132 SMs in a second or so.
+/// (workload, `--set`s): sizes that fill several waves of the H200's 132 SMs in a second or so
+/// (a debug build takes a few; ray's fixed 1024x1024 image the longest).
 const CASES: &[(&str, &[(&str, i64)])] = &[
-    ("tests/fixtures/interleave/interleave.toml", &[]),
-    ("conv2d", &[]),
+    (
+        "tests/fixtures/interleave/interleave.toml",
+        &[("rows_iters", 128), ("mixed_iters", 64)],
+    ),
+    ("conv2d", &[("n", 512)]),
     ("ray", &[]),
     ("stencil_1d", &[("n", 1 << 20)]),
     ("transpose", &[("n", 1024)]),

@@ -110,7 +110,8 @@ pub(crate) mod testing {
     }
 
     /// `configs/{gpu}.toml`, bundled workload `name`, and options setting its parameters `sets`
-    /// and keeping its outputs: what a test runs with [`crate::run::run_workload`].
+    /// and keeping its outputs: what a test runs with [`crate::run::run_workload`]. ptxas is
+    /// off: these tests compare two execution paths, which the SASS counts do not enter.
     pub(crate) fn bundled(
         gpu: &str,
         name: &str,
@@ -126,6 +127,7 @@ pub(crate) mod testing {
         let opts = crate::run::Options {
             sets: sets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             keep_outputs: true,
+            ptxas: crate::sass::Settings::off(),
             ..Default::default()
         };
         (cfg, w, opts)

@@ -231,15 +231,27 @@ impl<'s> Parser<'s> {
         self.error_at(self.span(), &found)
     }
 
-    /// Skips past the next `;` (or up to a `}` closing the current scope).
+    /// Skips past the next `;` (or up to a `}` closing the current scope). Braces opened while
+    /// skipping are skipped with their contents: otherwise each `}` of a bad statement's
+    /// nested operand (`{{{...}}}`, 30,000 deep) would close a scope and become an error of its
+    /// own, each quoting the same long line.
     fn recover(&mut self) {
+        let mut depth = 0usize;
         while let Some(t) = self.peek() {
             match t {
-                Token::Semi => {
+                Token::Semi if depth == 0 => {
                     self.pos += 1;
                     return;
                 }
-                Token::RBrace => return,
+                Token::RBrace if depth == 0 => return,
+                Token::LBrace => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                Token::RBrace => {
+                    depth -= 1;
+                    self.pos += 1;
+                }
                 _ => self.pos += 1,
             }
         }

@@ -79,20 +79,21 @@ fn candidates(name: &str, w: &Workload) -> Vec<String> {
     }
     if !base.is_empty() {
         v.push(base.clone());
-        let beside = |of: &str| {
-            Path::new(of)
-                .parent()
-                .map(|d| d.join(&base).to_string_lossy().replace('\\', "/"))
+        // A workload may name its PTX or CUDA file by an absolute path: what lies beside it is
+        // then looked for as written (`=`), not relative to the workload file.
+        let at = |d: &Path| {
+            let p = d.join(&base).to_string_lossy().replace('\\', "/");
+            if d.is_absolute() { format!("={p}") } else { p }
         };
-        if let Some(cu) = &w.cuda {
-            v.extend(beside(cu));
+        if let Some(dir) = w.cuda.as_deref().and_then(|cu| Path::new(cu).parent()) {
+            v.push(at(dir));
         }
         if !w.ptx.is_empty() {
             if let Some(dir) = Path::new(&w.ptx).parent() {
-                v.push(dir.join(&base).to_string_lossy().replace('\\', "/"));
+                v.push(at(dir));
                 if let Some(up) = dir.parent() {
                     if !dir.as_os_str().is_empty() {
-                        v.push(up.join(&base).to_string_lossy().replace('\\', "/"));
+                        v.push(at(up));
                     }
                 }
             }
@@ -143,6 +144,34 @@ mod tests {
         assert_eq!(f[0].line(1), text.lines().next());
         assert_eq!(f[0].line(0), None);
         assert_eq!(f[0].line(1_000_000), None);
+    }
+
+    #[test]
+    fn a_cu_beside_a_ptx_named_by_an_absolute_path_is_found() {
+        let dir = std::env::temp_dir().join(format!("gpumemsim-sources-{}", std::process::id()));
+        let (kdir, wdir) = (dir.join("kernels"), dir.join("workloads"));
+        std::fs::create_dir_all(&kdir).unwrap();
+        std::fs::create_dir_all(&wdir).unwrap();
+        std::fs::copy(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/add_one.ptx"),
+            kdir.join("add_one.ptx"),
+        )
+        .unwrap();
+        std::fs::write(kdir.join("add_one.cu"), "// line one\n").unwrap();
+        let toml = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/add_one.toml"
+        ))
+        .unwrap()
+        .replace(
+            "ptx = \"add_one.ptx\"",
+            &format!("ptx = {:?}", kdir.join("add_one.ptx").to_string_lossy()),
+        );
+        std::fs::write(wdir.join("w.toml"), toml).unwrap();
+        let w = Workload::resolve(&wdir.join("w.toml").to_string_lossy()).unwrap();
+        let f = find(&[(1, "/home/someone/add_one.cu".into())], &w);
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(f[0].line(1), Some("// line one"));
     }
 
     #[test]

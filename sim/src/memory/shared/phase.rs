@@ -349,7 +349,7 @@ mod tests {
     #[test]
     fn fast_paths_match_the_definition() {
         let (mut runs, mut columns) = (0, 0);
-        for access in random_accesses(200_000) {
+        for access in random_accesses(50_000) {
             for banks in [B4, B8, B16, B64] {
                 let phase = lanes_per_phase(access.bytes, banks) as usize;
                 for start in (0..WARP).step_by(phase) {
@@ -384,7 +384,7 @@ mod tests {
             }
         }
         // The runs path was taken often enough to be tested.
-        assert!(runs > 100_000 && columns > 10_000, "{runs} {columns}");
+        assert!(runs > 25_000 && columns > 2_500, "{runs} {columns}");
     }
 
     #[test]
