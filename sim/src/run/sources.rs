@@ -83,7 +83,11 @@ fn candidates(name: &str, w: &Workload) -> Vec<String> {
         // then looked for as written (`=`), not relative to the workload file.
         let at = |d: &Path| {
             let p = d.join(&base).to_string_lossy().replace('\\', "/");
-            if d.is_absolute() { format!("={p}") } else { p }
+            if d.is_absolute() {
+                format!("={p}")
+            } else {
+                p
+            }
         };
         if let Some(dir) = w.cuda.as_deref().and_then(|cu| Path::new(cu).parent()) {
             v.push(at(dir));
