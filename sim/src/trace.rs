@@ -293,6 +293,10 @@ pub struct BlockLog {
     /// work (in that order, as the passes found them), so that the L2 pass of one wave and the
     /// timing pass of the previous one share nothing.
     pub ldc: [Vec<(f64, f64)>; 2],
+    /// Requests of its LDCs that missed the SM's nearest constant cache: what the GPC's constant
+    /// cache (GCC) was asked for, whichever level then served them (by [`crate::timing::price`]
+    /// and the L2 pass).
+    pub const_far: u64,
     /// The LDCs the constant caches served, in issue order ([`Served::Ldc`]).
     pub ldcs: Vec<LdcRec>,
     /// Where their requests were served ([`LdcRec::start`]).
@@ -317,6 +321,7 @@ impl BlockLog {
         self.consts.clear();
         self.served.clear();
         self.ldc.iter_mut().for_each(Vec::clear);
+        self.const_far = 0;
         self.ldcs.clear();
         self.levels.clear();
     }

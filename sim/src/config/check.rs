@@ -207,6 +207,7 @@ fn sm(s: &Sm) -> Check {
     int_range("sm.max_threads", s.max_threads.into(), 32, 4096)?;
     int_range("sm.max_warps", s.max_warps.into(), 1, 128)?;
     int_range("sm.max_blocks", s.max_blocks.into(), 1, 64)?;
+    int_range("sm.gpcs", s.gpcs.into(), 1, s.count.into())?;
     int_range(
         "sm.max_threads_per_block",
         s.max_threads_per_block.into(),
@@ -294,6 +295,13 @@ fn constant(c: &Constant, cc_major: u32) -> Check {
         c.misses_in_flight,
         0.0,
         true,
+        64.0,
+    )?;
+    float_range(
+        "constant.gcc_requests_per_cycle",
+        c.gcc_requests_per_cycle,
+        0.0,
+        false,
         64.0,
     )?;
     int_range(

@@ -26,6 +26,11 @@ pub struct Gpu {
 pub struct Sm {
     /// Number of SMs on the GPU (1 to 1024).
     pub count: u32,
+    /// Graphics processing clusters (GPCs) the SMs are grouped in (1 to `count`): SM `i` is in
+    /// GPC `i % gpcs`, as consecutive SM ids lie in different GPCs on an H200 (its first 16 SMs
+    /// fetched the constant table into all 8 GPC constant caches:
+    /// `validate/measurements/h200/ubench`, I).
+    pub gpcs: u32,
     /// SM (core) clock in MHz (> 0, <= 10000); all `*_cycles` values count this clock.
     pub clock_mhz: f64,
     /// Threads per warp; must be 32.
@@ -118,6 +123,10 @@ pub struct Constant {
     /// Constant-cache misses an SM keeps in flight (> 0, <= 64): a request served by a farther
     /// level occupies the constant pipeline for that level's latency divided by this.
     pub misses_in_flight: f64,
+    /// Requests per cycle that one GPC's constant cache (GCC, the level behind each SM's
+    /// constant L1) serves for all the SMs of its GPC together (>= 0, <= 64; 0: no such limit):
+    /// every LDC address that misses an SM's nearest constant cache is one request.
+    pub gcc_requests_per_cycle: f64,
     /// Latency of a warp-uniform constant operand that hits the immediate constant cache (IMC),
     /// in SM cycles (0 to 1000).
     pub imc_latency_cycles: u32,

@@ -122,6 +122,7 @@ pub(super) fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log:
                     })
                     .collect();
                 log.ldc[1].extend(costs.ldc_work(pc, &served));
+                log.const_far += crate::timing::price::far_requests(&served);
                 ReqOut {
                     lat: costs.constant_load(&served),
                     ..Default::default()

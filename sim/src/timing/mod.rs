@@ -41,7 +41,7 @@ pub mod pace;
 
 mod costs;
 mod maps;
-mod price;
+pub(crate) mod price;
 #[cfg(test)]
 mod tests;
 mod work;
@@ -86,6 +86,35 @@ pub struct Timing {
     pub bound: &'static str,
     /// Every bound in cycles, for reports.
     pub bounds: Vec<(&'static str, f64)>,
+}
+
+/// The GPC constant caches' throughput bound, in cycles: per GPC, from its SMs' first LDC, the
+/// requests their constant L1s missed at [`crate::config::schema::Constant::gcc_requests_per_cycle`]
+/// (SM `i` in GPC `i % gpcs`); the slowest GPC. `None` where the config sets no such limit or
+/// no LDC missed. Source: 132 SMs missing the constant L1 together cost each SM 2x-2.5x what one
+/// SM alone pays, the same whichever SMs run; Nsight Compute counts 0.50 GCC requests per cycle
+/// per GPC at 66 and at 132 SMs, with k = 1 or 32 addresses per warp
+/// (`validate/measurements/h200/ubench`, I).
+pub fn gcc_bound(cfg: &GpuConfig, sms: &[SmWork]) -> Option<f64> {
+    let rate = cfg.constant.gcc_requests_per_cycle;
+    let gpcs = cfg.sm.gpcs.max(1) as usize;
+    if rate <= 0.0 {
+        return None;
+    }
+    let mut per_gpc = vec![(0u64, f64::INFINITY); gpcs];
+    for (i, w) in sms.iter().enumerate() {
+        if w.const_far == 0 {
+            continue;
+        }
+        let g = &mut per_gpc[i % gpcs];
+        g.0 += w.const_far;
+        g.1 = g.1.min(w.starts.of(Unit::Ldc));
+    }
+    per_gpc
+        .iter()
+        .filter(|g| g.0 > 0)
+        .map(|&(n, start)| start + n as f64 / rate)
+        .reduce(f64::max)
 }
 
 /// Combines per-SM work and GPU-wide traffic into the launch time.
@@ -153,6 +182,9 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic, block_warps: 
             "constant",
             st.of(Unit::Ldc) + w.const_cycles.max(w.const_miss_cycles) + w.barrier_cycles,
         );
+    }
+    if let Some(b) = gcc_bound(cfg, sms) {
+        worst("constant", b);
     }
     // L2: reads at the read bandwidth; writes at the write bandwidth or the write-request rate,
     // whichever is slower; the write stream cannot start before the first store.

@@ -27,9 +27,12 @@ pub fn price(costs: &Costs, log: &mut BlockLog, ldc_lats: &mut Vec<u32>) {
     ldc_lats.clear();
     for r in &log.ldcs {
         let (lat, work) = if r.start == r.end {
+            log.const_far += u64::from(r.misses);
             costs.constant_costs_near(r.requests, r.misses)
         } else {
-            costs.constant_costs(&log.levels[r.start as usize..r.end as usize])
+            let levels = &log.levels[r.start as usize..r.end as usize];
+            log.const_far += far_requests(levels);
+            costs.constant_costs(levels)
         };
         ldc_lats.push(lat);
         if costs.sass.at(r.pc).ldc > 0 {
@@ -52,6 +55,14 @@ pub fn price(costs: &Costs, log: &mut BlockLog, ldc_lats: &mut Vec<u32>) {
             priced(&mut e.lat);
         }
     }
+}
+
+/// How many of the `served` requests of an LDC missed the SM's nearest constant cache.
+pub fn far_requests(served: &[crate::memory::Level]) -> u64 {
+    served
+        .iter()
+        .filter(|l| !matches!(l, crate::memory::Level::Cache(0)))
+        .count() as u64
 }
 
 #[cfg(test)]

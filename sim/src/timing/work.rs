@@ -98,6 +98,9 @@ pub struct SmWork {
     pub const_cycles: f64,
     /// Cycles of constant-cache misses in flight ([`Costs::constant_work`]).
     pub const_miss_cycles: f64,
+    /// LDC requests that missed the SM's nearest constant cache and went to its GPC's constant
+    /// cache ([`crate::trace::BlockLog::const_far`]).
+    pub const_far: u64,
     /// Shared-memory wavefronts.
     pub shared_wavefronts: u64,
     /// Cycle (of the current wave) by which this SM's share of the DRAM bandwidth has moved all
@@ -190,6 +193,7 @@ impl SmWork {
             self.shared_wavefronts,
         );
         self.const_cycles = exf(first.const_cycles, snap.const_cycles, self.const_cycles);
+        self.const_far = ex(first.const_far, snap.const_far, self.const_far);
         self.const_miss_cycles = exf(
             first.const_miss_cycles,
             snap.const_miss_cycles,
