@@ -408,6 +408,7 @@ pub(crate) fn execute_with(
                 l2_read_sectors: c.l2_read_sectors + c.l2_atom_sectors + c.l2_red_sectors,
                 l2_write_sectors: c.l2_write_sectors,
                 dram_bytes: c.dram_read_bytes + c.dram_write_bytes,
+                atomic_line_cycles: stats.atomic_line_cycles,
             },
             p.dims.block_threads().div_ceil(32),
         );

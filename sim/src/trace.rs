@@ -297,6 +297,10 @@ pub struct BlockLog {
     /// cache (GCC) was asked for, whichever level then served them (by [`crate::timing::price`]
     /// and the L2 pass).
     pub const_far: u64,
+    /// Per global atomic warp instruction, each 128-byte line it updates (its address / 128) and
+    /// the passes the L2 atomic unit makes over it: per sector, the lanes on its busiest word
+    /// (the L2 pass adds up each line's: [`crate::memory::system::L2Model::count_atomics`]).
+    pub atomic_words: Vec<(u64, u32)>,
     /// The LDCs the constant caches served, in issue order ([`Served::Ldc`]).
     pub ldcs: Vec<LdcRec>,
     /// Where their requests were served ([`LdcRec::start`]).
@@ -322,6 +326,7 @@ impl BlockLog {
         self.served.clear();
         self.ldc.iter_mut().for_each(Vec::clear);
         self.const_far = 0;
+        self.atomic_words.clear();
         self.ldcs.clear();
         self.levels.clear();
     }

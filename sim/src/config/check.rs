@@ -207,7 +207,7 @@ fn sm(s: &Sm) -> Check {
     int_range("sm.max_threads", s.max_threads.into(), 32, 4096)?;
     int_range("sm.max_warps", s.max_warps.into(), 1, 128)?;
     int_range("sm.max_blocks", s.max_blocks.into(), 1, 64)?;
-    int_range("sm.gpcs", s.gpcs.into(), 1, s.count.into())?;
+    int_range("sm.gpcs", s.gpcs.into(), 0, s.count.into())?;
     int_range(
         "sm.max_threads_per_block",
         s.max_threads_per_block.into(),
@@ -378,6 +378,8 @@ fn l2(l: &L2) -> Check {
     float_range("l2.write_bandwidth_bytes_per_cycle", w, 0.0, false, 1e6)?;
     let r = l.write_requests_per_cycle;
     float_range("l2.write_requests_per_cycle", r, 0.0, false, 1e6)?;
+    let a = l.same_address_atomic_cycles;
+    float_range("l2.same_address_atomic_cycles", a, 0.0, false, 1e6)?;
     let f = l.fill_bytes;
     if f < l.sector_bytes
         || f > l.line_bytes

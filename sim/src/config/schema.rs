@@ -29,7 +29,8 @@ pub struct Sm {
     /// Graphics processing clusters (GPCs) the SMs are grouped in (1 to `count`): SM `i` is in
     /// GPC `i % gpcs`, as consecutive SM ids lie in different GPCs on an H200 (its first 16 SMs
     /// fetched the constant table into all 8 GPC constant caches:
-    /// `validate/measurements/h200/ubench`, I).
+    /// `validate/measurements/h200/ubench`, I). Optional: 0 (the default) counts as 1.
+    #[serde(default)]
     pub gpcs: u32,
     /// SM (core) clock in MHz (> 0, <= 10000); all `*_cycles` values count this clock.
     pub clock_mhz: f64,
@@ -125,7 +126,9 @@ pub struct Constant {
     pub misses_in_flight: f64,
     /// Requests per cycle that one GPC's constant cache (GCC, the level behind each SM's
     /// constant L1) serves for all the SMs of its GPC together (>= 0, <= 64; 0: no such limit):
-    /// every LDC address that misses an SM's nearest constant cache is one request.
+    /// every LDC address that misses an SM's nearest constant cache is one request. Optional: 0
+    /// (the default).
+    #[serde(default)]
     pub gcc_requests_per_cycle: f64,
     /// Latency of a warp-uniform constant operand that hits the immediate constant cache (IMC),
     /// in SM cycles (0 to 1000).
@@ -219,6 +222,12 @@ pub struct L2 {
     /// SM clock cycle (0 to 1e6). Optional: 0 (the default) does not limit them.
     #[serde(default)]
     pub write_requests_per_cycle: f64,
+    /// SM cycles of one pass of the L2 atomic unit over a sector (0 to 1e6): a pass performs one
+    /// operation on each word of the sector, so the lanes of a warp request on one word take one
+    /// pass each, and the requests to one 128-byte line are performed one after another.
+    /// Optional: 0 (the default) does not limit them.
+    #[serde(default)]
+    pub same_address_atomic_cycles: f64,
     /// Bytes an L2 read miss fetches from DRAM: the missing sector, or the aligned block of
     /// sectors around it (a multiple of `sector_bytes`, at most `line_bytes`).
     pub fill_bytes: u32,

@@ -176,4 +176,7 @@ pub struct LaunchStats {
     /// With [`Launch::probe_order`]: how far the functional order of SM 0's global and local
     /// accesses agrees with the replay's.
     pub order: Option<crate::trace::order::Agreement>,
+    /// Cycles the L2 atomic unit spent on its busiest line (requests to one line are performed one
+    /// after another). A sampled launch's is scaled by its waves over those simulated.
+    pub atomic_line_cycles: f64,
 }

@@ -246,6 +246,7 @@ impl MemorySystem {
         let mut l2 = L2Model {
             l2: SectorCache::new(l2g),
             p: params,
+            atomic_ops: Default::default(),
         };
         // Line records only where the L2 pass takes them as they stand ([`L2Lines`]).
         let line_records = line_records && params.line_records && l2.lines().is_some();

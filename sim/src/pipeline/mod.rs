@@ -442,6 +442,11 @@ pub fn run_with(
         stats.sms.push(st.work);
     }
     stats.counters = counters;
+    let busiest = mem.l2.take_busiest_atomic_line();
+    stats.atomic_line_cycles = match &stats.sampled {
+        Some(s) if s.simulated > 0 => busiest * s.waves as f64 / s.simulated as f64,
+        _ => busiest,
+    };
     Ok(stats)
 }
 

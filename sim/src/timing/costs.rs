@@ -24,6 +24,8 @@ pub struct Costs {
     pub const_serial: f64,
     /// Constant-cache misses in flight per SM.
     pub const_misses_in_flight: f64,
+    /// L2 atomic unit: cycles per operation on one word (`l2.same_address_atomic_cycles`).
+    pub atomic_word: f64,
     /// DRAM bytes per SM cycle available to one SM (its share of the GPU's bandwidth).
     pub dram_bytes_per_cycle_per_sm: f64,
     /// Cycles from the last warp's arrival at a barrier to its release, besides the per-warp part.
@@ -70,6 +72,7 @@ impl Costs {
             dram: cfg.dram.latency_cycles,
             const_serial: 1.0 / cfg.constant.addresses_per_cycle,
             const_misses_in_flight: cfg.constant.misses_in_flight,
+            atomic_word: cfg.l2.same_address_atomic_cycles,
             dram_bytes_per_cycle_per_sm: cfg.dram_bytes_per_cycle() / f64::from(cfg.sm.count),
             barrier_latency: cfg.sm.barrier_latency_cycles,
             barrier_per_warp: cfg.sm.barrier_cycles_per_warp,
@@ -191,6 +194,15 @@ impl Costs {
     pub fn dram_queued(&self, queued_bytes: u64) -> u32 {
         (f64::from(self.dram) + queued_bytes as f64 / self.dram_bytes_per_cycle_per_sm).round()
             as u32
+    }
+
+    /// Cycles the L2 atomic unit spends on one warp request to a line that takes `passes`
+    /// passes (per sector, the lanes on its busiest word): one operation per word of a sector in
+    /// each pass (\[microbenchmark\] `validate/measurements/h200/ubench`, J: 32 lanes on one word
+    /// 46.6 cycles, on 2 words of a sector 23.4, on 4 11.8, one lane 1.5, 8 words of one sector
+    /// 4.8, 32 words of a line's 4 sectors 5.2). 0 where the config does not model it.
+    pub fn atomic_line(&self, passes: u32) -> f64 {
+        f64::from(passes) * self.atomic_word
     }
 
     /// Latency in cycles of a shared-memory access that took `wavefronts` bank passes

@@ -72,6 +72,9 @@ pub struct Traffic {
     pub l2_write_sectors: u64,
     /// DRAM bytes read and written.
     pub dram_bytes: u64,
+    /// Cycles of the L2 atomic unit on its busiest line
+    /// ([`crate::exec::LaunchStats::atomic_line_cycles`]).
+    pub atomic_line_cycles: f64,
 }
 
 /// The predicted time of a launch and what bounds it.
@@ -222,6 +225,12 @@ pub fn estimate(cfg: &GpuConfig, sms: &[SmWork], traffic: Traffic, block_warps: 
     worst(
         "l2",
         (first_load + reads + writes).max(first_store + writes),
+    );
+    // The L2 atomic unit performs the requests to one line one after another
+    // ([`Costs::atomic_line`]).
+    worst(
+        "l2",
+        first_store.min(first_load) + traffic.atomic_line_cycles,
     );
     worst(
         "dram",

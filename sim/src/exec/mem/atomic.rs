@@ -107,6 +107,7 @@ impl Ctx<'_> {
             self.record(pc, Outcome::Uniform { imc: 0, idc: 1 });
         }
         let o = self.caches.atomic(self.pass.params, &access);
+        note_words(&mut self.log.atomic_words, &access);
         self.record(
             pc,
             Outcome::Atomic {
@@ -123,5 +124,28 @@ impl Ctx<'_> {
             // Acknowledged by L2, like a store.
             Served::Acknowledged.lat()
         }
+    }
+}
+
+/// Appends to `lines` each 128-byte line `access` updates, with the passes the L2 atomic unit
+/// makes over it: per 32-byte sector of the line, the lanes on its busiest word.
+fn note_words(lines: &mut Vec<(u64, u32)>, access: &WarpAccess) {
+    let mut lanes: smallvec::SmallVec<[u64; WARP]> = (0..WARP)
+        .filter(|&l| access.mask >> l & 1 == 1)
+        .map(|l| access.addrs[l])
+        .collect();
+    lanes.sort_unstable();
+    for line in lanes.chunk_by(|a, b| a / 128 == b / 128) {
+        let passes: usize = line
+            .chunk_by(|a, b| a / 32 == b / 32)
+            .map(|sector| {
+                sector
+                    .chunk_by(|a, b| a == b)
+                    .map(<[u64]>::len)
+                    .max()
+                    .unwrap_or(0)
+            })
+            .sum();
+        lines.push((line[0] / 128, passes as u32));
     }
 }

@@ -24,9 +24,27 @@ impl SmCaches {
 }
 
 impl L2Model {
+    /// Adds the L2 atomic unit's time for warp requests to lines: `lines` holds (line, lanes on
+    /// its busiest word) per request ([`crate::trace::BlockLog::atomic_words`]), `cycles` turns
+    /// one into cycles (`timing::Costs::atomic_line`).
+    pub fn count_atomics(&mut self, lines: &[(u64, u32)], cycles: impl Fn(u32) -> f64) {
+        for &(line, most) in lines {
+            *self.atomic_ops.entry(line).or_default() += cycles(most);
+        }
+    }
+
+    /// The most cycles the atomic unit spent on one line since the last call, and forgets them
+    /// (one launch's).
+    pub fn take_busiest_atomic_line(&mut self) -> f64 {
+        let most = self.atomic_ops.values().copied().fold(0.0, f64::max);
+        self.atomic_ops.clear();
+        most
+    }
+
     /// The read-modify-write of one L1 sector of an atomic in L2: a missing sector is fetched
     /// from DRAM first, then written, so the line becomes dirty. Lanes updating the same address
-    /// are one sector access (the L2 atomic unit serializes them; that time is not modelled).
+    /// are one sector access (the L2 atomic unit serializes them: [`L2Model::count_atomics`],
+    /// timed by `timing::estimate`).
     /// Returns where the old value came from.
     pub fn atomic(&mut self, sector: u64, t: &mut L2Outcome) -> Level {
         let level = self.read(sector, t);

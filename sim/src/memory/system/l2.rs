@@ -100,6 +100,9 @@ impl LineCounts {
 pub struct L2Model {
     pub(super) l2: SectorCache,
     pub(super) p: Params,
+    /// Cycles of the L2 atomic unit per 128-byte line in the launch so far
+    /// ([`L2Model::count_atomics`]).
+    pub(super) atomic_ops: rustc_hash::FxHashMap<u64, f64>,
 }
 
 impl L2Model {

@@ -59,6 +59,21 @@ __global__ void atom_k(unsigned* ctr, int naddr, int spacing, int iters, int one
     if (acc == 0xffffffffu) sink[0] = acc;
 }
 
+
+// L: one thread per block chases a dependent list through ctab: word i holds the index of the
+// next word, `stride` words on, wrapping within the first `words`; a warm-up pass, then `n`
+// timed loads. cycles[block] = cycles per load.
+__global__ void cchase(int n, long long* cycles, int* sink) {
+    if (threadIdx.x) return;
+    int j = 0;
+    for (int i = 0; i < n; i++) j = ctab[j];
+    long long t0 = clock64();
+    for (int i = 0; i < n; i++) j = ctab[j];
+    long long t1 = clock64();
+    cycles[blockIdx.x] = (t1 - t0) / n;
+    if (j == -1) sink[0] = j;
+}
+
 // K: each block's thread 0 spins until `cyc` clock cycles have passed.
 __global__ void spin(long long cyc) {
     if (threadIdx.x) return;
@@ -94,6 +109,27 @@ int main(int argc, char** argv) {
     CK(cudaFuncSetAttribute(cmiss, cudaFuncAttributeMaxDynamicSharedMemorySize, shm));
 
     // I. SM sets: the first n in %smid order, and n spread evenly over all SMs.
+    // `shared_units L WORDS STRIDE BLOCKS`: one chase launch only (for Nsight Compute).
+    auto run_l = [&](int words, int stride, int blocks) {
+        std::vector<int> t(16384, 0);
+        for (int i = 0; i < words; i += stride) t[i] = (i + stride) % words;
+        CK(cudaMemcpyToSymbol(ctab, t.data(), sizeof(int) * 16384));
+        CK(cudaMemset(cyc, 0, 8 * nsm));
+        cchase<<<blocks, 32>>>(4096, cyc, sink);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        std::vector<long long> c(nsm);
+        CK(cudaMemcpy(c.data(), cyc, 8 * nsm, cudaMemcpyDeviceToHost));
+        double sum = 0; for (int b = 0; b < blocks; b++) sum += c[b];
+        printf("L words_b=%d stride_b=%d blocks=%d cyc_per_load=%.1f\n", words * 4, stride * 4, blocks, sum / blocks);
+    };
+    if (argc == 5 && argv[1][0] == 'L') { run_l(atoi(argv[2]), atoi(argv[3]), atoi(argv[4])); return 0; }
+    if (argc == 2 && argv[1][0] == 'L') {
+        for (int stride : {16, 64})
+            for (int kb : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 40, 48, 56, 64})
+                for (int blocks : {1, nsm}) run_l(kb * 256, stride, blocks);
+        return 0;
+    }
     // `shared_units I SET N K STRIDE_WORDS MASK`: one launch of I only (for Nsight Compute).
     auto run_i = [&](const char* set, int n, int k, int stride, int mask, int iters) {
         std::vector<int> s(1024, 0);
