@@ -105,6 +105,22 @@ fn nvidia_roots_from_python() -> Vec<PathBuf> {
     }
 }
 
+/// `ptx` with the header directories `dirs` in its `.file` directives (`-lineinfo` names every
+/// header that holds code) replaced by a name of no machine's (`nvidia/cuda_runtime/include`, the
+/// wheel's own path, or `cuda/include`), so that the PTX is the same wherever it is made.
+pub fn unrooted(ptx: &str, dirs: &[PathBuf]) -> String {
+    let mut out = ptx.to_string();
+    for d in dirs {
+        let full = d.to_string_lossy();
+        let label = match full.rfind("/nvidia/") {
+            Some(i) => full[i + 1..].to_string(),
+            None => "cuda/include".to_string(),
+        };
+        out = out.replace(&format!("\"{full}/"), &format!("\"{label}/"));
+    }
+    out
+}
+
 /// NVRTC's `--include-path=DIR` options for `dirs`.
 pub fn include_options(dirs: &[PathBuf]) -> Vec<String> {
     dirs.iter()
@@ -130,6 +146,19 @@ mod tests {
         );
         assert!(wheel_includes([tmp.join("none")].into_iter()).is_empty());
         let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
+    fn header_paths_in_the_ptx_name_no_machine() {
+        let ptx = ".file 1 \"/k.cu\"\n.file 2 \"/home/u/.local/lib/python3.11/site-packages/nvidia/cuda_runtime/include/cuda_pipeline_helpers.h\"\n.file 3 \"/usr/local/cuda/include/mma.hpp\"";
+        let dirs = [
+            PathBuf::from("/home/u/.local/lib/python3.11/site-packages/nvidia/cuda_runtime/include"),
+            PathBuf::from("/usr/local/cuda/include"),
+        ];
+        assert_eq!(
+            unrooted(ptx, &dirs),
+            ".file 1 \"/k.cu\"\n.file 2 \"nvidia/cuda_runtime/include/cuda_pipeline_helpers.h\"\n.file 3 \"cuda/include/mma.hpp\""
+        );
     }
 
     #[test]

@@ -395,6 +395,7 @@ or clang: {CLANG_HINT}. (Or point the workload's `ptx` at PTX compiled elsewhere
                 err(m)
             }
         })?;
+        let ptx = headers::unrooted(&ptx, &headers::cuda_include_dirs());
         Compiled {
             ptx,
             compiler: format!("NVRTC {major}.{minor}"),

@@ -15,6 +15,7 @@ mod global;
 mod load;
 mod model;
 mod store;
+mod tensor;
 mod word;
 
 pub use address::resolve;

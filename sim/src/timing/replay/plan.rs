@@ -101,8 +101,11 @@ impl Plan {
         let kind = match inst.op {
             Op::BarSync | Op::BarRed(_) => Kind::Barrier,
             Op::Bra => Kind::Bra,
-            Op::Ld(_) => Kind::Load,
-            Op::St(_) => Kind::Drain,
+            // `ldmatrix` is priced as a shared load; `cp.async` and `stmatrix` as stores
+            // (issued, nothing waits for them: copies land at issue, `exec::mem::tensor`).
+            // `mma` takes the ALU's placeholder cost until the tensor pipe is modelled.
+            Op::Ld(_) | Op::Ldmatrix(_) => Kind::Load,
+            Op::St(_) | Op::CpAsync(_) | Op::Stmatrix(_) => Kind::Drain,
             Op::Atom(_) | Op::Red(_) if inst.dst[0] == NO_REG => Kind::Drain,
             Op::Atom(_) | Op::Red(_) => Kind::Load,
             Op::Shfl(_) => Kind::Shfl,
