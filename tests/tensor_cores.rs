@@ -183,3 +183,22 @@ fn every_mma_form_is_exact() {
     }
     assert_eq!(l.counters.mma_inst, 5);
 }
+
+#[test]
+fn wmma_gemm_is_exact_in_both_store_layouts() {
+    let ls = run("wmma");
+    let (m, n, k) = (32, 48, 64);
+    let (a, bt) = (ints(&ls[0], "A"), ints(&ls[1], "Bt"));
+    // Bt is B transposed (n x k): B[y][j] = Bt[j][y].
+    let b: Vec<i64> = (0..k * n).map(|x| bt[(x % n) * k + x / n]).collect();
+    let want = matmul(&a, &b, None, m, n, k);
+    let c: Vec<f32> = output(&ls[2], "C").into_iter().map(f32::from_bits).collect();
+    let ccol: Vec<f32> = output(&ls[3], "Ccol").into_iter().map(f32::from_bits).collect();
+    for (x, &want) in want.iter().enumerate() {
+        let (i, j) = (x / n, x % n);
+        assert_eq!(c[x], want as f32, "C[{i}][{j}]");
+        assert_eq!(ccol[j * m + i], want as f32, "Ccol[{i}][{j}] (column-major)");
+    }
+    // 6 blocks of one warp, K / 16 = 4 steps: one wmma.mma each.
+    assert_eq!(ls[2].counters.mma_inst, 24);
+}

@@ -16,6 +16,7 @@ mod load;
 mod model;
 mod store;
 mod tensor;
+mod wmma;
 mod word;
 
 pub use address::resolve;

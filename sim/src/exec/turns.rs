@@ -30,7 +30,7 @@
 
 use super::decode::{DInst, Program, Src, NO_REG};
 use crate::ptx::ast::StateSpace;
-use crate::ptx::inst::Op;
+use crate::ptx::inst::{Op, WmmaOp};
 
 /// The order in which the functional pass runs the turns of an SM's co-resident warps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -143,6 +143,7 @@ fn is_memory(i: &DInst) -> bool {
             | Op::CpAsync(_)
             | Op::Ldmatrix(_)
             | Op::Stmatrix(_)
+            | Op::Wmma(WmmaOp::Load { .. } | WmmaOp::Store { .. })
     )
 }
 
@@ -150,7 +151,7 @@ fn is_memory(i: &DInst) -> bool {
 fn loads(i: &DInst) -> bool {
     match i.op {
         Op::Ld(m) => m.space != StateSpace::Param,
-        Op::Atom(_) | Op::Ldmatrix(_) => true,
+        Op::Atom(_) | Op::Ldmatrix(_) | Op::Wmma(WmmaOp::Load { .. }) => true,
         _ => false,
     }
 }

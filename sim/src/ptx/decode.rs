@@ -745,7 +745,8 @@ impl Ctx<'_> {
             | Op::CpAsyncWait { .. }
             | Op::Ldmatrix(_)
             | Op::Stmatrix(_)
-            | Op::Mma(_) => self.decode_tensor(&mut d)?,
+            | Op::Mma(_)
+            | Op::Wmma(_) => self.decode_tensor(&mut d)?,
             Op::Unsupported => {
                 let text = &self.src[i.span.clone()];
                 return Err(self.err(crate::ptx::inst::unsupported_reason(text)));

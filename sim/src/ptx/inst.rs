@@ -17,7 +17,7 @@ mod half;
 mod tensor;
 
 pub use decode::{decode, SUPPORTED};
-pub use tensor::{mma_reg_type, CpAsync, MatrixOp, MmaOp, MmaType};
+pub use tensor::{mma_reg_type, CpAsync, MatrixOp, MmaOp, MmaType, WmmaFrag, WmmaOp};
 
 /// Cache operator of a load or store (PTX ISA §9.7.9.1 "Cache Operators").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -593,6 +593,10 @@ pub enum Op {
     /// `mma.sync.aligned`: its D, A, B and C registers are the program's
     /// [`operands`](crate::ptx::decode::Program::operands) from `target` on, in that order.
     Mma(MmaOp),
+    /// `wmma.load`, `wmma.store`, `wmma.mma` (m16n16k16, f16 multiplicands): their fragment
+    /// registers are the program's operand table from `target` on (D or the fragment, then A,
+    /// B, C for `mma`); the memory forms' stride is `src[0]`.
+    Wmma(WmmaOp),
 }
 
 /// Why the instruction whose source text is `text` (guard, opcode, modifiers, operands) is

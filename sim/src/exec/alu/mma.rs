@@ -144,6 +144,51 @@ pub fn mma(op: &MmaOp, a: &Fragments, b: &Fragments, c: &Fragments) -> Fragments
     d
 }
 
+/// (row, column) of element `i` (0 to 7) that `lane` holds of a 16 x 16 `wmma` fragment: the
+/// simulator's layout (the PTX ISA leaves it unspecified; `exec::mem::wmma`), elements
+/// `8 lane + i` of the row-major matrix.
+pub fn wmma_cell(lane: usize, i: usize) -> (usize, usize) {
+    let x = 8 * lane + i;
+    (x / 16, x % 16)
+}
+
+/// `wmma.mma` m16n16k16 with `.f16` A and B: D's fragments (`.f32` when `d_f32`, else `.f16`
+/// pairs) from A's and B's (8 `.f16x2` registers, the first 4 distinct) and C's; computed as
+/// [`mma`] computes the f16 forms.
+pub fn wmma(d_f32: bool, c_f32: bool, a: &Fragments, b: &Fragments, c: &Fragments) -> Fragments {
+    let half = |regs: &Fragments, lane: usize, i: usize| {
+        F16.to_f64((regs[i / 2][lane] >> (16 * (i % 2))) as u16)
+    };
+    let mut am = [[0f64; 16]; 16];
+    let mut bm = [[0f64; 16]; 16];
+    let mut cm = [[0f64; 16]; 16];
+    for lane in 0..32 {
+        for i in 0..8 {
+            let (r, col) = wmma_cell(lane, i);
+            am[r][col] = half(a, lane, i);
+            bm[r][col] = half(b, lane, i);
+            cm[r][col] = if c_f32 {
+                f64::from(f32::from_bits(c[i][lane]))
+            } else {
+                half(c, lane, i)
+            };
+        }
+    }
+    let mut d = vec![[0u32; 32]; if d_f32 { 8 } else { 4 }];
+    for lane in 0..32 {
+        for i in 0..8 {
+            let (r, col) = wmma_cell(lane, i);
+            let s = (0..16).fold(0f64, |acc, x| acc + am[r][x] * bm[x][col]) + cm[r][col];
+            if d_f32 {
+                d[i][lane] = (s as f32).to_bits();
+            } else {
+                d[i / 2][lane] |= u32::from(F16.from_f64(s, Rounding::Rn)) << (16 * (i % 2));
+            }
+        }
+    }
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -281,6 +281,17 @@ impl Ctx<'_> {
                 self.mma(w, inst, pc, m, exec)?;
                 0
             }
+            Op::Wmma(op @ crate::ptx::inst::WmmaOp::Load { .. }) => {
+                self.loaded |= self.turns && self.pass.turn_flags[pc as usize] & LOADS != 0;
+                self.wmma_load(w, inst, pc, op, exec)?
+            }
+            Op::Wmma(op @ crate::ptx::inst::WmmaOp::Store { .. }) => {
+                self.wmma_store(w, inst, pc, op, exec)?
+            }
+            Op::Wmma(crate::ptx::inst::WmmaOp::Mma { d_f32, c_f32 }) => {
+                self.wmma_mma(w, inst, pc, d_f32, c_f32, exec)?;
+                0
+            }
             _ => {
                 if let Op::Alu { op, ty, .. } = inst.op {
                     if ty.is_float() {

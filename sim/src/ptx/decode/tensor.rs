@@ -95,6 +95,59 @@ impl Ctx<'_> {
                 }
                 d.nsrc = ar.len().min(4) as u8;
             }
+            Op::Wmma(op) => {
+                use crate::ptx::inst::{WmmaFrag, WmmaOp};
+                let acc = |f32: bool| if f32 { Type::F32 } else { Type::B32 };
+                let (n, ..) = op.regs();
+                let mut table = self.operands.borrow_mut();
+                d.target = table.len() as u32;
+                match op {
+                    WmmaOp::Load { f32, .. } | WmmaOp::Store { f32, .. } => {
+                        let store = matches!(op, WmmaOp::Store { .. });
+                        self.arity(2..=3)?;
+                        let (r, m) = if store { (&a[1], &a[0]) } else { (&a[0], &a[1]) };
+                        let ty = match op {
+                            WmmaOp::Load { frag: WmmaFrag::A | WmmaFrag::B, .. } => Type::B32,
+                            _ => acc(f32),
+                        };
+                        let regs = self.regs_of(r, n, ty)?;
+                        table.extend(&regs);
+                        d.addr = Some(self.addr(m)?);
+                        d.src[0] = match a.get(2) {
+                            Some(s) => self.src(s, Type::U32)?,
+                            None => Src::Imm(16),
+                        };
+                        d.nsrc = 1;
+                        if store {
+                            for (k, r) in regs.iter().take(3).enumerate() {
+                                d.src[k + 1] = Src::Reg(*r);
+                            }
+                            d.nsrc = 4;
+                        } else {
+                            for (k, r) in regs.iter().take(4).enumerate() {
+                                d.dst[k] = *r;
+                            }
+                        }
+                    }
+                    WmmaOp::Mma { d_f32, c_f32 } => {
+                        self.arity(4..=4)?;
+                        let dr = self.regs_of(&a[0], n, acc(d_f32))?;
+                        let ar = self.regs_of(&a[1], 8, Type::B32)?;
+                        let br = self.regs_of(&a[2], 8, Type::B32)?;
+                        let cr = self.regs_of(&a[3], op.regs().3, acc(c_f32))?;
+                        for r in dr.iter().chain(&ar).chain(&br).chain(&cr) {
+                            table.push(*r);
+                        }
+                        for (k, r) in dr.iter().take(4).enumerate() {
+                            d.dst[k] = *r;
+                        }
+                        for (k, r) in ar.iter().take(4).enumerate() {
+                            d.src[k] = Src::Reg(*r);
+                        }
+                        d.nsrc = 4;
+                    }
+                }
+            }
             _ => return Err(self.err("internal: not a tensor instruction".into())),
         }
         Ok(())

@@ -470,7 +470,7 @@ shl shr shf popc clz brev bfe bfi bfind fns prmt bmsk szext dp4a dp2a rcp sqrt r
 cos tanh copysign testp setp set selp slct bra call ret exit bar.sync barrier.sync bar.arrive \
 barrier.arrive bar.red barrier.red bar.warp.sync membar fence nanosleep shfl.sync vote.sync \
 match.sync redux.sync activemask cp.async cp.async.commit_group cp.async.wait_group \
-cp.async.wait_all ldmatrix stmatrix mma.sync (m16n8k8, m16n8k16, m16n8k32)";
+cp.async.wait_all ldmatrix stmatrix mma.sync (m16n8k8, m16n8k16, m16n8k32) wmma (m16n16k16 .f16)";
 
 #[cfg(test)]
 mod tests {
@@ -524,10 +524,7 @@ mod tests {
     fn what_stays_unsupported_is_named() {
         for (op, mods) in [
             ("tex", &["2d", "v4", "f32", "s32"][..]),
-            (
-                "wmma",
-                &["load", "a", "sync", "aligned", "row", "m16n16k16", "f16"],
-            ),
+            ("wgmma", &["mma_async", "sync", "aligned", "m64n64k16", "f32", "f16", "f16"]),
         ] {
             let e = decode(op, mods).unwrap_err();
             assert!(

@@ -12,6 +12,10 @@
 //! mma.sync.aligned.m16n8k8.row.col.{f32,f16}.f16.f16.{f32,f16}        (and .f32.bf16.bf16.f32)
 //! mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 d, a, b, c
 //! mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32 d, a, b, c
+//! wmma.load.{a,b}.sync.aligned.{row,col}.m16n16k16{.global,.shared}.f16 r, [p]{, stride}
+//! wmma.load.c.sync.aligned.{row,col}.m16n16k16{.global,.shared}.{f16,f32} r, [p]{, stride}
+//! wmma.mma.sync.aligned.{row,col}.{row,col}.m16n16k16.{f16,f32}.{f16,f32} d, a, b, c
+//! wmma.store.d.sync.aligned.{row,col}.m16n16k16{.global,.shared}.{f16,f32} [p], r{, stride}
 //! ```
 //!
 //! The `.L2::NB` prefetch sizes and `.L2::cache_hint` are hints and change no result; they are
@@ -123,12 +127,153 @@ impl MmaOp {
     }
 }
 
+/// Which fragment a `wmma.load` fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WmmaFrag {
+    /// `.a`: the M x K multiplicand.
+    A,
+    /// `.b`: the K x N multiplicand.
+    B,
+    /// `.c`: the accumulator.
+    C,
+}
+
+/// `wmma` of shape m16n16k16 with `.f16` multiplicands (PTX ISA §9.7.14.4): the forms nvcc and
+/// NVRTC emit for `nvcuda::wmma` of `mma.h`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WmmaOp {
+    /// `wmma.load.{a,b,c}.sync.aligned.{row,col}.m16n16k16{.space}.{f16,f32} r, [p]{, stride}`.
+    Load {
+        /// The fragment.
+        frag: WmmaFrag,
+        /// `.col`: the matrix is column-major in memory.
+        col: bool,
+        /// The state space (`Generic` when none).
+        space: StateSpace,
+        /// `.f16` or `.f32` elements (A and B: `.f16`).
+        f32: bool,
+    },
+    /// `wmma.store.d.sync.aligned.{row,col}.m16n16k16{.space}.{f16,f32} [p], r{, stride}`.
+    Store {
+        /// `.col`: column-major in memory.
+        col: bool,
+        /// The state space.
+        space: StateSpace,
+        /// `.f32` elements (else `.f16`).
+        f32: bool,
+    },
+    /// `wmma.mma.sync.aligned.{row,col}.{row,col}.m16n16k16.dtype.ctype d, a, b, c`.
+    Mma {
+        /// D is `.f32` (else `.f16`).
+        d_f32: bool,
+        /// C is `.f32` (else `.f16`).
+        c_f32: bool,
+    },
+}
+
+impl WmmaOp {
+    /// Registers of each operand: (D or the loaded or stored fragment, A, B, C); A and B hold
+    /// 8 `.f16x2` registers, an f32 accumulator 8 `.f32`, an f16 one 4 `.f16x2`.
+    pub fn regs(&self) -> (usize, usize, usize, usize) {
+        let acc = |f32: bool| if f32 { 8 } else { 4 };
+        match *self {
+            WmmaOp::Load { frag: WmmaFrag::C, f32, .. } | WmmaOp::Store { f32, .. } => {
+                (acc(f32), 0, 0, 0)
+            }
+            WmmaOp::Load { .. } => (8, 0, 0, 0),
+            WmmaOp::Mma { d_f32, c_f32 } => (acc(d_f32), 8, 8, acc(c_f32)),
+        }
+    }
+}
+
+fn wmma(m: &mut Mods) -> Result<Op, String> {
+    let what = if m.take("load") {
+        0
+    } else if m.take("store") {
+        1
+    } else if m.take("mma") {
+        2
+    } else {
+        return Err("`wmma` needs .load, .store or .mma".into());
+    };
+    if !(m.take("sync") && m.take("aligned")) {
+        return Err("`wmma` needs .sync.aligned".into());
+    }
+    if !m.take("m16n16k16") {
+        return Err("`wmma` of shape other than .m16n16k16 is not supported".into());
+    }
+    let layout = |m: &mut Mods| -> Result<bool, String> {
+        if m.take("row") {
+            Ok(false)
+        } else if m.take("col") {
+            Ok(true)
+        } else {
+            Err("`wmma` needs a layout .row or .col".into())
+        }
+    };
+    let elem = |m: &mut Mods| -> Result<bool, String> {
+        if m.take("f32") {
+            Ok(true)
+        } else if m.take("f16") {
+            Ok(false)
+        } else {
+            Err("`wmma` of elements other than .f16 and .f32 is not supported".into())
+        }
+    };
+    let op = match what {
+        0 => {
+            let frag = if m.take("a") {
+                WmmaFrag::A
+            } else if m.take("b") {
+                WmmaFrag::B
+            } else if m.take("c") {
+                WmmaFrag::C
+            } else {
+                return Err("`wmma.load` needs .a, .b or .c".into());
+            };
+            let col = layout(m)?;
+            let space = m.take_map(space_word).unwrap_or(StateSpace::Generic);
+            let f32 = elem(m)?;
+            if frag != WmmaFrag::C && f32 {
+                return Err("`wmma.load.a`/`.b` of .f32 is not supported (only .f16)".into());
+            }
+            WmmaOp::Load {
+                frag,
+                col,
+                space,
+                f32,
+            }
+        }
+        1 => {
+            if !m.take("d") {
+                return Err("`wmma.store` needs .d".into());
+            }
+            let col = layout(m)?;
+            let space = m.take_map(space_word).unwrap_or(StateSpace::Generic);
+            WmmaOp::Store {
+                col,
+                space,
+                f32: elem(m)?,
+            }
+        }
+        _ => {
+            layout(m)?;
+            layout(m)?;
+            let d_f32 = elem(m)?;
+            let c_f32 = elem(m)?;
+            WmmaOp::Mma { d_f32, c_f32 }
+        }
+    };
+    Ok(Op::Wmma(op))
+}
+
 /// The tensor and asynchronous-copy form of `opcode`, or `None` when it is not one.
 pub(super) fn decode_tensor(opcode: &str, m: &mut Mods) -> Option<Result<Op, String>> {
     Some(match opcode {
         "cp" if m.has("async") => cp_async(m),
         "ldmatrix" | "stmatrix" => matrix(opcode, m),
         "mma" => mma(m),
+        "wmma" => wmma(m),
         _ => return None,
     })
 }
