@@ -509,6 +509,19 @@ mod tests {
                 "lts__t_sectors_srcunit_tex_op_atom.sum",
                 "lts__t_sectors_srcunit_tex_op_red.sum",
                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+                "smsp__inst_executed_op_ldgsts.sum",
+                "sm__sass_inst_executed_op_ldgsts_cache_access.sum",
+                "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access_lookup_hit.sum",
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
+                "smsp__sass_inst_executed_op_ldsm.sum",
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
             ]
         );
     }

@@ -253,6 +253,7 @@ mod tests {
             hits: 1,
             misses: 3,
             lines: 1,
+            async_copy: CacheOp::Default,
         };
         let (c, ps) = counted(&[load]);
         let m = |name| c.metric(name).unwrap();
@@ -281,6 +282,7 @@ mod tests {
             hits: 4,
             misses: 0,
             lines: 1,
+            async_copy: CacheOp::Default,
         };
         let (c, ps) = counted(&[store]);
         assert_eq!(c.global_st_requests, 1);
