@@ -45,7 +45,8 @@ fn the_wheels_headers_and_the_workloads_options_reach_nvrtc() {
         compile::headers::HEADERS_HINT
     );
     let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
-    let run = run_workload(&cfg, &workload(), &nvrtc_options(&[])).unwrap_or_else(|e| panic!("{e}"));
+    let run =
+        run_workload(&cfg, &workload(), &nvrtc_options(&[])).unwrap_or_else(|e| panic!("{e}"));
     let out = |name: &str| -> Vec<u8> {
         let l = &run.launches[0];
         l.outputs.iter().find(|(n, _)| n == name).unwrap().1.clone()

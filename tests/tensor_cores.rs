@@ -41,7 +41,10 @@ fn output(l: &LaunchResult, name: &str) -> Vec<u32> {
 }
 
 fn ints(l: &LaunchResult, name: &str) -> Vec<i64> {
-    output(l, name).into_iter().map(|v| i64::from(v as i32)).collect()
+    output(l, name)
+        .into_iter()
+        .map(|v| i64::from(v as i32))
+        .collect()
 }
 
 /// `a` (m x k) times `b` (k x n) plus `c` (m x n, or zeros), row-major, exactly.
@@ -77,35 +80,62 @@ fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
     // stage, two in the last stage (k < K and the zero-fill branch diverge): 4 x 8 x 4 = 128.
     // B: 16-byte `.cg` copies by warps 0 and 1 only (tid < 64): 4 x 2 x 3 = 24.
     assert_eq!(metric(l, "smsp__inst_executed_op_ldgsts.sum"), 152);
-    assert_eq!(metric(l, "sm__sass_inst_executed_op_ldgsts_cache_access.sum"), 128);
-    assert_eq!(metric(l, "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum"), 24);
+    assert_eq!(
+        metric(l, "sm__sass_inst_executed_op_ldgsts_cache_access.sum"),
+        128
+    );
+    assert_eq!(
+        metric(l, "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum"),
+        24
+    );
     // `.ca`: half a warp reads 16 ints of a 160-byte row, 2 sectors, 4 a warp; in the last stage
     // 8 ints (1 sector a half) and the zero-filled lanes read nothing: 4 x 8 x (4 + 4 + 2) = 320
     // sectors in 4 x 8 x 3 = 96 requests. `.cg`: 8 rows of 64 bytes (16 sectors) a warp, warp
     // 1's rows past K in the last stage read nothing: 4 x (16 + 16 + 16 + 16 + 16) = 320 sectors
     // in 4 x 5 = 20 requests.
-    assert_eq!(metric(l, "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"), 116);
-    assert_eq!(metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"), 640);
     assert_eq!(
-        metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum"),
+        metric(l, "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"),
+        116
+    );
+    assert_eq!(
+        metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"),
+        640
+    );
+    assert_eq!(
+        metric(
+            l,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum"
+        ),
         320
     );
     assert_eq!(
-        metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"),
+        metric(
+            l,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"
+        ),
         320
     );
     // Shared writes: a `.ca` warp writes 128 contiguous bytes (1 wavefront); a `.cg` warp 512
     // (4 phases of 8 lanes, each 2 rows of 64 contiguous bytes: 1 wavefront each).
     assert_eq!(
-        metric(l, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"),
+        metric(
+            l,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
+        ),
         128 + 24 * 4
     );
     assert_eq!(
-        metric(l, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"),
+        metric(
+            l,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"
+        ),
         0
     );
     // None of it is an ordinary global load.
-    assert_eq!(metric(l, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"), 0);
+    assert_eq!(
+        metric(l, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+        0
+    );
 }
 
 #[test]
@@ -132,7 +162,10 @@ fn ldmatrix_fed_mma_gemm_is_exact_and_the_swizzle_removes_the_conflicts() {
         16 * 32 + 16 * 2
     );
     assert_eq!(
-        metric(l, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"),
+        metric(
+            l,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"
+        ),
         16 * 28
     );
     // Chunk c of row r at c ^ (r % 8): 8 rows in 8 distinct bank groups, 4 wavefronts an x4.
@@ -142,7 +175,10 @@ fn ldmatrix_fed_mma_gemm_is_exact_and_the_swizzle_removes_the_conflicts() {
         16 * 4 + 16 * 2
     );
     assert_eq!(
-        metric(l, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"),
+        metric(
+            l,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"
+        ),
         0
     );
 }
@@ -155,15 +191,16 @@ fn every_mma_form_is_exact() {
     let forms = output(l, "forms");
     let form = |f: usize| &forms[f * 128..(f + 1) * 128];
     // A's first 8 or 16 columns, B's first rows: the k8 and k16 forms use part of A and B.
-    let cols = |k: usize| -> Vec<i64> {
-        (0..16 * k).map(|x| fa[(x / k) * 32 + x % k]).collect()
-    };
+    let cols = |k: usize| -> Vec<i64> { (0..16 * k).map(|x| fa[(x / k) * 32 + x % k]).collect() };
     let rows = |k: usize| -> Vec<i64> { fb[..k * 8].to_vec() };
     let k16 = matmul(&cols(16), &rows(16), Some(&fc), 16, 8, 16);
     let k8 = matmul(&cols(8), &rows(8), Some(&fc), 16, 8, 8);
     let f32s = |f: usize| -> Vec<f32> { form(f).iter().map(|&v| f32::from_bits(v)).collect() };
     // bf16 and f16 hold these integers exactly.
-    assert!(fa.iter().chain(&fb).all(|&v| bf16::from_f32(v as f32).to_f32() == v as f32));
+    assert!(fa
+        .iter()
+        .chain(&fb)
+        .all(|&v| bf16::from_f32(v as f32).to_f32() == v as f32));
     for (x, want) in k16.iter().enumerate() {
         assert_eq!(f32s(0)[x], *want as f32, "bf16 m16n8k16 D[{x}]");
         assert_eq!(
@@ -192,12 +229,22 @@ fn wmma_gemm_is_exact_in_both_store_layouts() {
     // Bt is B transposed (n x k): B[y][j] = Bt[j][y].
     let b: Vec<i64> = (0..k * n).map(|x| bt[(x % n) * k + x / n]).collect();
     let want = matmul(&a, &b, None, m, n, k);
-    let c: Vec<f32> = output(&ls[2], "C").into_iter().map(f32::from_bits).collect();
-    let ccol: Vec<f32> = output(&ls[3], "Ccol").into_iter().map(f32::from_bits).collect();
+    let c: Vec<f32> = output(&ls[2], "C")
+        .into_iter()
+        .map(f32::from_bits)
+        .collect();
+    let ccol: Vec<f32> = output(&ls[3], "Ccol")
+        .into_iter()
+        .map(f32::from_bits)
+        .collect();
     for (x, &want) in want.iter().enumerate() {
         let (i, j) = (x / n, x % n);
         assert_eq!(c[x], want as f32, "C[{i}][{j}]");
-        assert_eq!(ccol[j * m + i], want as f32, "Ccol[{i}][{j}] (column-major)");
+        assert_eq!(
+            ccol[j * m + i],
+            want as f32,
+            "Ccol[{i}][{j}] (column-major)"
+        );
     }
     // 6 blocks of one warp, K / 16 = 4 steps: one wmma.mma each.
     assert_eq!(ls[2].counters.mma_inst, 24);

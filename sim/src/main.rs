@@ -142,7 +142,11 @@ files: keys, initializers, expressions)."
         /// A compiler option for workloads that name a CUDA source, after the workload's own
         /// `nvrtc_options` (repeatable), in NVRTC's spelling: --nvrtc-option=-DTILE=32
         /// --nvrtc-option=--use_fast_math (clang takes only -D, -U, -I and -std=)
-        #[arg(long = "nvrtc-option", value_name = "OPTION", allow_hyphen_values = true)]
+        #[arg(
+            long = "nvrtc-option",
+            value_name = "OPTION",
+            allow_hyphen_values = true
+        )]
         nvrtc_options: Vec<String>,
         /// Registers per thread of every launch, as `ptxas -v` reports them (`Used N registers`),
         /// for occupancy only; over a launch's `registers = N` in the workload file and over the
@@ -186,7 +190,11 @@ apt-get install clang-19 (no CUDA needed; CUDA math library functions are not av
         compiler: Option<Compiler>,
         /// A compiler option (repeatable), in NVRTC's spelling: --nvrtc-option=-DTILE=32
         /// --nvrtc-option=--use_fast_math (clang takes only -D, -U, -I and -std=)
-        #[arg(long = "nvrtc-option", value_name = "OPTION", allow_hyphen_values = true)]
+        #[arg(
+            long = "nvrtc-option",
+            value_name = "OPTION",
+            allow_hyphen_values = true
+        )]
         nvrtc_options: Vec<String>,
     },
     /// List the bundled workloads, one line each (or the configs, or the metrics)

@@ -152,7 +152,9 @@ mod tests {
     fn header_paths_in_the_ptx_name_no_machine() {
         let ptx = ".file 1 \"/k.cu\"\n.file 2 \"/home/u/.local/lib/python3.11/site-packages/nvidia/cuda_runtime/include/cuda_pipeline_helpers.h\"\n.file 3 \"/usr/local/cuda/include/mma.hpp\"";
         let dirs = [
-            PathBuf::from("/home/u/.local/lib/python3.11/site-packages/nvidia/cuda_runtime/include"),
+            PathBuf::from(
+                "/home/u/.local/lib/python3.11/site-packages/nvidia/cuda_runtime/include",
+            ),
             PathBuf::from("/usr/local/cuda/include"),
         ];
         assert_eq!(

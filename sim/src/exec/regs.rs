@@ -130,7 +130,10 @@ pub fn compact(p: &Program, keep: &[u16]) -> Option<Program> {
 fn rows(p: &Program, keep: &[u16]) -> Option<Vec<u16>> {
     // `mma` reads and writes registers of the operand table that `defs`/`uses` do not see:
     // such a program keeps its rows.
-    if !read_before_written(p)?.is_empty() || p.insts.iter().any(|i| matches!(i.op, Op::Mma(_) | Op::Wmma(_)))
+    if !read_before_written(p)?.is_empty()
+        || p.insts
+            .iter()
+            .any(|i| matches!(i.op, Op::Mma(_) | Op::Wmma(_)))
     {
         return None;
     }

@@ -108,7 +108,9 @@ pub fn mma(op: &MmaOp, a: &Fragments, b: &Fragments, c: &Fragments) -> Fragments
                 .map(|j| {
                     if integer {
                         // Exact: |a·b| < 2^16, 32 of them and C fit an i64.
-                        let s = (0..k).map(|x| am[i][x] as i64 * bm[x][j] as i64).sum::<i64>()
+                        let s = (0..k)
+                            .map(|x| am[i][x] as i64 * bm[x][j] as i64)
+                            .sum::<i64>()
                             + cm[i][j] as i64;
                         if op.satfinite {
                             s.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32

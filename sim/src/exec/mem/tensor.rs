@@ -80,16 +80,40 @@ impl Ctx<'_> {
                 (false, s) => u32::try_from(s).unwrap_or(u32::MAX),
             };
             if size[l] > bytes {
-                self.note_fault(w, pc, l, "cp.async src-size above cp-size", StateSpace::Global, src[l], size[l]);
+                self.note_fault(
+                    w,
+                    pc,
+                    l,
+                    "cp.async src-size above cp-size",
+                    StateSpace::Global,
+                    src[l],
+                    size[l],
+                );
                 return Ok(0);
             }
             if dst[l] % u64::from(bytes) != 0 {
-                self.note_fault(w, pc, l, "misaligned write", StateSpace::Shared, dst[l], bytes);
+                self.note_fault(
+                    w,
+                    pc,
+                    l,
+                    "misaligned write",
+                    StateSpace::Shared,
+                    dst[l],
+                    bytes,
+                );
                 return Ok(0);
             }
             if size[l] > 0 {
                 if src[l] % u64::from(bytes) != 0 {
-                    self.note_fault(w, pc, l, "misaligned read", StateSpace::Global, src[l], bytes);
+                    self.note_fault(
+                        w,
+                        pc,
+                        l,
+                        "misaligned read",
+                        StateSpace::Global,
+                        src[l],
+                        bytes,
+                    );
                     return Ok(0);
                 }
                 reads |= 1 << l;

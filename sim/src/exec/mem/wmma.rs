@@ -80,7 +80,9 @@ impl Ctx<'_> {
                     let (row, col) = wmma_cell(l, per * r + e);
                     let stride = self.read(w, inst.src[0], l);
                     let (major, minor) = if f.col { (col, row) } else { (row, col) };
-                    let k = (major as u64).wrapping_mul(stride).wrapping_add(minor as u64);
+                    let k = (major as u64)
+                        .wrapping_mul(stride)
+                        .wrapping_add(minor as u64);
                     base[l].wrapping_add(k.wrapping_mul(u64::from(f.eb)))
                 })
             })
@@ -122,7 +124,17 @@ impl Ctx<'_> {
                 volatile: false,
                 nc: false,
             };
-            lat = self.model(w, inst, pc, m, space, &access, shape.run(bytes), shape.step, store);
+            lat = self.model(
+                w,
+                inst,
+                pc,
+                m,
+                space,
+                &access,
+                shape.run(bytes),
+                shape.step,
+                store,
+            );
         }
         lat
     }
@@ -186,7 +198,11 @@ impl Ctx<'_> {
             for (e, addrs) in elems.iter().enumerate() {
                 for l in lanes(exec) {
                     let v = w.regs[reg as usize * 32 + l] >> (16 * e);
-                    let v = if f.eb == 2 { v & 0xffff } else { v & 0xffff_ffff };
+                    let v = if f.eb == 2 {
+                        v & 0xffff
+                    } else {
+                        v & 0xffff_ffff
+                    };
                     let (sp, a) = resolve(f.space, addrs[l]);
                     if self.access(w, l, sp, a, f.eb as usize, Some(v)).is_none() {
                         self.note_fault(w, pc, l, "write", sp, a, f.eb);

@@ -34,9 +34,7 @@ impl Ctx<'_> {
                 d.src[1] = Src::Imm(src.offset as u64);
                 d.src[2] = match a.get(3) {
                     None => Src::Imm(u64::from(bytes)),
-                    Some(o @ (Operand::Reg(r) | Operand::Symbol(r)))
-                        if self.is_pred(r) =>
-                    {
+                    Some(o @ (Operand::Reg(r) | Operand::Symbol(r))) if self.is_pred(r) => {
                         c.ignore_src = true;
                         self.src(o, Type::Pred)?
                     }
@@ -105,9 +103,16 @@ impl Ctx<'_> {
                     WmmaOp::Load { f32, .. } | WmmaOp::Store { f32, .. } => {
                         let store = matches!(op, WmmaOp::Store { .. });
                         self.arity(2..=3)?;
-                        let (r, m) = if store { (&a[1], &a[0]) } else { (&a[0], &a[1]) };
+                        let (r, m) = if store {
+                            (&a[1], &a[0])
+                        } else {
+                            (&a[0], &a[1])
+                        };
                         let ty = match op {
-                            WmmaOp::Load { frag: WmmaFrag::A | WmmaFrag::B, .. } => Type::B32,
+                            WmmaOp::Load {
+                                frag: WmmaFrag::A | WmmaFrag::B,
+                                ..
+                            } => Type::B32,
                             _ => acc(f32),
                         };
                         let regs = self.regs_of(r, n, ty)?;

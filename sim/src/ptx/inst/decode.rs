@@ -524,7 +524,18 @@ mod tests {
     fn what_stays_unsupported_is_named() {
         for (op, mods) in [
             ("tex", &["2d", "v4", "f32", "s32"][..]),
-            ("wgmma", &["mma_async", "sync", "aligned", "m64n64k16", "f32", "f16", "f16"]),
+            (
+                "wgmma",
+                &[
+                    "mma_async",
+                    "sync",
+                    "aligned",
+                    "m64n64k16",
+                    "f32",
+                    "f16",
+                    "f16",
+                ],
+            ),
         ] {
             let e = decode(op, mods).unwrap_err();
             assert!(

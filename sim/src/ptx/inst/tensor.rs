@@ -177,9 +177,12 @@ impl WmmaOp {
     pub fn regs(&self) -> (usize, usize, usize, usize) {
         let acc = |f32: bool| if f32 { 8 } else { 4 };
         match *self {
-            WmmaOp::Load { frag: WmmaFrag::C, f32, .. } | WmmaOp::Store { f32, .. } => {
-                (acc(f32), 0, 0, 0)
+            WmmaOp::Load {
+                frag: WmmaFrag::C,
+                f32,
+                ..
             }
+            | WmmaOp::Store { f32, .. } => (acc(f32), 0, 0, 0),
             WmmaOp::Load { .. } => (8, 0, 0, 0),
             WmmaOp::Mma { d_f32, c_f32 } => (acc(d_f32), 8, 8, acc(c_f32)),
         }
@@ -452,7 +455,10 @@ mod tests {
             decode("cp", &["async", "wait_group"]),
             Ok(Op::CpAsyncWait { all: false })
         );
-        assert_eq!(decode("cp", &["async", "commit_group"]), Ok(Op::CpAsyncCommit));
+        assert_eq!(
+            decode("cp", &["async", "commit_group"]),
+            Ok(Op::CpAsyncCommit)
+        );
         assert!(decode("cp", &["async", "global", "shared", "ca"]).is_err());
         assert_eq!(
             decode(
@@ -466,38 +472,58 @@ mod tests {
         );
         let m = decode(
             "mma",
-            &["sync", "aligned", "m16n8k16", "row", "col", "f32", "bf16", "bf16", "f32"],
+            &[
+                "sync", "aligned", "m16n8k16", "row", "col", "f32", "bf16", "bf16", "f32",
+            ],
         );
-        let Ok(Op::Mma(m)) = m else {
-            panic!("{m:?}")
-        };
-        assert_eq!((m.d, m.a, m.b, m.c), (MmaType::F32, MmaType::BF16, MmaType::BF16, MmaType::F32));
+        let Ok(Op::Mma(m)) = m else { panic!("{m:?}") };
+        assert_eq!(
+            (m.d, m.a, m.b, m.c),
+            (MmaType::F32, MmaType::BF16, MmaType::BF16, MmaType::F32)
+        );
         // Registers per thread: the PTX ISA's fragments (m16n8k16 f16: 4, 2, 4).
         assert_eq!(m.regs(), (4, 4, 2, 4));
         let Ok(Op::Mma(i8)) = decode(
             "mma",
-            &["sync", "aligned", "m16n8k32", "row", "col", "satfinite", "s32", "s8", "u8", "s32"],
+            &[
+                "sync",
+                "aligned",
+                "m16n8k32",
+                "row",
+                "col",
+                "satfinite",
+                "s32",
+                "s8",
+                "u8",
+                "s32",
+            ],
         ) else {
             panic!()
         };
         assert_eq!(i8.regs(), (4, 4, 2, 4));
         let Ok(Op::Mma(tf)) = decode(
             "mma",
-            &["sync", "aligned", "m16n8k8", "row", "col", "f32", "tf32", "tf32", "f32"],
+            &[
+                "sync", "aligned", "m16n8k8", "row", "col", "f32", "tf32", "tf32", "f32",
+            ],
         ) else {
             panic!()
         };
         assert_eq!(tf.regs(), (4, 4, 2, 4));
         let Ok(Op::Mma(h)) = decode(
             "mma",
-            &["sync", "aligned", "m16n8k8", "row", "col", "f16", "f16", "f16", "f16"],
+            &[
+                "sync", "aligned", "m16n8k8", "row", "col", "f16", "f16", "f16", "f16",
+            ],
         ) else {
             panic!()
         };
         assert_eq!(h.regs(), (2, 2, 1, 2));
         let e = decode(
             "mma",
-            &["sync", "aligned", "m8n8k4", "row", "col", "f32", "f16", "f16", "f32"],
+            &[
+                "sync", "aligned", "m8n8k4", "row", "col", "f32", "f16", "f16", "f32",
+            ],
         )
         .unwrap_err();
         assert!(e.contains("shape is not supported"), "{e}");
