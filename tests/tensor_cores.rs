@@ -249,3 +249,41 @@ fn wmma_gemm_is_exact_in_both_store_layouts() {
     // 6 blocks of one warp, K / 16 = 4 steps: one wmma.mma each.
     assert_eq!(ls[2].counters.mma_inst, 24);
 }
+
+/// `stmatrix` (hand-written PTX): register i of lane l holds the ids `64 i + 2 l` (low half) and
+/// `64 i + 2 l + 1`; by the PTX ISA's fragment rule lane l's register is row `l / 4`, columns
+/// `2 (l % 4)` and the next of matrix i (with `.trans`, column `l / 4` of rows `2 (l % 4)` and
+/// the next), and matrix i's row r goes to the row address of lane `8 i + r`.
+#[test]
+fn stmatrix_stores_the_isas_fragments() {
+    let ls = run("stmatrix");
+    let halves = |l: &LaunchResult, name: &str| -> Vec<u16> {
+        let b = &l.outputs.iter().find(|(n, _)| n == name).unwrap().1;
+        b.chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect()
+    };
+    let (plain, trans) = (halves(&ls[0], "plain"), halves(&ls[1], "trans"));
+    for i in 0..4 {
+        for r in 0..8 {
+            for c in 0..8 {
+                let at = (8 * i + r) * 8 + c;
+                let (lane, half) = (4 * r + c / 2, c % 2);
+                assert_eq!(
+                    plain[at] as usize,
+                    64 * i + 2 * lane + half,
+                    "plain m{i} ({r},{c})"
+                );
+                let (lane, half) = (4 * c + r / 2, r % 2);
+                assert_eq!(
+                    trans[at] as usize,
+                    64 * i + 2 * lane + half,
+                    "trans m{i} ({r},{c})"
+                );
+            }
+        }
+    }
+    // 32 contiguous rows of 16 bytes: one wavefront a matrix.
+    assert_eq!(ls[0].counters.stsm_inst, 1);
+    assert_eq!(ls[0].counters.stsm_wavefronts, 4);
+}
