@@ -73,10 +73,10 @@ fn command_line_options_come_after_the_workloads() {
     assert!(compile::nvrtc_available(), "{}", compile::NVRTC_HINT);
     let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
     // `-UTILE` after the workload's `-DTILE=7` undefines it: the source's `#error` fires.
-    let e = run_workload(&cfg, &workload(), &nvrtc_options(&["-UTILE"]))
-        .err()
-        .expect("TILE undefined")
-        .to_string();
+    let Err(e) = run_workload(&cfg, &workload(), &nvrtc_options(&["-UTILE"])) else {
+        panic!("TILE undefined: the compilation must fail");
+    };
+    let e = e.to_string();
     assert!(e.contains("TILE must be defined"), "{e}");
     assert!(e.contains("nvrtc_options"), "{e}");
     // clang takes no NVRTC-only option: an error naming it, before compiling.

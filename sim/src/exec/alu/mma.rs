@@ -177,6 +177,7 @@ pub fn wmma(d_f32: bool, c_f32: bool, a: &Fragments, b: &Fragments, c: &Fragment
         }
     }
     let mut d = vec![[0u32; 32]; if d_f32 { 8 } else { 4 }];
+    #[allow(clippy::needless_range_loop)] // `lane` indexes the second dimension of `d`
     for lane in 0..32 {
         for i in 0..8 {
             let (r, col) = wmma_cell(lane, i);

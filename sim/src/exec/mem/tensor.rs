@@ -91,7 +91,7 @@ impl Ctx<'_> {
                 );
                 return Ok(0);
             }
-            if dst[l] % u64::from(bytes) != 0 {
+            if !dst[l].is_multiple_of(u64::from(bytes)) {
                 self.note_fault(
                     w,
                     pc,
@@ -104,7 +104,7 @@ impl Ctx<'_> {
                 return Ok(0);
             }
             if size[l] > 0 {
-                if src[l] % u64::from(bytes) != 0 {
+                if !src[l].is_multiple_of(u64::from(bytes)) {
                     self.note_fault(
                         w,
                         pc,
@@ -219,7 +219,7 @@ impl Ctx<'_> {
         let addrs = self.addresses(w, inst, exec);
         for (l, &a) in addrs.iter().enumerate().take(rows) {
             let (sp, a) = crate::exec::mem::resolve(StateSpace::Shared, a);
-            let what = if a % 16 != 0 {
+            let what = if !a.is_multiple_of(16) {
                 "misaligned matrix row"
             } else if a + 16 > self.shared.len() as u64 {
                 "matrix row"

@@ -167,10 +167,10 @@ impl Ctx<'_> {
                     vals[l] |= v << (16 * e);
                 }
             }
-            for l in 0..WARP {
-                w.regs[reg as usize * 32 + l] = vals[l];
+            for (l, &v) in vals.iter().enumerate() {
+                w.regs[reg as usize * 32 + l] = v;
                 if f.distinct == 4 {
-                    w.regs[regs[r + 4] as usize * 32 + l] = vals[l];
+                    w.regs[regs[r + 4] as usize * 32 + l] = v;
                 }
             }
             lat = self.wmma_model(w, inst, pc, &f, &elems, false);

@@ -336,10 +336,11 @@ fn matrix(opcode: &str, m: &mut Mods) -> Result<Op, String> {
         })
         .ok_or_else(|| format!("`{opcode}` needs .x1, .x2 or .x4"))?;
     let trans = m.take("trans");
-    if let Some(s) = m.take_map(space_word) {
-        if s != StateSpace::Shared {
-            return Err(format!("`{opcode}` works on .shared memory"));
-        }
+    // Without `.shared` the address is generic (PTX ISA); nvcc and NVRTC always write `.shared`.
+    if m.take_map(space_word) != Some(StateSpace::Shared) {
+        return Err(format!(
+            "`{opcode}` is supported on .shared addresses only (not generic or other spaces)"
+        ));
     }
     if !m.take("b16") {
         return Err(format!("`{opcode}` needs .b16"));
@@ -460,6 +461,8 @@ mod tests {
             Ok(Op::CpAsyncCommit)
         );
         assert!(decode("cp", &["async", "global", "shared", "ca"]).is_err());
+        let e = decode("ldmatrix", &["sync", "aligned", "m8n8", "x1", "b16"]).unwrap_err();
+        assert!(e.contains(".shared addresses only"), "{e}");
         assert_eq!(
             decode(
                 "ldmatrix",
