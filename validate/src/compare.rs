@@ -297,10 +297,6 @@ pub const LABELS: &[(&str, &str)] = &[
         "LDGSTS .cg sectors",
     ),
     (
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access_lookup_hit.sum",
-        "LDGSTS .ca L1 sector hits",
-    ),
-    (
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
         "LDGSTS shared wavefronts",
     ),
