@@ -139,6 +139,15 @@ files: keys, initializers, expressions)."
         /// auto (NVRTC if libnvrtc loads, else clang); default: $GPUMEMSIM_COMPILER, else auto
         #[arg(long, value_name = "COMPILER")]
         compiler: Option<Compiler>,
+        /// A compiler option for workloads that name a CUDA source, after the workload's own
+        /// `nvrtc_options` (repeatable), in NVRTC's spelling: --nvrtc-option=-DTILE=32
+        /// --nvrtc-option=--use_fast_math (clang takes only -D, -U, -I and -std=)
+        #[arg(
+            long = "nvrtc-option",
+            value_name = "OPTION",
+            allow_hyphen_values = true
+        )]
+        nvrtc_options: Vec<String>,
         /// Registers per thread of every launch, as `ptxas -v` reports them (`Used N registers`),
         /// for occupancy only; over a launch's `registers = N` in the workload file and over the
         /// estimate from the PTX (the most 32-bit values live at once in a schedule like
@@ -179,6 +188,14 @@ apt-get install clang-19 (no CUDA needed; CUDA math library functions are not av
         /// $GPUMEMSIM_COMPILER, else auto
         #[arg(long, value_name = "COMPILER")]
         compiler: Option<Compiler>,
+        /// A compiler option (repeatable), in NVRTC's spelling: --nvrtc-option=-DTILE=32
+        /// --nvrtc-option=--use_fast_math (clang takes only -D, -U, -I and -std=)
+        #[arg(
+            long = "nvrtc-option",
+            value_name = "OPTION",
+            allow_hyphen_values = true
+        )]
+        nvrtc_options: Vec<String>,
     },
     /// List the bundled workloads, one line each (or the configs, or the metrics)
     #[command(after_help = "Examples:\n  sim list\n  sim list --configs\n  sim list --metrics")]
@@ -325,6 +342,7 @@ fn real_main() -> Result<()> {
             source,
             arch,
             compiler,
+            nvrtc_options,
         } => {
             let text = sim::files::read_text(&source, "CUDA source")
                 .with_context(|| format!("cannot read {}", source.display()))?;
@@ -335,6 +353,7 @@ fn real_main() -> Result<()> {
                 source.parent(),
                 arch,
                 compiler_choice(compiler)?,
+                &nvrtc_options,
             )?;
             eprintln!("{name}: PTX by {} for {}", c.compiler, c.arch);
             write!(out, "{}", c.ptx)?;
@@ -359,6 +378,7 @@ fn real_main() -> Result<()> {
             threads,
             sample,
             compiler,
+            nvrtc_options,
             registers,
             ptxas,
             nvdisasm,
@@ -400,6 +420,7 @@ fn real_main() -> Result<()> {
             }
             let opts = Options {
                 compiler: compiler_choice(compiler)?,
+                nvrtc_options,
                 progress: Some(progress_bar()),
                 sets,
                 warm,

@@ -50,6 +50,9 @@ pub struct Options {
     pub sampling: exec::Sampling,
     /// The compiler for workloads that name a CUDA source (`cuda = "kernel.cu"`).
     pub compiler: crate::compile::Compiler,
+    /// Compiler options for workloads that name a CUDA source (`--nvrtc-option`), after the
+    /// workload's own `nvrtc_options`.
+    pub nvrtc_options: Vec<String>,
     /// Registers per thread of every launch (`--registers`), over the workload's `registers`
     /// and the estimate from the PTX.
     pub registers: Option<u32>,
@@ -81,6 +84,7 @@ impl std::fmt::Debug for Options {
             .field("progress", &self.progress.is_some())
             .field("sampling", &self.sampling)
             .field("compiler", &self.compiler)
+            .field("nvrtc_options", &self.nvrtc_options)
             .field("registers", &self.registers)
             .field("paths", &self.paths)
             .field("order", &self.order)
@@ -102,6 +106,7 @@ impl Default for Options {
             progress: None,
             sampling: exec::Sampling::Auto,
             compiler: crate::compile::Compiler::Auto,
+            nvrtc_options: vec![],
             registers: None,
             paths: exec::Paths::default(),
             order: exec::turns::Order::default(),

@@ -271,6 +271,48 @@ pub const LABELS: &[(&str, &str)] = &[
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
         "shared atomic wavefronts",
     ),
+    ("smsp__inst_executed_op_ldgsts.sum", "LDGSTS instructions"),
+    (
+        "sm__sass_inst_executed_op_ldgsts_cache_access.sum",
+        "LDGSTS .ca instructions",
+    ),
+    (
+        "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum",
+        "LDGSTS .cg instructions",
+    ),
+    (
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
+        "LDGSTS requests",
+    ),
+    (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+        "LDGSTS sectors",
+    ),
+    (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
+        "LDGSTS .ca sectors",
+    ),
+    (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
+        "LDGSTS .cg sectors",
+    ),
+    (
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+        "LDGSTS shared wavefronts",
+    ),
+    (
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
+        "LDGSTS shared bank conflicts",
+    ),
+    ("smsp__sass_inst_executed_op_ldsm.sum", "LDSM instructions"),
+    (
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+        "LDSM wavefronts",
+    ),
+    (
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
+        "LDSM bank conflicts",
+    ),
 ];
 
 /// A metric's short label, or its name when it has none.

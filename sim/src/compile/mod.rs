@@ -10,9 +10,13 @@
 //!
 //! [`compile_cuda`] compiles a user's `.cu` for a workload file (`cuda = "kernel.cu"`) with the
 //! compiler asked for, or the first one found ([`Compiler::Auto`]: NVRTC, then clang), for the
-//! architecture of the GPU config. Results are cached in memory for the life of the process;
+//! architecture of the GPU config, with the user's options (the workload's `nvrtc_options`,
+//! then `--nvrtc-option`). NVRTC is given the CUDA headers of the PyPI wheels ([`headers`]:
+//! `cuda_fp16.h`, `mma.h`, `cooperative_groups.h`, `cuda/pipeline`, ...). Results are cached in memory for the life of the process;
 //! nothing is written to disk. The validator's `validate ptx` uses [`compile_nvrtc`] and
 //! [`compile_clang_file`] for the bundled kernels.
+
+pub mod headers;
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -216,6 +220,25 @@ pub fn compile_clang_file(
     String::from_utf8(out.stdout).map_err(|_| "clang's PTX is not UTF-8".to_string())
 }
 
+/// The user's options that clang is given: `-D`, `-U`, `-I` and `-std=`, which both compilers
+/// spell the same; any other (NVRTC's `--use_fast_math`, `-maxrregcount=N`) is an error naming
+/// it, as clang has no equivalent that would give the same PTX.
+pub fn clang_options(options: &[String]) -> std::result::Result<Vec<String>, String> {
+    options
+        .iter()
+        .map(|o| {
+            if ["-D", "-U", "-I", "-std="].iter().any(|p| o.starts_with(p)) {
+                Ok(o.clone())
+            } else {
+                Err(format!(
+                    "compiler option `{o}` is NVRTC's; with clang only -D, -U, -I and -std= are \
+passed on (use --compiler nvrtc)"
+                ))
+            }
+        })
+        .collect()
+}
+
 /// clang's arguments for a user's source on `arch` (reading it from stdin).
 pub fn clang_user_args(arch: (u32, u32)) -> Vec<String> {
     [
@@ -242,12 +265,14 @@ pub fn compile_clang_user(
     source: &str,
     include_dir: Option<&Path>,
     arch: (u32, u32),
+    options: &[String],
 ) -> std::result::Result<String, String> {
     let mut cmd = Command::new(clang);
     cmd.args(clang_user_args(arch));
     if let Some(d) = include_dir {
         cmd.arg("-I").arg(d);
     }
+    cmd.args(options);
     cmd.args(["-o", "-", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -288,7 +313,7 @@ only the device intrinsics of gpumemsim's shim; NVRTC has them all: ",
     String::from_utf8(out.stdout).map_err(|_| "clang's PTX is not UTF-8".to_string())
 }
 
-type CacheKey = (String, u64, Compiler, (u32, u32));
+type CacheKey = (String, u64, Compiler, (u32, u32), Vec<String>);
 
 fn cache() -> &'static Mutex<HashMap<CacheKey, Compiled>> {
     static CACHE: OnceLock<Mutex<HashMap<CacheKey, Compiled>>> = OnceLock::new();
@@ -304,18 +329,27 @@ fn hash(text: &str) -> u64 {
 
 /// Compiles the CUDA source `source` of the file `file` (shown in messages; its directory is
 /// searched for `#include "..."` when `include_dir` is given) to PTX for compute capability `cc`
-/// with `compiler`. No file is written; a source compiled before in this process is not
-/// compiled again.
+/// with `compiler` and the user's `options` (NVRTC's spelling: `-DTILE=16`, `--use_fast_math`,
+/// `-std=c++17`, `-maxrregcount=64`; clang takes only `-D`, `-U`, `-I` and `-std=`, any other
+/// is an error naming it). No file is written; a source compiled before in this process with the
+/// same options is not compiled again.
 pub fn compile_cuda(
     file: &str,
     source: &str,
     include_dir: Option<&Path>,
     cc: (u32, u32),
     compiler: Compiler,
+    options: &[String],
 ) -> Result<Compiled> {
     let arch = target_arch(cc);
     let include_dir = include_dir.filter(|d| !d.as_os_str().is_empty());
-    let key = (file.to_string(), hash(source), compiler, arch);
+    let key = (
+        file.to_string(),
+        hash(source),
+        compiler,
+        arch,
+        options.to_vec(),
+    );
     if let Some(c) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return Ok(c);
     }
@@ -347,21 +381,33 @@ or clang: {CLANG_HINT}. (Or point the workload's `ptx` at PTX compiled elsewhere
         let (major, minor) = nvrtc_version().map_err(err)?;
         let arch_opt = format!("--gpu-architecture=compute_{}{}", arch.0, arch.1);
         let include = include_dir.map(|d| format!("--include-path={}", d.display()));
+        // The source's own directory first, then the CUDA headers, as nvcc searches.
+        let cuda = headers::include_options(&headers::cuda_include_dirs());
         // `unsigned __int128` as nvcc accepts it on Linux.
-        let mut options = vec![arch_opt.as_str(), "-lineinfo", "--device-int128"];
-        if let Some(i) = &include {
-            options.push(i);
-        }
+        let mut all = vec![arch_opt.as_str(), "-lineinfo", "--device-int128"];
+        all.extend(include.iter().map(String::as_str));
+        all.extend(cuda.iter().map(String::as_str));
+        all.extend(options.iter().map(String::as_str));
+        let ptx = compile_nvrtc(&name, source, &all).map_err(|m| {
+            if m.contains("cannot open source file") {
+                err(format!("{m}\n({})", headers::HEADERS_HINT))
+            } else {
+                err(m)
+            }
+        })?;
+        let ptx = headers::unrooted(&ptx, &headers::cuda_include_dirs());
         Compiled {
-            ptx: compile_nvrtc(&name, source, &options).map_err(err)?,
+            ptx,
             compiler: format!("NVRTC {major}.{minor}"),
             arch: format!("sm_{}{}", arch.0, arch.1),
         }
     } else {
         let clang = find_clang().ok_or_else(|| err(format!("clang not found: {CLANG_HINT}")))?;
         let version = clang_version(clang).map_err(err)?;
+        let extra = clang_options(options).map_err(err)?;
         Compiled {
-            ptx: compile_clang_user(clang, &name, source, include_dir, arch).map_err(err)?,
+            ptx: compile_clang_user(clang, &name, source, include_dir, arch, &extra)
+                .map_err(err)?,
             compiler: format!("clang {version}"),
             arch: format!("sm_{}{}", arch.0, arch.1),
         }
@@ -389,6 +435,16 @@ mod tests {
         assert_eq!(target_arch((3, 5)), (5, 0));
         assert_eq!(target_arch((9, 0)), (9, 0));
         assert_eq!(target_arch((8, 6)), (8, 6));
+    }
+
+    #[test]
+    fn clang_takes_the_options_both_compilers_spell_alike() {
+        let ok: Vec<String> = ["-DTILE=16", "-UX", "-Iinc", "-std=c++17"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(clang_options(&ok), Ok(ok.clone()));
+        let e = clang_options(&["--use_fast_math".to_string()]).unwrap_err();
+        assert!(e.contains("`--use_fast_math` is NVRTC's"), "{e}");
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod cvt;
 mod float;
 pub mod half;
 mod int;
+pub mod mma;
 mod reduce;
 mod round;
 

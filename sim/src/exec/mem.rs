@@ -15,6 +15,8 @@ mod global;
 mod load;
 mod model;
 mod store;
+mod tensor;
+mod wmma;
 mod word;
 
 pub use address::resolve;

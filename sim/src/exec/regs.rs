@@ -128,7 +128,13 @@ pub fn compact(p: &Program, keep: &[u16]) -> Option<Program> {
 
 /// The row of each register of `p` that [`compact`] renames it to.
 fn rows(p: &Program, keep: &[u16]) -> Option<Vec<u16>> {
-    if !read_before_written(p)?.is_empty() {
+    // `mma` reads and writes registers of the operand table that `defs`/`uses` do not see:
+    // such a program keeps its rows.
+    if !read_before_written(p)?.is_empty()
+        || p.insts
+            .iter()
+            .any(|i| matches!(i.op, Op::Mma(_) | Op::Wmma(_)))
+    {
         return None;
     }
     let n = p.reg_slots.len();

@@ -459,6 +459,7 @@ pub(crate) fn run_batch_on_sm(
                     loaded: false,
                     deadline: $deadline,
                     turn_start: 0,
+                    async_copy: crate::ptx::inst::CacheOp::Default,
                     yielded: false,
                 };
                 let mems = ctx.log.mems.len();

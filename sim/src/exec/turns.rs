@@ -30,7 +30,7 @@
 
 use super::decode::{DInst, Program, Src, NO_REG};
 use crate::ptx::ast::StateSpace;
-use crate::ptx::inst::Op;
+use crate::ptx::inst::{Op, WmmaOp};
 
 /// The order in which the functional pass runs the turns of an SM's co-resident warps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -134,14 +134,24 @@ fn sources(i: &DInst) -> impl Iterator<Item = u16> + '_ {
 
 /// A load, store or atomic: an instruction that goes to a memory pipe.
 fn is_memory(i: &DInst) -> bool {
-    matches!(i.op, Op::Ld(_) | Op::St(_) | Op::Atom(_) | Op::Red(_))
+    matches!(
+        i.op,
+        Op::Ld(_)
+            | Op::St(_)
+            | Op::Atom(_)
+            | Op::Red(_)
+            | Op::CpAsync(_)
+            | Op::Ldmatrix(_)
+            | Op::Stmatrix(_)
+            | Op::Wmma(WmmaOp::Load { .. } | WmmaOp::Store { .. })
+    )
 }
 
 /// An instruction whose result comes back from memory with a memory latency.
 fn loads(i: &DInst) -> bool {
     match i.op {
         Op::Ld(m) => m.space != StateSpace::Param,
-        Op::Atom(_) => true,
+        Op::Atom(_) | Op::Ldmatrix(_) | Op::Wmma(WmmaOp::Load { .. }) => true,
         _ => false,
     }
 }

@@ -4,6 +4,7 @@
 //! counters ([`Counters::add_flops`]).
 
 use super::{Counters, PcStats};
+use crate::ptx::inst::CacheOp;
 use crate::trace::{Outcome, SharedOp};
 
 impl Counters {
@@ -56,6 +57,25 @@ impl Counters {
                         c.shared_atom_inst += 1;
                         c.shared_atom_wavefronts += n;
                     }
+                    SharedOp::Ldgsts { bypass } => {
+                        c.ldgsts_inst += 1;
+                        if bypass {
+                            c.ldgsts_bypass_inst += 1;
+                        } else {
+                            c.ldgsts_access_inst += 1;
+                        }
+                        c.ldgsts_wavefronts += n;
+                        c.ldgsts_conflicts += k;
+                    }
+                    SharedOp::Ldsm => {
+                        c.ldsm_inst += 1;
+                        c.ldsm_wavefronts += n;
+                        c.ldsm_conflicts += k;
+                    }
+                    SharedOp::Stsm => {
+                        c.stsm_inst += 1;
+                        c.stsm_wavefronts += n;
+                    }
                 }
             }
             Outcome::Global {
@@ -66,8 +86,21 @@ impl Counters {
                 hits,
                 misses,
                 lines: _,
+                async_copy,
             } => {
                 let s = u64::from(sectors);
+                if async_copy != CacheOp::Default {
+                    let bypass = async_copy == CacheOp::Cg;
+                    c.ldgsts_requests += u64::from(sectors > 0);
+                    c.ldgsts_sectors += s;
+                    if bypass {
+                        c.ldgsts_bypass_sectors += s;
+                    } else {
+                        c.ldgsts_access_sectors += s;
+                        c.ldgsts_hits += u64::from(hits);
+                    }
+                    return;
+                }
                 match (local, store) {
                     (false, false) => {
                         c.global_ld_inst += 1;
@@ -220,6 +253,7 @@ mod tests {
             hits: 1,
             misses: 3,
             lines: 1,
+            async_copy: CacheOp::Default,
         };
         let (c, ps) = counted(&[load]);
         let m = |name| c.metric(name).unwrap();
@@ -248,6 +282,7 @@ mod tests {
             hits: 4,
             misses: 0,
             lines: 1,
+            async_copy: CacheOp::Default,
         };
         let (c, ps) = counted(&[store]);
         assert_eq!(c.global_st_requests, 1);

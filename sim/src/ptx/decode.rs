@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 mod half;
 mod operands;
+mod tensor;
 
 /// Marks an unused register slot.
 pub const NO_REG: u16 = u16::MAX;
@@ -107,6 +108,9 @@ pub struct Program {
     /// What decoding noticed that a user should know (an immediate wider than its operand:
     /// `decode::operands`).
     pub notes: Vec<String>,
+    /// Register operands of instructions with more than a [`DInst`] holds (`mma`: D, A, B, C
+    /// from the instruction's `target` on).
+    pub operands: Vec<u16>,
 }
 
 impl Program {
@@ -195,8 +199,10 @@ pub fn decode(
             reg_slots
         },
         notes: vec![],
+        operands: vec![],
     };
     let notes = RefCell::new(vec![]);
+    let operands = RefCell::new(vec![]);
     for s in &f.body {
         if let Statement::Inst(i) = s {
             let ctx = Ctx {
@@ -204,6 +210,7 @@ pub fn decode(
                 regs: &regs,
                 reg_types: &reg_types,
                 notes: &notes,
+                operands: &operands,
                 labels: &labels,
                 symbols,
                 src,
@@ -223,6 +230,7 @@ pub fn decode(
     }
     results_unused_become_red(&mut p.insts);
     p.notes = notes.into_inner();
+    p.operands = operands.into_inner();
     // A kernel that falls off its end exits.
     p.insts.push(DInst {
         op: Op::Exit,
@@ -291,6 +299,8 @@ struct Ctx<'a> {
     reg_types: &'a [Option<Type>],
     /// Notes for the program ([`Program::notes`]).
     notes: &'a RefCell<Vec<String>>,
+    /// The program's operand table ([`Program::operands`]).
+    operands: &'a RefCell<Vec<u16>>,
     labels: &'a HashMap<String, u32>,
     symbols: &'a HashMap<String, SymbolAddr>,
     src: &'a str,
@@ -730,6 +740,13 @@ impl Ctx<'_> {
                 srcs(&mut d, &a[1..], &[Type::U64])?;
             }
             Op::Half(_) | Op::HalfSetp { .. } | Op::HalfCvt(_) => self.decode_half(&mut d)?,
+            Op::CpAsync(_)
+            | Op::CpAsyncCommit
+            | Op::CpAsyncWait { .. }
+            | Op::Ldmatrix(_)
+            | Op::Stmatrix(_)
+            | Op::Mma(_)
+            | Op::Wmma(_) => self.decode_tensor(&mut d)?,
             Op::Unsupported => {
                 let text = &self.src[i.span.clone()];
                 return Err(self.err(crate::ptx::inst::unsupported_reason(text)));

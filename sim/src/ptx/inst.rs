@@ -14,8 +14,10 @@ use crate::ptx::ast::{StateSpace, Type};
 mod decode;
 mod ext;
 mod half;
+mod tensor;
 
 pub use decode::{decode, SUPPORTED};
+pub use tensor::{mma_reg_type, CpAsync, MatrixOp, MmaOp, MmaType, WmmaFrag, WmmaOp};
 
 /// Cache operator of a load or store (PTX ISA §9.7.9.1 "Cache Operators").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -573,6 +575,28 @@ pub enum Op {
     },
     /// `cvt` to or from a half-precision type.
     HalfCvt(HalfCvt),
+    /// `cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}`: decoded with the
+    /// shared destination as the address, the global source's base and offset in `src[0..2]`,
+    /// `src-size` (or `ignore-src`) in `src[2]`.
+    CpAsync(CpAsync),
+    /// `cp.async.commit_group`: closes the thread's group of copies issued since the last one.
+    CpAsyncCommit,
+    /// `cp.async.wait_group N` (N in `src[0]`) or `cp.async.wait_all`.
+    CpAsyncWait {
+        /// `wait_all`: every copy, committed or not.
+        all: bool,
+    },
+    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 r, [p]`.
+    Ldmatrix(MatrixOp),
+    /// `stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [p], r`.
+    Stmatrix(MatrixOp),
+    /// `mma.sync.aligned`: its D, A, B and C registers are the program's
+    /// [`operands`](crate::ptx::decode::Program::operands) from `target` on, in that order.
+    Mma(MmaOp),
+    /// `wmma.load`, `wmma.store`, `wmma.mma` (m16n16k16, f16 multiplicands): their fragment
+    /// registers are the program's operand table from `target` on (D or the fragment, then A,
+    /// B, C for `mma`); the memory forms' stride is `src[0]`.
+    Wmma(WmmaOp),
 }
 
 /// Why the instruction whose source text is `text` (guard, opcode, modifiers, operands) is

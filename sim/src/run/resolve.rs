@@ -18,7 +18,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     let mut w = w.clone();
     w.set_params(&opts.sets)?;
     let (ptx_name, text, compiled) = match &w.cuda {
-        Some(cu) => compile_source(cfg, &w, cu, opts.compiler)?,
+        Some(cu) => compile_source(cfg, &w, cu, opts)?,
         None => {
             let (ptx_name, bytes) = w.source.read_relative(&w.ptx, Take::Text("PTX file"))?;
             let text = String::from_utf8(bytes)
@@ -465,7 +465,7 @@ fn compile_source(
     cfg: &GpuConfig,
     w: &Workload,
     cu: &str,
-    compiler: crate::compile::Compiler,
+    opts: &Options,
 ) -> Result<(String, String, Option<super::CompiledBy>)> {
     let (name, bytes) = w.source.read_relative(cu, Take::Text("CUDA source"))?;
     let source =
@@ -478,13 +478,32 @@ fn compile_source(
         crate::workload::Source::Bundled(_) => None,
     };
     let include_dir = dir.as_deref().and_then(std::path::Path::parent);
+    let options: Vec<String> = w
+        .nvrtc_options
+        .iter()
+        .chain(&opts.nvrtc_options)
+        .cloned()
+        .collect();
     let c = crate::compile::compile_cuda(
         &name,
         &source,
         include_dir,
         cfg.compute_capability(),
-        compiler,
-    )?;
+        opts.compiler,
+        &options,
+    )
+    .map_err(|e| match e {
+        crate::error::Error::Compile { file, message } if !w.nvrtc_options.is_empty() => {
+            crate::error::Error::Compile {
+                file,
+                message: format!(
+                    "{message}\n(options: `nvrtc_options` of {}, then --nvrtc-option)",
+                    w.source.display()
+                ),
+            }
+        }
+        e => e,
+    })?;
     Ok((
         format!("{name} (PTX by {} for {})", c.compiler, c.arch),
         c.ptx,

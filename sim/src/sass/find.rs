@@ -79,7 +79,7 @@ pub fn locate(choice: &Ptxas) -> Result<Option<Tool>, String> {
 pub fn candidates() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = wheel_dirs_from_python()
         .into_iter()
-        .chain(wheel_dirs_on_disk())
+        .chain(site_package_dirs("nvidia/cuda_nvcc"))
         .map(|d| d.join("bin").join("ptxas"))
         .collect();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
@@ -115,8 +115,10 @@ fn wheel_dirs_from_python() -> Vec<PathBuf> {
     }
 }
 
-/// `nvidia/cuda_nvcc` under the usual site-packages directories.
-fn wheel_dirs_on_disk() -> Vec<PathBuf> {
+/// `rel` (`nvidia/cuda_nvcc`) under the usual site-packages and dist-packages directories, of
+/// `$VIRTUAL_ENV`, `~/.local`, `/usr/local` and `/usr`, the newest Python first; whether they
+/// exist is the caller's to check.
+pub fn site_package_dirs(rel: &str) -> Vec<PathBuf> {
     let mut libs: Vec<PathBuf> = vec![];
     if let Some(v) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
         libs.push(PathBuf::from(v).join("lib"));
@@ -140,7 +142,7 @@ fn wheel_dirs_on_disk() -> Vec<PathBuf> {
         pythons.reverse(); // the newest Python first
         for py in pythons {
             for sp in ["site-packages", "dist-packages"] {
-                out.push(py.join(sp).join("nvidia/cuda_nvcc"));
+                out.push(py.join(sp).join(rel));
             }
         }
     }

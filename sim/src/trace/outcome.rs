@@ -57,6 +57,9 @@ pub enum Outcome {
         misses: u32,
         /// Distinct L1 lines (tag lookups).
         lines: u32,
+        /// The global side of a `cp.async` (LDGSTS): `Ca` through L1, `Cg` bypassing it;
+        /// `Default` for an ordinary load or store.
+        async_copy: crate::ptx::inst::CacheOp,
     },
     /// A global atomic (`returns`: ATOMG, its old value is used) or reduction (RED), at L1.
     Atomic {
@@ -80,4 +83,13 @@ pub enum SharedOp {
     Store,
     /// An atomic or reduction (ATOMS).
     Atom,
+    /// The shared-memory write of a `cp.async` (LDGSTS), which counts the instruction.
+    Ldgsts {
+        /// `.cg`: its global read bypasses L1.
+        bypass: bool,
+    },
+    /// `ldmatrix` (LDSM).
+    Ldsm,
+    /// `stmatrix` (STSM).
+    Stsm,
 }

@@ -149,6 +149,10 @@ pub struct Workload {
     /// (NVRTC or clang, for the config's compute capability) instead of reading `ptx`.
     #[serde(default)]
     pub cuda: Option<String>,
+    /// Options for the compiler of `cuda` (NVRTC's spelling: `["-DTILE=16", "--use_fast_math"]`),
+    /// before those of `--nvrtc-option`; clang takes only `-D`, `-U`, `-I` and `-std=`.
+    #[serde(default)]
+    pub nvrtc_options: Vec<String>,
     /// Integer parameters, overridable with `--set`.
     #[serde(default)]
     pub params: BTreeMap<String, i64>,

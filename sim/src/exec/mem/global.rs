@@ -283,6 +283,7 @@ impl Ctx<'_> {
                 hits: l1_hits,
                 misses,
                 lines,
+                async_copy: self.async_copy,
             },
         );
         let log = &mut *self.log;

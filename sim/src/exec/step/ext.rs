@@ -218,4 +218,89 @@ impl Ctx<'_> {
         }
         self.sync.arrive(op, w.index, inst.dst[0], exec, yes);
     }
+
+    /// `mma.sync.aligned` for the whole warp: its registers are the program's operand table
+    /// from `inst.target` (D, A, B, C), computed by [`alu::mma::mma`].
+    pub(super) fn mma(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        pc: u32,
+        op: crate::ptx::inst::MmaOp,
+        exec: u32,
+    ) -> crate::error::Result<()> {
+        let prog = self.pass.launch.program;
+        if exec != u32::MAX {
+            return Err(crate::error::Error::Fault {
+                launch: self.pass.launch.label.into(),
+                message: format!(
+                    "mma.sync.aligned executed by lanes {exec:#010x} of a warp, not all 32; PTX line {}: `{}`",
+                    prog.lines[pc as usize], prog.texts[pc as usize]
+                ),
+            });
+        }
+        let (nd, na, nb, nc) = op.regs();
+        let regs = &prog.operands[inst.target as usize..][..nd + na + nb + nc];
+        let frags = |rs: &[u16]| -> alu::mma::Fragments {
+            rs.iter()
+                .map(|&r| std::array::from_fn(|l| w.regs[r as usize * 32 + l] as u32))
+                .collect()
+        };
+        let (a, b, c) = (
+            frags(&regs[nd..nd + na]),
+            frags(&regs[nd + na..nd + na + nb]),
+            frags(&regs[nd + na + nb..]),
+        );
+        let d = alu::mma::mma(&op, &a, &b, &c);
+        for (r, vals) in regs[..nd].iter().zip(&d) {
+            for (l, v) in vals.iter().enumerate() {
+                w.regs[*r as usize * 32 + l] = u64::from(*v);
+            }
+        }
+        self.counters.mma_inst += 1;
+        Ok(())
+    }
+
+    /// `wmma.mma` m16n16k16 for the whole warp ([`alu::mma::wmma`]).
+    pub(super) fn wmma_mma(
+        &mut self,
+        w: &mut Warp,
+        inst: &DInst,
+        pc: u32,
+        d_f32: bool,
+        c_f32: bool,
+        exec: u32,
+    ) -> crate::error::Result<()> {
+        let prog = self.pass.launch.program;
+        if exec != u32::MAX {
+            return Err(crate::error::Error::Fault {
+                launch: self.pass.launch.label.into(),
+                message: format!(
+                    "wmma.mma executed by lanes {exec:#010x} of a warp, not all 32; PTX line {}: `{}`",
+                    prog.lines[pc as usize], prog.texts[pc as usize]
+                ),
+            });
+        }
+        let nd = if d_f32 { 8 } else { 4 };
+        let nc = if c_f32 { 8 } else { 4 };
+        let regs = &prog.operands[inst.target as usize..][..nd + 16 + nc];
+        let frags = |rs: &[u16]| -> alu::mma::Fragments {
+            rs.iter()
+                .map(|&r| std::array::from_fn(|l| w.regs[r as usize * 32 + l] as u32))
+                .collect()
+        };
+        let (a, b, c) = (
+            frags(&regs[nd..nd + 8]),
+            frags(&regs[nd + 8..nd + 16]),
+            frags(&regs[nd + 16..]),
+        );
+        let d = alu::mma::wmma(d_f32, c_f32, &a, &b, &c);
+        for (r, vals) in regs[..nd].iter().zip(&d) {
+            for (l, v) in vals.iter().enumerate() {
+                w.regs[*r as usize * 32 + l] = u64::from(*v);
+            }
+        }
+        self.counters.mma_inst += 1;
+        Ok(())
+    }
 }

@@ -103,6 +103,9 @@ pub struct Ctx<'a> {
     pub turn_start: usize,
     /// The turn ended by yielding, not by a stall: the warp's loads are still in flight.
     pub yielded: bool,
+    /// The global access being modelled is a `cp.async`'s read (`Ca`/`Cg`; `Default`
+    /// otherwise): its outcome is counted as LDGSTS ([`crate::trace::Outcome::Global`]).
+    pub async_copy: crate::ptx::inst::CacheOp,
 }
 
 impl Ctx<'_> {
@@ -264,6 +267,29 @@ impl Ctx<'_> {
             }
             Op::Shfl(mode) => {
                 self.shfl(w, inst, mode, exec);
+                0
+            }
+            Op::CpAsync(c) => self.cp_async(w, inst, pc, c, exec)?,
+            // Copies land at issue (`exec::mem::tensor`): nothing is left to wait for.
+            Op::CpAsyncCommit | Op::CpAsyncWait { .. } => 0,
+            Op::Ldmatrix(m) => {
+                self.loaded |= self.turns && self.pass.turn_flags[pc as usize] & LOADS != 0;
+                self.ldmatrix(w, inst, pc, m, exec)?
+            }
+            Op::Stmatrix(m) => self.stmatrix(w, inst, pc, m, exec)?,
+            Op::Mma(m) => {
+                self.mma(w, inst, pc, m, exec)?;
+                0
+            }
+            Op::Wmma(op @ crate::ptx::inst::WmmaOp::Load { .. }) => {
+                self.loaded |= self.turns && self.pass.turn_flags[pc as usize] & LOADS != 0;
+                self.wmma_load(w, inst, pc, op, exec)?
+            }
+            Op::Wmma(op @ crate::ptx::inst::WmmaOp::Store { .. }) => {
+                self.wmma_store(w, inst, pc, op, exec)?
+            }
+            Op::Wmma(crate::ptx::inst::WmmaOp::Mma { d_f32, c_f32 }) => {
+                self.wmma_mma(w, inst, pc, d_f32, c_f32, exec)?;
                 0
             }
             _ => {

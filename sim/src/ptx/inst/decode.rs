@@ -243,6 +243,9 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
     if let Some(op) = super::half::decode_half(opcode, m) {
         return op;
     }
+    if let Some(op) = super::tensor::decode_tensor(opcode, m) {
+        return op;
+    }
     if let Some(op) = decode_ext(opcode, m)? {
         return Ok(op);
     }
@@ -466,7 +469,8 @@ rem min max neg abs sad mul24 mad24 add.cc addc sub.cc subc mad.cc madc and or x
 shl shr shf popc clz brev bfe bfi bfind fns prmt bmsk szext dp4a dp2a rcp sqrt rsqrt ex2 lg2 sin \
 cos tanh copysign testp setp set selp slct bra call ret exit bar.sync barrier.sync bar.arrive \
 barrier.arrive bar.red barrier.red bar.warp.sync membar fence nanosleep shfl.sync vote.sync \
-match.sync redux.sync activemask";
+match.sync redux.sync activemask cp.async cp.async.commit_group cp.async.wait_group \
+cp.async.wait_all ldmatrix stmatrix mma.sync (m16n8k8, m16n8k16, m16n8k32) wmma (m16n16k16 .f16)";
 
 #[cfg(test)]
 mod tests {
@@ -521,16 +525,17 @@ mod tests {
         for (op, mods) in [
             ("tex", &["2d", "v4", "f32", "s32"][..]),
             (
-                "mma",
+                "wgmma",
                 &[
-                    "sync", "aligned", "m16n8k16", "row", "col", "f32", "f16", "f16", "f32",
+                    "mma_async",
+                    "sync",
+                    "aligned",
+                    "m64n64k16",
+                    "f32",
+                    "f16",
+                    "f16",
                 ],
             ),
-            (
-                "wmma",
-                &["load", "a", "sync", "aligned", "row", "m16n16k16", "f16"],
-            ),
-            ("cp", &["async", "ca", "shared", "global"]),
         ] {
             let e = decode(op, mods).unwrap_err();
             assert!(

@@ -2,6 +2,7 @@
 //! registers it waits for and writes, how it is treated once issued, its issue slots and unit.
 
 use super::*;
+use crate::ptx::inst::WmmaOp;
 
 /// The registers one instruction waits for and writes, read once from its [`DInst`] so the
 /// replay's inner loop touches a few bytes instead of the decoded instruction.
@@ -101,8 +102,12 @@ impl Plan {
         let kind = match inst.op {
             Op::BarSync | Op::BarRed(_) => Kind::Barrier,
             Op::Bra => Kind::Bra,
-            Op::Ld(_) => Kind::Load,
-            Op::St(_) => Kind::Drain,
+            // `ldmatrix` is priced as a shared load; `cp.async` and `stmatrix` as stores
+            // (issued, nothing waits for them: copies land at issue, `exec::mem::tensor`).
+            // `mma` takes the ALU's placeholder cost until the tensor pipe is modelled.
+            Op::Ld(_) | Op::Ldmatrix(_) | Op::Wmma(WmmaOp::Load { .. }) => Kind::Load,
+            Op::Wmma(WmmaOp::Store { .. }) => Kind::Drain,
+            Op::St(_) | Op::CpAsync(_) | Op::Stmatrix(_) => Kind::Drain,
             Op::Atom(_) | Op::Red(_) if inst.dst[0] == NO_REG => Kind::Drain,
             Op::Atom(_) | Op::Red(_) => Kind::Load,
             Op::Shfl(_) => Kind::Shfl,

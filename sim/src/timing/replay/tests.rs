@@ -63,6 +63,7 @@ fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
         num_regs: 8,
         reg_slots: vec![1; 8],
         notes: vec![],
+        operands: vec![],
     };
     (program, costs)
 }

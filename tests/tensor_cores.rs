@@ -1,0 +1,289 @@
+//! Tensor cores and asynchronous copies end to end (issue 39): the kernels of
+//! `tests/fixtures/tensor/` (compiled from their `.cu` by NVRTC 12.9 for sm_90 with the CUDA
+//! headers of the PyPI wheels; the PTX is committed beside them, `make_ptx.sh`) run on small
+//! integers, and every output is recomputed here by plain integer matrix products: exact, so the
+//! order of the hardware's additions does not matter. The LDGSTS and LDSM counts are derived by
+//! hand from the kernels' access patterns (the comments give the derivations) and the rules of
+//! `exec::mem::tensor`: one wavefront per 8x8 matrix whose 8 rows of 16 bytes fall in distinct
+//! banks, a shared store's phases for the copies' writes.
+
+use half::{bf16, f16};
+use sim::config::GpuConfig;
+use sim::run::{run_workload, LaunchResult, Options};
+use sim::workload::Workload;
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+fn run(name: &str) -> Vec<LaunchResult> {
+    let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
+    let p = root().join(format!("tests/fixtures/tensor/{name}.toml"));
+    let w = Workload::resolve(p.to_str().unwrap()).unwrap();
+    run_workload(
+        &cfg,
+        &w,
+        &Options {
+            keep_outputs: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .launches
+}
+
+fn output(l: &LaunchResult, name: &str) -> Vec<u32> {
+    let b = &l.outputs.iter().find(|(n, _)| n == name).unwrap().1;
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn ints(l: &LaunchResult, name: &str) -> Vec<i64> {
+    output(l, name)
+        .into_iter()
+        .map(|v| i64::from(v as i32))
+        .collect()
+}
+
+/// `a` (m x k) times `b` (k x n) plus `c` (m x n, or zeros), row-major, exactly.
+fn matmul(a: &[i64], b: &[i64], c: Option<&[i64]>, m: usize, n: usize, k: usize) -> Vec<i64> {
+    (0..m * n)
+        .map(|x| {
+            let (i, j) = (x / n, x % n);
+            (0..k).map(|y| a[i * k + y] * b[y * n + j]).sum::<i64>() + c.map_or(0, |c| c[x])
+        })
+        .collect()
+}
+
+fn metric(l: &LaunchResult, name: &str) -> u64 {
+    l.counters
+        .metric_counts()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no metric {name}"))
+        .1
+}
+
+#[test]
+fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
+    let l = &run("cp_async")[0];
+    let (m, n, k) = (32, 32, 40);
+    let (a, b) = (ints(l, "A"), ints(l, "B"));
+    let want = matmul(&a, &b, None, m, n, k);
+    let c: Vec<f32> = output(l, "C").into_iter().map(f32::from_bits).collect();
+    for (x, (&got, &want)) in c.iter().zip(&want).enumerate() {
+        assert_eq!(got, want as f32, "C[{}][{}]", x / n, x % n);
+    }
+    // 4 blocks of 8 warps, 3 stages (K = 40, 16 a stage). A: one 4-byte `.ca` copy a warp and
+    // stage, two in the last stage (k < K and the zero-fill branch diverge): 4 x 8 x 4 = 128.
+    // B: 16-byte `.cg` copies by warps 0 and 1 only (tid < 64): 4 x 2 x 3 = 24.
+    assert_eq!(metric(l, "smsp__inst_executed_op_ldgsts.sum"), 152);
+    assert_eq!(
+        metric(l, "sm__sass_inst_executed_op_ldgsts_cache_access.sum"),
+        128
+    );
+    assert_eq!(
+        metric(l, "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum"),
+        24
+    );
+    // `.ca`: half a warp reads 16 ints of a 160-byte row, 2 sectors, 4 a warp; in the last stage
+    // 8 ints (1 sector a half) and the zero-filled lanes read nothing: 4 x 8 x (4 + 4 + 2) = 320
+    // sectors in 4 x 8 x 3 = 96 requests. `.cg`: 8 rows of 64 bytes (16 sectors) a warp, warp
+    // 1's rows past K in the last stage read nothing: 4 x (16 + 16 + 16 + 16 + 16) = 320 sectors
+    // in 4 x 5 = 20 requests.
+    assert_eq!(
+        metric(l, "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"),
+        116
+    );
+    assert_eq!(
+        metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"),
+        640
+    );
+    assert_eq!(
+        metric(
+            l,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum"
+        ),
+        320
+    );
+    assert_eq!(
+        metric(
+            l,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"
+        ),
+        320
+    );
+    // Shared writes: a `.ca` warp writes 128 contiguous bytes (1 wavefront); a `.cg` warp 512
+    // (4 phases of 8 lanes, each 2 rows of 64 contiguous bytes: 1 wavefront each).
+    assert_eq!(
+        metric(
+            l,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
+        ),
+        128 + 24 * 4
+    );
+    assert_eq!(
+        metric(
+            l,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"
+        ),
+        0
+    );
+    // None of it is an ordinary global load.
+    assert_eq!(
+        metric(l, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+        0
+    );
+}
+
+#[test]
+fn ldmatrix_fed_mma_gemm_is_exact_and_the_swizzle_removes_the_conflicts() {
+    let ls = run("mma");
+    let (m, n, k) = (32, 16, 64);
+    let (a, b) = (ints(&ls[0], "A"), ints(&ls[0], "B"));
+    let want = matmul(&a, &b, None, m, n, k);
+    for (l, buf) in [(&ls[0], "C"), (&ls[1], "C_swizzled")] {
+        let c: Vec<f32> = output(l, buf).into_iter().map(f32::from_bits).collect();
+        for (x, (&got, &want)) in c.iter().zip(&want).enumerate() {
+            assert_eq!(got, want as f32, "{buf}[{}][{}]", x / n, x % n);
+        }
+    }
+    // 4 blocks of one warp, 4 k-steps, one ldmatrix.x4 (A) and one .x2.trans (B) each.
+    for l in &ls[..2] {
+        assert_eq!(metric(l, "smsp__sass_inst_executed_op_ldsm.sum"), 32);
+    }
+    // Unswizzled, A's 8 rows of a matrix are 128 bytes apart: the same 4 banks, 8 wavefronts a
+    // matrix, 32 an x4 (28 conflicts); B's rows are contiguous: 2 wavefronts an x2.
+    let l = &ls[0];
+    assert_eq!(
+        metric(l, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
+        16 * 32 + 16 * 2
+    );
+    assert_eq!(
+        metric(
+            l,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"
+        ),
+        16 * 28
+    );
+    // Chunk c of row r at c ^ (r % 8): 8 rows in 8 distinct bank groups, 4 wavefronts an x4.
+    let l = &ls[1];
+    assert_eq!(
+        metric(l, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
+        16 * 4 + 16 * 2
+    );
+    assert_eq!(
+        metric(
+            l,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"
+        ),
+        0
+    );
+}
+
+#[test]
+fn every_mma_form_is_exact() {
+    let ls = run("mma");
+    let l = &ls[2];
+    let (fa, fb, fc) = (ints(l, "FA"), ints(l, "FB"), ints(l, "FC"));
+    let forms = output(l, "forms");
+    let form = |f: usize| &forms[f * 128..(f + 1) * 128];
+    // A's first 8 or 16 columns, B's first rows: the k8 and k16 forms use part of A and B.
+    let cols = |k: usize| -> Vec<i64> { (0..16 * k).map(|x| fa[(x / k) * 32 + x % k]).collect() };
+    let rows = |k: usize| -> Vec<i64> { fb[..k * 8].to_vec() };
+    let k16 = matmul(&cols(16), &rows(16), Some(&fc), 16, 8, 16);
+    let k8 = matmul(&cols(8), &rows(8), Some(&fc), 16, 8, 8);
+    let f32s = |f: usize| -> Vec<f32> { form(f).iter().map(|&v| f32::from_bits(v)).collect() };
+    // bf16 and f16 hold these integers exactly.
+    assert!(fa
+        .iter()
+        .chain(&fb)
+        .all(|&v| bf16::from_f32(v as f32).to_f32() == v as f32));
+    for (x, want) in k16.iter().enumerate() {
+        assert_eq!(f32s(0)[x], *want as f32, "bf16 m16n8k16 D[{x}]");
+        assert_eq!(
+            form(1)[x],
+            u32::from(f16::from_f32(*want as f32).to_bits()),
+            "f16 m16n8k16 D[{x}]"
+        );
+    }
+    for (x, want) in k8.iter().enumerate() {
+        assert_eq!(f32s(2)[x], *want as f32, "f16 m16n8k8 D[{x}]");
+        assert_eq!(f32s(3)[x], *want as f32, "tf32 m16n8k8 D[{x}]");
+    }
+    // s8 x u8: A's values as s8, B's as u8 (0..15 here, the same either way).
+    let k32 = matmul(&fa, &fb, Some(&fc), 16, 8, 32);
+    for (x, want) in k32.iter().enumerate() {
+        assert_eq!(form(4)[x] as i32, *want as i32, "s8 m16n8k32 D[{x}]");
+    }
+    assert_eq!(l.counters.mma_inst, 5);
+}
+
+#[test]
+fn wmma_gemm_is_exact_in_both_store_layouts() {
+    let ls = run("wmma");
+    let (m, n, k) = (32, 48, 64);
+    let (a, bt) = (ints(&ls[0], "A"), ints(&ls[1], "Bt"));
+    // Bt is B transposed (n x k): B[y][j] = Bt[j][y].
+    let b: Vec<i64> = (0..k * n).map(|x| bt[(x % n) * k + x / n]).collect();
+    let want = matmul(&a, &b, None, m, n, k);
+    let c: Vec<f32> = output(&ls[2], "C")
+        .into_iter()
+        .map(f32::from_bits)
+        .collect();
+    let ccol: Vec<f32> = output(&ls[3], "Ccol")
+        .into_iter()
+        .map(f32::from_bits)
+        .collect();
+    for (x, &want) in want.iter().enumerate() {
+        let (i, j) = (x / n, x % n);
+        assert_eq!(c[x], want as f32, "C[{i}][{j}]");
+        assert_eq!(
+            ccol[j * m + i],
+            want as f32,
+            "Ccol[{i}][{j}] (column-major)"
+        );
+    }
+    // 6 blocks of one warp, K / 16 = 4 steps: one wmma.mma each.
+    assert_eq!(ls[2].counters.mma_inst, 24);
+}
+
+/// `stmatrix` (hand-written PTX): register i of lane l holds the ids `64 i + 2 l` (low half) and
+/// `64 i + 2 l + 1`; by the PTX ISA's fragment rule lane l's register is row `l / 4`, columns
+/// `2 (l % 4)` and the next of matrix i (with `.trans`, column `l / 4` of rows `2 (l % 4)` and
+/// the next), and matrix i's row r goes to the row address of lane `8 i + r`.
+#[test]
+fn stmatrix_stores_the_isas_fragments() {
+    let ls = run("stmatrix");
+    let halves = |l: &LaunchResult, name: &str| -> Vec<u16> {
+        let b = &l.outputs.iter().find(|(n, _)| n == name).unwrap().1;
+        b.chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect()
+    };
+    let (plain, trans) = (halves(&ls[0], "plain"), halves(&ls[1], "trans"));
+    for i in 0..4 {
+        for r in 0..8 {
+            for c in 0..8 {
+                let at = (8 * i + r) * 8 + c;
+                let (lane, half) = (4 * r + c / 2, c % 2);
+                assert_eq!(
+                    plain[at] as usize,
+                    64 * i + 2 * lane + half,
+                    "plain m{i} ({r},{c})"
+                );
+                let (lane, half) = (4 * c + r / 2, r % 2);
+                assert_eq!(
+                    trans[at] as usize,
+                    64 * i + 2 * lane + half,
+                    "trans m{i} ({r},{c})"
+                );
+            }
+        }
+    }
+    // 32 contiguous rows of 16 bytes: one wavefront a matrix.
+    assert_eq!(ls[0].counters.stsm_inst, 1);
+    assert_eq!(ls[0].counters.stsm_wavefronts, 4);
+}
