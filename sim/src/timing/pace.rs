@@ -246,7 +246,7 @@ mod tests {
         let mut log = BlockLog::default();
         // Warp 0 misses sectors 10..14 (4 sectors), warp 1 then hits sector 12, warp 2 misses
         // sectors 20..24 behind warp 0's bytes.
-        let mut access = |log: &mut BlockLog, sectors: std::ops::Range<u64>, hit: bool| {
+        let access = |log: &mut BlockLog, sectors: std::ops::Range<u64>, hit: bool| {
             let start = log.sectors.len() as u32;
             log.sectors.extend(sectors);
             let end = log.sectors.len() as u32;
