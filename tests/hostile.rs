@@ -292,6 +292,46 @@ fn declarations_ptxas_refuses_are_errors_naming_the_line() {
     }
 }
 
+/// A plain `.target` newer than the config's GPU: the GPU could not load it (CUDA's PTX
+/// compatibility: only for an equal or greater compute capability; ptxas 12.9 `-arch=sm_86`
+/// refuses `.target sm_90`), but it is simulated, with a note; the same PTX on a GPU it targets
+/// has none. An arch-specific `.target` the GPU cannot load stays an error.
+#[test]
+fn a_plain_target_newer_than_the_gpu_is_a_note() {
+    let p = workload(
+        "target90",
+        |t| t.replacen(".target sm_80", ".target sm_90", 1),
+        str::to_string,
+    );
+    let out = sim(&["run", "configs/rtx3090.toml", &p, "--format", "json"]);
+    out.succeeds();
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let notes = &doc["workloads"][0]["launches"][0]["notes"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(1), "{notes}\n{out}");
+    let note = notes[0].as_str().unwrap();
+    for want in [
+        "add_one.ptx:13: .target sm_90 is newer than configs/rtx3090.toml (NVIDIA GeForce RTX \
+3090, compute capability 8.6): the CUDA driver would not load this PTX there",
+        "ptxas -arch=sm_86 refuses it; the simulator runs it as written",
+    ] {
+        assert!(note.contains(want), "{note}");
+    }
+    let out = sim(&["run", "configs/h200.toml", &p, "--format", "json"]);
+    out.succeeds();
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(
+        doc["workloads"][0]["launches"][0]["notes"],
+        serde_json::json!([])
+    );
+    let p = workload(
+        "target90a",
+        |t| t.replacen(".target sm_80", ".target sm_90a", 1),
+        str::to_string,
+    );
+    sim(&["run", "configs/rtx3090.toml", &p])
+        .fails_with(&["add_one.ptx:13:1: .target sm_90a is arch-specific"]);
+}
+
 /// Grid dimensions as CUDA bounds them: 2^31 - 1 blocks in y and z multiplied past 64 bits
 /// (2^93 blocks), and the launch's per-wave vector was allocated for them (an abort).
 #[test]
