@@ -7,6 +7,7 @@
 //! Classes, one section each: integer overflow in expressions; files without end; nesting deep
 //! enough to overflow a stack; declarations too large to allocate; declarations ptxas refuses.
 //! Modules under `tests/hostile/`, one a class: `budget` (the memory budget, `--max-memory`),
+//! `fuzz` (structure-aware proptest generators of all the classes, `GPUMEMSIM_FUZZ_CASES`),
 //! `launch` (launches the driver refuses for what
 //! the PTX declares), `operands` (operand types ptxas refuses, immediates and arguments wider
 //! than their operands).
@@ -16,6 +17,8 @@ use std::process::Command;
 
 #[path = "hostile/budget.rs"]
 mod budget;
+#[path = "hostile/fuzz.rs"]
+mod fuzz;
 #[path = "hostile/launch.rs"]
 mod launch;
 #[path = "hostile/operands.rs"]
@@ -71,16 +74,7 @@ fn root() -> PathBuf {
 
 /// `sim args...` from the workspace root, under a 4 GiB address-space limit where `prlimit` exists.
 fn sim(args: &[&str]) -> Outcome {
-    let bin = env!("CARGO_BIN_EXE_sim");
-    let limited = Command::new("prlimit").arg("--version").output().is_ok();
-    let mut cmd = if limited {
-        let mut c = Command::new("prlimit");
-        c.arg(format!("--as={}", 4u64 << 30)).arg(bin);
-        c
-    } else {
-        Command::new(bin)
-    };
-    let out = cmd
+    let out = limited()
         .args(args)
         .current_dir(root())
         .output()
@@ -90,6 +84,19 @@ fn sim(args: &[&str]) -> Outcome {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The `sim` binary under a 4 GiB address-space limit where `prlimit` exists.
+fn limited() -> Command {
+    let bin = env!("CARGO_BIN_EXE_sim");
+    static PRLIMIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *PRLIMIT.get_or_init(|| Command::new("prlimit").arg("--version").output().is_ok()) {
+        let mut c = Command::new("prlimit");
+        c.arg(format!("--as={}", 4u64 << 30)).arg(bin);
+        c
+    } else {
+        Command::new(bin)
     }
 }
 
@@ -213,6 +220,26 @@ fn thirty_thousand_nested_braces_are_parsed_or_refused_by_line() {
         "add_one.ptx:48:16:",
         "a vector or argument list cannot contain another list",
     ]);
+    // Found by tests/hostile/fuzz.rs: 50,401 nested vector braces took over 30 s (each of the
+    // 50,000 errors they give scanned the whole 100 KB line); now the parse stops at 1,000
+    // problems and an error reads at most the first 960 characters of its line.
+    const DEEP: usize = 100_000;
+    let vector = format!(
+        "mov.b64 %rd1, {}%r1{};\n\tret;",
+        "{".repeat(DEEP),
+        "}".repeat(DEEP)
+    );
+    let p = workload(
+        "nestvec_deep",
+        |t| t.replacen("\tret;", &vector, 1),
+        str::to_string,
+    );
+    let start = std::time::Instant::now();
+    run(&p).fails_with(&[
+        "add_one.ptx:48:16:",
+        "(and at least 999 more problems in this file)",
+    ]);
+    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
 }
 
 // ---------------------------------------------------------------------------------------------

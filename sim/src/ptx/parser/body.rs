@@ -14,7 +14,7 @@ impl<'s> Parser<'s> {
         loop {
             match self.peek() {
                 None => {
-                    self.errors.push(self.error("unclosed function body"));
+                    self.push_error(self.error("unclosed function body"));
                     self.scopes.truncate(outer);
                     self.labels.truncate(outer + 1);
                     return;
@@ -36,7 +36,7 @@ impl<'s> Parser<'s> {
                 _ => {
                     let start = self.pos;
                     if let Err(e) = self.statement(f) {
-                        self.errors.push(e);
+                        self.push_error(e);
                         if self.pos == start {
                             self.pos += 1;
                         }
