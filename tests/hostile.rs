@@ -389,20 +389,56 @@ fn grid_and_block_dimensions_are_bounded_as_cuda_bounds_them() {
     ]);
 }
 
-/// A full disk on stdout is one error line saying so (it was a bare "No space left on device").
+/// Every `sim` command that prints: what `sim` prints to stdout (help and version included).
+const PRINTING: &[&[&str]] = &[
+    &["--help"],
+    &["--version"],
+    &["help", "run"],
+    &["run", "--help"],
+    &["list"],
+    &["list", "--configs"],
+    &["list", "--metrics"],
+    &[
+        "run",
+        "configs/h200.toml",
+        "tests/fixtures/add_one.toml",
+        "--ptxas",
+        "off",
+    ],
+    &[
+        "run",
+        "configs/h200.toml",
+        "tests/fixtures/add_one.toml",
+        "--ptxas",
+        "off",
+        "--format",
+        "json",
+    ],
+    &[
+        "run",
+        "configs/h200.toml",
+        "tests/fixtures/add_one.toml",
+        "--ptxas",
+        "off",
+        "--format",
+        "csv",
+        "--per-line",
+        "--per-instruction",
+    ],
+];
+
+/// A full disk on stdout is one error line saying so (it was a bare "No space left on device";
+/// `--help` and `--version` exited 0, clap's print ignoring the failed write).
 #[test]
 #[cfg(target_os = "linux")]
 fn a_full_disk_on_stdout_is_named() {
-    for args in [
-        &["list"][..],
-        &["run", "configs/h200.toml", "tests/fixtures/add_one.toml"],
-    ] {
+    for args in PRINTING {
         let full = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
             .unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .args(args)
+        let out = limited()
+            .args(*args)
             .current_dir(root())
             .stdout(full)
             .output()
@@ -411,8 +447,28 @@ fn a_full_disk_on_stdout_is_named() {
         assert_eq!(out.status.code(), Some(2), "sim {args:?}: {err}");
         assert_eq!(
             err.trim_end(),
-            "error: cannot write to standard output: No space left on device (os error 28)"
+            "error: cannot write to standard output: No space left on device (os error 28)",
+            "sim {args:?}"
         );
+    }
+}
+
+/// A reader that goes away (`sim ... | head -1`) ends the run quietly, with exit code 0.
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    for args in PRINTING {
+        let mut child = limited()
+            .args(*args)
+            .current_dir(root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before the first write
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "sim {args:?}: {err}");
+        assert_eq!(err, "", "sim {args:?}");
     }
 }
 
