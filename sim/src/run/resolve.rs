@@ -39,10 +39,10 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     let target_note = check_target(&module, cfg, &ptx_name)?;
 
     let mut image = MemoryImage::new(cfg.constant.size_bytes as usize);
-    let mut symbols = layout_module(&module, &mut image, &w)?;
     let budget = crate::memory::Budget {
         max: opts.max_memory,
     };
+    let mut symbols = layout_module(&module, &mut image, &w, &budget)?;
     let mut buffers: HashMap<String, u64> = HashMap::new();
     let read_file = |p: &str, n: u64| {
         w.source
