@@ -268,8 +268,8 @@ fn huge_declarations_are_refused_before_allocation() {
         "4294967296 bytes of .local memory per thread",
         "at most 524288",
     ]);
-    // Found checking the list by hand: a 1 GiB `.global` array was allocated and zeroed before
-    // the budget was looked at (5 s, 1 GB), and the error then named the first buffer.
+    // Found by hand, checking the list: a 1 GiB `.global` array was allocated and zeroed
+    // before the budget was looked at (5 s, 1 GB), and the error then named the first buffer.
     let global = ".address_size 64\n.global .b8 g[1073741824];".to_string();
     let p = decl("global", ".address_size 64", global);
     sim(&["run", "configs/h200.toml", &p, "--max-memory", "100M"]).fails_with(&[
