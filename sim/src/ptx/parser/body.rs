@@ -375,6 +375,11 @@ impl<'s> Parser<'s> {
             Some(Token::Ident) => self.name_operand(),
             Some(Token::Bang) => {
                 self.pos += 1;
+                // Only a name may follow (`!` at the end of the file read past the last token:
+                // found by the `ptx` fuzz target).
+                if self.peek() != Some(Token::Ident) {
+                    return Err(self.error("`!` applies to a predicate register"));
+                }
                 match self.name_operand()? {
                     Operand::Reg(r) => Ok(Operand::NotPred(r)),
                     _ => Err(self.error_at(
