@@ -7,6 +7,7 @@
 //! Classes, one section each: integer overflow in expressions; files without end; nesting deep
 //! enough to overflow a stack; declarations too large to allocate; declarations ptxas refuses.
 //! Modules under `tests/hostile/`, one a class: `budget` (the memory budget, `--max-memory`),
+//! `fuzz` (structure-aware proptest generators of all the classes, `GPUMEMSIM_FUZZ_CASES`),
 //! `launch` (launches the driver refuses for what
 //! the PTX declares), `operands` (operand types ptxas refuses, immediates and arguments wider
 //! than their operands).
@@ -16,6 +17,8 @@ use std::process::Command;
 
 #[path = "hostile/budget.rs"]
 mod budget;
+#[path = "hostile/fuzz.rs"]
+mod fuzz;
 #[path = "hostile/launch.rs"]
 mod launch;
 #[path = "hostile/operands.rs"]
@@ -71,16 +74,7 @@ fn root() -> PathBuf {
 
 /// `sim args...` from the workspace root, under a 4 GiB address-space limit where `prlimit` exists.
 fn sim(args: &[&str]) -> Outcome {
-    let bin = env!("CARGO_BIN_EXE_sim");
-    let limited = Command::new("prlimit").arg("--version").output().is_ok();
-    let mut cmd = if limited {
-        let mut c = Command::new("prlimit");
-        c.arg(format!("--as={}", 4u64 << 30)).arg(bin);
-        c
-    } else {
-        Command::new(bin)
-    };
-    let out = cmd
+    let out = limited()
         .args(args)
         .current_dir(root())
         .output()
@@ -90,6 +84,19 @@ fn sim(args: &[&str]) -> Outcome {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The `sim` binary under a 4 GiB address-space limit where `prlimit` exists.
+fn limited() -> Command {
+    let bin = env!("CARGO_BIN_EXE_sim");
+    static PRLIMIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *PRLIMIT.get_or_init(|| Command::new("prlimit").arg("--version").output().is_ok()) {
+        let mut c = Command::new("prlimit");
+        c.arg(format!("--as={}", 4u64 << 30)).arg(bin);
+        c
+    } else {
+        Command::new(bin)
     }
 }
 
@@ -213,6 +220,26 @@ fn thirty_thousand_nested_braces_are_parsed_or_refused_by_line() {
         "add_one.ptx:48:16:",
         "a vector or argument list cannot contain another list",
     ]);
+    // Found by tests/hostile/fuzz.rs: 50,401 nested vector braces took over 30 s (each of the
+    // 50,000 errors they give scanned the whole 100 KB line); now the parse stops at 1,000
+    // problems and an error reads at most the first 960 characters of its line.
+    const DEEP: usize = 100_000;
+    let vector = format!(
+        "mov.b64 %rd1, {}%r1{};\n\tret;",
+        "{".repeat(DEEP),
+        "}".repeat(DEEP)
+    );
+    let p = workload(
+        "nestvec_deep",
+        |t| t.replacen("\tret;", &vector, 1),
+        str::to_string,
+    );
+    let start = std::time::Instant::now();
+    run(&p).fails_with(&[
+        "add_one.ptx:48:16:",
+        "(and at least 999 more problems in this file)",
+    ]);
+    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -240,6 +267,14 @@ fn huge_declarations_are_refused_before_allocation() {
         "launch[0].kernel",
         "4294967296 bytes of .local memory per thread",
         "at most 524288",
+    ]);
+    // Found by hand, checking the issue's list: a 1 GiB `.global` array was allocated and zeroed
+    // before the budget was looked at (5 s, 1 GB), and the error then named the first buffer.
+    let global = ".address_size 64\n.global .b8 g[1073741824];".to_string();
+    let p = decl("global", ".address_size 64", global);
+    sim(&["run", "configs/h200.toml", &p, "--max-memory", "100M"]).fails_with(&[
+        "ptx: global variable `g` needs 1.0 GiB of host memory to simulate; ",
+        "left of --max-memory 100.0 MiB",
     ]);
     // 1 GiB of kernel parameters.
     let param = ".param .u32 add_one_param_2,\n\t.param .align 4 .b8 big[1073741824]".to_string();
@@ -292,6 +327,46 @@ fn declarations_ptxas_refuses_are_errors_naming_the_line() {
     }
 }
 
+/// A plain `.target` newer than the config's GPU: the GPU could not load it (CUDA's PTX
+/// compatibility: only for an equal or greater compute capability; ptxas 12.9 `-arch=sm_86`
+/// refuses `.target sm_90`), but it is simulated, with a note; the same PTX on a GPU it targets
+/// has none. An arch-specific `.target` the GPU cannot load stays an error.
+#[test]
+fn a_plain_target_newer_than_the_gpu_is_a_note() {
+    let p = workload(
+        "target90",
+        |t| t.replacen(".target sm_80", ".target sm_90", 1),
+        str::to_string,
+    );
+    let out = sim(&["run", "configs/rtx3090.toml", &p, "--format", "json"]);
+    out.succeeds();
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let notes = &doc["workloads"][0]["launches"][0]["notes"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(1), "{notes}\n{out}");
+    let note = notes[0].as_str().unwrap();
+    for want in [
+        "add_one.ptx:13: .target sm_90 is newer than configs/rtx3090.toml (NVIDIA GeForce RTX \
+3090, compute capability 8.6): the CUDA driver would not load this PTX there",
+        "ptxas -arch=sm_86 refuses it; the simulator runs it as written",
+    ] {
+        assert!(note.contains(want), "{note}");
+    }
+    let out = sim(&["run", "configs/h200.toml", &p, "--format", "json"]);
+    out.succeeds();
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(
+        doc["workloads"][0]["launches"][0]["notes"],
+        serde_json::json!([])
+    );
+    let p = workload(
+        "target90a",
+        |t| t.replacen(".target sm_80", ".target sm_90a", 1),
+        str::to_string,
+    );
+    sim(&["run", "configs/rtx3090.toml", &p])
+        .fails_with(&["add_one.ptx:13:1: .target sm_90a is arch-specific"]);
+}
+
 /// Grid dimensions as CUDA bounds them: 2^31 - 1 blocks in y and z multiplied past 64 bits
 /// (2^93 blocks), and the launch's per-wave vector was allocated for them (an abort).
 #[test]
@@ -322,20 +397,56 @@ fn grid_and_block_dimensions_are_bounded_as_cuda_bounds_them() {
     ]);
 }
 
-/// A full disk on stdout is one error line saying so (it was a bare "No space left on device").
+/// Every `sim` command that prints: what `sim` prints to stdout (help and version included).
+const PRINTING: &[&[&str]] = &[
+    &["--help"],
+    &["--version"],
+    &["help", "run"],
+    &["run", "--help"],
+    &["list"],
+    &["list", "--configs"],
+    &["list", "--metrics"],
+    &[
+        "run",
+        "configs/h200.toml",
+        "tests/fixtures/add_one.toml",
+        "--ptxas",
+        "off",
+    ],
+    &[
+        "run",
+        "configs/h200.toml",
+        "tests/fixtures/add_one.toml",
+        "--ptxas",
+        "off",
+        "--format",
+        "json",
+    ],
+    &[
+        "run",
+        "configs/h200.toml",
+        "tests/fixtures/add_one.toml",
+        "--ptxas",
+        "off",
+        "--format",
+        "csv",
+        "--per-line",
+        "--per-instruction",
+    ],
+];
+
+/// A full disk on stdout is one error line saying so (it was a bare "No space left on device";
+/// `--help` and `--version` exited 0, clap's print ignoring the failed write).
 #[test]
 #[cfg(target_os = "linux")]
 fn a_full_disk_on_stdout_is_named() {
-    for args in [
-        &["list"][..],
-        &["run", "configs/h200.toml", "tests/fixtures/add_one.toml"],
-    ] {
+    for args in PRINTING {
         let full = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
             .unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .args(args)
+        let out = limited()
+            .args(*args)
             .current_dir(root())
             .stdout(full)
             .output()
@@ -344,8 +455,28 @@ fn a_full_disk_on_stdout_is_named() {
         assert_eq!(out.status.code(), Some(2), "sim {args:?}: {err}");
         assert_eq!(
             err.trim_end(),
-            "error: cannot write to standard output: No space left on device (os error 28)"
+            "error: cannot write to standard output: No space left on device (os error 28)",
+            "sim {args:?}"
         );
+    }
+}
+
+/// A reader that goes away (`sim ... | head -1`) ends the run quietly, with exit code 0.
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    for args in PRINTING {
+        let mut child = limited()
+            .args(*args)
+            .current_dir(root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before the first write
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "sim {args:?}: {err}");
+        assert_eq!(err, "", "sim {args:?}");
     }
 }
 

@@ -197,3 +197,22 @@ fn arrays_larger_than_host_memory_are_errors() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("GiB of host memory to simulate"), "{err}");
 }
+
+/// Found by the `ptx` fuzz target (session of issue 40, 200 s, `fma.rn.f32!` at the end of a
+/// file): a `!` with no operand after it read past the last token (index out of bounds).
+#[test]
+fn a_bang_at_the_end_of_the_file_is_an_error() {
+    for tail in [
+        "fma.rn.f32!",
+        "@!",
+        "setp.eq.s32 %p1, %r1, !",
+        "mov.pred %p1, !;",
+    ] {
+        let text = format!(".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{{\n{tail}");
+        let errs = sim::ptx::parse_all(&text, "t.ptx").expect_err(tail);
+        assert!(
+            errs.iter().all(|e| e.to_string().starts_with("t.ptx:")),
+            "{tail}: {errs:?}"
+        );
+    }
+}

@@ -335,7 +335,16 @@ fn main() -> ExitCode {
 }
 
 fn real_main() -> Result<()> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version`: clap's own print ignores a failed write (help onto a full
+        // disk exited 0), so they go through stdout like every other output.
+        Err(e) if !e.use_stderr() => {
+            write!(std::io::stdout(), "{}", e.render())?;
+            return Ok(());
+        }
+        Err(e) => e.exit(),
+    };
     let mut out = std::io::stdout().lock();
     match cli.command {
         Command::Compile {

@@ -9,9 +9,17 @@ fn main() -> ExitCode {
         eprintln!("error: {m}");
         return ExitCode::from(2);
     }
-    let cli = validate::Cli::parse();
+    let result = match validate::Cli::try_parse() {
+        Ok(cli) => validate::run(cli),
+        // `--help` and `--version`: clap's own print ignores a failed write (help onto a full
+        // disk exited 0), so they go through stdout like every other output.
+        Err(e) if !e.use_stderr() => write!(std::io::stdout(), "{}", e.render())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(|e| anyhow::Error::new(e).context("cannot write to standard output")),
+        Err(e) => e.exit(),
+    };
     // Output still buffered at exit would be lost silently on a full disk: flush it here.
-    let result = validate::run(cli).and_then(|code| {
+    let result = result.and_then(|code| {
         std::io::stdout()
             .flush()
             .map_err(|e| anyhow::Error::new(e).context("cannot write to standard output"))?;

@@ -373,16 +373,29 @@ pub(crate) fn run_batch_on_sm(
     let [gx, gy, _] = dims.grid;
     st.used[buf] = 0;
     st.executed = 0;
+    let mut b = first + (s as u64 + sm_count - first % sm_count) % sm_count;
+    if b >= last {
+        // No block of this batch runs here: nothing to prepare, and an SM that no block ever
+        // reaches holds no per-instruction state (a 10 MB straight-line kernel's 4 blocks on
+        // the H200's 132 SMs).
+        return;
+    }
     // One register file per warp of the SM's resident blocks, one shared memory per block.
     let slots = (per_wave / sm_count).max(1) as usize;
     files.prepare(launch, forms, slots * nwarps, slots, clear);
     if st.runs.is_empty() {
         st.runs = runs.clone();
     }
+    let plen = launch.program.insts.len();
+    if st.per_pc.len() != plen {
+        // Allocated when the SM's first block comes (the budget counted it up front).
+        st.per_pc = vec![PcStats::default(); plen];
+        st.alloc_hints = vec![u32::MAX; plen];
+        st.last_runs = vec![0; plen];
+    }
     // Turns matter only where more than one warp is resident.
     let turns = slots * nwarps > 1;
     let mut left = budget;
-    let mut b = first + (s as u64 + sm_count - first % sm_count) % sm_count;
     // The wave's blocks on this SM, with their `%ctaid`.
     let mut group: Vec<(u64, [u32; 3])> = Vec::with_capacity(slots);
     let mut syncs: Vec<sync::BlockSync> = Vec::with_capacity(slots);

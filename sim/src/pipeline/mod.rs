@@ -123,11 +123,12 @@ pub fn run_with(
         Sampling::Auto => 1,
     };
     // Up front, what the launch holds besides the buffers, against the memory budget: its
-    // schedule, the per-instruction state of every SM (a 10 MB straight-line PTX file has
-    // 400,000 instructions: 9 GB on 132 SMs), and the trace of the batches in flight, bounded
+    // schedule, the per-instruction state of every SM a block reaches (a 10 MB straight-line
+    // PTX file has 400,000 instructions: 9 GB on 132 SMs), and the trace of the batches in flight, bounded
     // per SM below.
+    let active = sm_count.min(blocks).max(1);
     let per_pc = (plen as u64)
-        .saturating_mul(sm_count)
+        .saturating_mul(active)
         .saturating_mul(per_instruction_bytes(every > 1));
     let trace_cap = match launch.memory_left {
         None => {
@@ -143,7 +144,7 @@ pub fn run_with(
             if per_pc > left - schedule {
                 let what = format!(
                     "kernel `{}` has {plen} instructions: the per-instruction state of \
-{sm_count} SMs",
+{active} SMs",
                     launch.program.name
                 );
                 return Err(Error::Launch {
@@ -152,20 +153,13 @@ pub fn run_with(
                 });
             }
             let trace = left - schedule - per_pc;
-            let active = sm_count.min(blocks).max(1);
             (trace / (2 * active * TRACE_BYTES_PER_WARP_INST), trace)
         }
     };
     let (trace_cap, trace_bytes) = trace_cap;
     // Allocated after the budget's checks above.
-    let mut sms: Vec<SmRun> = (0..sm_count)
-        .map(|_| SmRun {
-            per_pc: vec![PcStats::default(); plen],
-            alloc_hints: vec![u32::MAX; plen],
-            last_runs: vec![0; plen],
-            ..Default::default()
-        })
-        .collect();
+    // An SM's per-instruction state comes with its first block (`run_batch_on_sm`).
+    let mut sms: Vec<SmRun> = (0..sm_count).map(|_| SmRun::default()).collect();
     for (st, kept) in sms.iter_mut().zip(scratch.sms.drain(..)) {
         st.adopt(kept);
     }
@@ -398,8 +392,11 @@ pub fn run_with(
             counters.extrapolate(&c0, &c, factor);
             for ((st, sn), s0) in sms.iter_mut().zip(&snaps).zip(&s0) {
                 st.counters.extrapolate(&s0.counters, &sn.counters, factor);
-                for ((a, b), z) in st.per_pc.iter_mut().zip(&sn.per_pc).zip(&s0.per_pc) {
-                    a.extrapolate(z, b, factor);
+                // An SM whose first block came after a snapshot had no state at it: none yet.
+                let none = PcStats::default();
+                for (pc, a) in st.per_pc.iter_mut().enumerate() {
+                    let z = s0.per_pc.get(pc).unwrap_or(&none);
+                    a.extrapolate(z, sn.per_pc.get(pc).unwrap_or(&none), factor);
                 }
                 st.work.extrapolate(&s0.work, &sn.work, factor, &simulated);
             }

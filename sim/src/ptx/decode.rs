@@ -358,7 +358,10 @@ impl Ctx<'_> {
     /// A source operand of type `ty` (immediates are converted to it); a register must fit it
     /// (`operands::fits`, relaxed for `st` and `cvt`).
     fn src(&self, o: &Operand, ty: Type) -> Result<Src, Error> {
-        let relaxed = matches!(self.inst.op, Op::St(_) | Op::Cvt { .. } | Op::HalfCvt(_));
+        let relaxed = matches!(
+            self.inst.op,
+            Op::St(_) | Op::Cvt { .. } | Op::HalfCvt(_) | Op::CvtPack { .. }
+        );
         let checked = |r: &str, want: Type| -> Result<u16, Error> {
             let i = self.reg(r)?;
             self.check_reg(r, i, want, relaxed)?;
@@ -615,10 +618,11 @@ impl Ctx<'_> {
             Op::Shfl(_) => {
                 self.arity(5..=5)?;
                 d.dst = self.dst(&a[0])?;
+                // `b` and `c` are .b32 as ptxas types them (a .f32 register fits), the mask .u32.
                 srcs(
                     &mut d,
                     &a[1..],
-                    &[Type::B32, Type::U32, Type::U32, Type::U32],
+                    &[Type::B32, Type::B32, Type::B32, Type::U32],
                 )?;
             }
             Op::Vote(_) => {
@@ -707,6 +711,11 @@ impl Ctx<'_> {
                 // bar.red.op d, a[, b], {!}c: the predicate is the last operand.
                 self.arity(3..=4)?;
                 d.dst = self.dst(&a[0])?;
+                // The barrier and thread count are .u32 (checked, not kept: bar.red waits for
+                // the block as bar.sync does).
+                for o in &a[1..a.len() - 1] {
+                    self.src(o, Type::U32)?;
+                }
                 let last = &a[a.len() - 1];
                 srcs(&mut d, std::slice::from_ref(last), &[Type::Pred])?;
             }

@@ -28,8 +28,13 @@ pub fn parse(src: &str, file: &str) -> Result<Module, Error> {
         let mut first = errs.swap_remove(0);
         if more > 0 {
             if let Error::Ptx { message, .. } = &mut first {
+                let at_least = if errs.len() + 1 >= MAX_ERRORS {
+                    "at least "
+                } else {
+                    ""
+                };
                 message.push_str(&format!(
-                    " (and {more} more problem{} in this file)",
+                    " (and {at_least}{more} more problem{} in this file)",
                     if more == 1 { "" } else { "s" }
                 ));
             }
@@ -110,6 +115,9 @@ struct Parser<'s> {
     loc: Option<LineLoc>,
 }
 
+/// The most problems a parse records before it stops (the message says "at least").
+pub const MAX_ERRORS: usize = 1000;
+
 /// The most registers one function may declare, nested scopes included: the simulator indexes
 /// registers with 16 bits (`ptx::decode`). ptxas itself accepts more virtual registers; this is
 /// checked before any register name is built, so `%r<2147483648>` is refused at once.
@@ -187,12 +195,27 @@ impl<'s> Parser<'s> {
 
     // ---- errors ---------------------------------------------------------------------------
 
+    /// Records a problem and goes on parsing; after [`MAX_ERRORS`] of them the rest of the file
+    /// is skipped, so that a file of a million bad statements costs no more than the first ones.
+    fn push_error(&mut self, e: Error) {
+        self.errors.push(e);
+        if self.errors.len() >= MAX_ERRORS {
+            self.pos = self.toks.len();
+        }
+    }
+
     fn error_at(&self, span: Range<usize>, message: &str) -> Error {
         let (line, col) = self.lines.line_col(span.start);
         // The whole source line, trimmed (it carries the instruction), cut at `MAX` characters: a
         // line of 30,000 braces is one line of error, not 60 KB of it (issue 40).
         const MAX: usize = 120;
         let line_text = self.lines.line_text(self.src, line).trim();
+        // Only the line's first bytes are looked at: every error of a 100 KB line scanned all of
+        // it, and the thousands of errors such a line gives took quadratic time (issue 40).
+        let line_text = match line_text.char_indices().nth(8 * MAX) {
+            Some((cut, _)) => &line_text[..cut],
+            None => line_text,
+        };
         let text = if span.start >= self.src.len() && line_text.is_empty() {
             "end of file".to_string()
         } else {

@@ -10,11 +10,15 @@ use crate::workload::init::{self, Elem};
 use crate::workload::{Arg, Workload};
 use std::collections::HashMap;
 
-/// Places module-scope `.const` and `.global` variables; returns their symbols.
+/// Places module-scope `.const` and `.global` variables; returns their symbols. A `.global`
+/// variable is checked against the memory `budget` before it is allocated, as a buffer is (a
+/// 1 GiB array under `--max-memory 100M` was allocated and zeroed, and the error then blamed the
+/// first buffer), and one without initializer is fresh pages, not a pass of zeros.
 pub(super) fn layout_module(
     module: &Module,
     image: &mut MemoryImage,
     w: &Workload,
+    budget: &crate::memory::Budget,
 ) -> Result<HashMap<String, SymbolAddr>> {
     let mut symbols = HashMap::new();
     let mut bank = 0u64;
@@ -35,12 +39,24 @@ pub(super) fn layout_module(
                 bank = end;
             }
             StateSpace::Global => {
+                let what = || format!("global variable `{}`", v.name);
+                if let Some(left) = image.memory_left(budget) {
+                    if v.size_bytes() > left.0 {
+                        let m = crate::memory::over_budget(&what(), v.size_bytes(), left);
+                        return Err(w.err("ptx", m));
+                    }
+                }
                 let size = usize::try_from(v.size_bytes()).unwrap_or(usize::MAX);
-                let mut data = crate::memory::image::host_buffer(size)
-                    .map_err(|m| w.err("ptx", format!("global variable `{}` {m}", v.name)))?;
-                data.extend_from_slice(&v.init);
-                data.resize(size, 0);
-                let a = image.alloc(&v.name, data);
+                let a = if v.init.is_empty() {
+                    image.alloc_zeros(&v.name, size)
+                } else {
+                    crate::memory::image::host_buffer(size).map(|mut data| {
+                        data.extend_from_slice(&v.init);
+                        data.resize(size, 0);
+                        image.alloc(&v.name, data)
+                    })
+                }
+                .map_err(|m| w.err("ptx", format!("{} {m}", what())))?;
                 symbols.insert(v.name.clone(), SymbolAddr::Global(a));
             }
             _ => {}

@@ -36,13 +36,13 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
             ),
         ));
     }
-    check_target(&module, cfg, &ptx_name)?;
+    let target_note = check_target(&module, cfg, &ptx_name)?;
 
     let mut image = MemoryImage::new(cfg.constant.size_bytes as usize);
-    let mut symbols = layout_module(&module, &mut image, &w)?;
     let budget = crate::memory::Budget {
         max: opts.max_memory,
     };
+    let mut symbols = layout_module(&module, &mut image, &w, &budget)?;
     let mut buffers: HashMap<String, u64> = HashMap::new();
     let read_file = |p: &str, n: u64| {
         w.source
@@ -205,6 +205,7 @@ the GPU allows at most {} (512 KiB)",
             }
         };
         let mut notes = program.notes.clone();
+        notes.extend(target_note.clone());
         let bank_width = match spec.bank_mode {
             None => cfg.shared.bank_width_bytes,
             Some(b) if b != 4 && b != 8 => {
@@ -320,17 +321,33 @@ fn shape_of(
 /// Refuses PTX whose arch-specific (`sm_100a`) or family-specific (`sm_100f`) `.target` the
 /// config's GPU cannot load ([`ptx::Arch::runs_on`]): it may use features no other GPU has, the
 /// CUDA driver does not JIT-compile it for another one, and ptxas refuses it for another `-arch`.
-/// A plain `.target` newer than the GPU is simulated, as the bundled `sm_80` PTX is on the K40's
-/// config (its `.target` lowered for ptxas: `sass::ptxas`).
-fn check_target(module: &ptx::Module, cfg: &GpuConfig, ptx_name: &str) -> Result<()> {
+///
+/// A plain `.target` newer than the GPU gives a note (returned), not an error: the GPU could not
+/// load it either ("PTX code produced for some specific compute capability can always be compiled
+/// to binary code of greater or equal compute capability", CUDA C++ Programming Guide, "PTX
+/// Compatibility"; ptxas 12.9 `-arch=sm_86` on `.target sm_90`: "SM version specified by .target
+/// is higher than default SM version assumed"), but a plain target promises no feature the
+/// simulator models per architecture, and asking how a kernel would fare on an older GPU is a
+/// question the simulator exists to answer (the bundled `sm_80` PTX on the K40's and V100's
+/// configs; its `.target` lowered for ptxas: `sass::ptxas`). `validate`, which loads the PTX on
+/// a real GPU, meets the driver's refusal there.
+fn check_target(module: &ptx::Module, cfg: &GpuConfig, ptx_name: &str) -> Result<Option<String>> {
     let Some(arch) = module.arch() else {
-        return Ok(());
+        return Ok(None);
     };
     let cc = cfg.compute_capability();
-    if arch.variant == ptx::ArchVariant::Portable || arch.runs_on(cc) {
-        return Ok(());
+    if arch.runs_on(cc) {
+        return Ok(None);
     }
     let (major, minor) = arch.cc;
+    if arch.variant == ptx::ArchVariant::Portable {
+        return Ok(Some(format!(
+            "{ptx_name}:{}: .target {} is newer than {} ({}, compute capability {}.{}): the \
+CUDA driver would not load this PTX there (PTX is compiled only for an equal or greater compute \
+capability) and ptxas -arch=sm_{}{} refuses it; the simulator runs it as written",
+            module.target_line, module.target, cfg.path, cfg.gpu.name, cc.0, cc.1, cc.0, cc.1,
+        )));
+    }
     let what = match arch.variant {
         ptx::ArchVariant::Family => {
             format!("family-specific: it runs on compute capability {major}.{minor} to {major}.9")

@@ -15,6 +15,15 @@
 //!   the type, of the kinds above, except that a float type takes only a float register of its
 //!   own size (`ld.global.f32 %rd1` is accepted, `ld.global.f32 %fd1` refused).
 //!
+//! - the warp-level and pack instructions, tried one operand at a time on ptxas 12.9 (sm_90):
+//!   `shfl.sync` `d[|p], a, b, c, membermask` takes `.b32` for `d`, `a`, `b`, `c` (a float
+//!   register fits) and `.u32` for the mask (a float register does not); `vote.sync.ballot.b32`'s
+//!   `d` is `.b32`, the other votes' a predicate; `match.sync`'s `d` and `bar.red.popc`'s `d`,
+//!   `a`, `b` are `.u32` (`.s32` fits, `.f32` does not); `bar.red.and/or`'s `d` is a predicate;
+//!   `cvt.pack`'s operands follow the relaxed rules of `cvt` (`d` `.u32`, `a`, `b` `.s32`, `c`
+//!   `.b32`: a `.b64` register fits, a `.f32` one fits only `c`). Only `shfl` and `match.all` take
+//!   a predicate output `d|p` ("Predicate output not allowed for instruction 'vote'").
+//!
 //! An immediate of an integer operand narrower than 64 bits holds from the signed minimum to the
 //! unsigned maximum of its width (`-2^31` to `2^32 - 1` for 32 bits); ptxas accepts a wider one
 //! without a word and keeps its low bits (`add.u32 %r1, %r2, 0x1200000005` assembles to the same
@@ -23,7 +32,7 @@
 use super::Ctx;
 use crate::error::Error;
 use crate::ptx::ast::{Operand, Type};
-use crate::ptx::inst::{AluOp, BitOp, MulMode, Op};
+use crate::ptx::inst::{AluOp, BarRedOp, BitOp, MulMode, Op, VoteMode};
 
 /// Whether a register declared `reg` may be an operand of type `want`; `relaxed` for the data
 /// operands of `ld`, `st` and `cvt`, which may be wider (see the module docs).
@@ -50,10 +59,14 @@ pub(super) fn fits(reg: Type, want: Type, relaxed: bool) -> bool {
 }
 
 /// The type of an instruction's destination operand and whether the relaxed rules apply; `None`
-/// where the destination is not checked (several kinds of destination: `shfl` `%r|%p`, `vote`,
-/// `match`, `bar.red`, `cvt.pack`), or the instruction has none.
+/// where the destination is not checked or the instruction has none. The optional predicate
+/// output of `shfl` and `match.all` (`d|p`) is [`pred_output`]'s.
 pub(super) fn dst_type(op: Op) -> Option<(Type, bool)> {
     Some(match op {
+        Op::Shfl(_) | Op::Vote(VoteMode::Ballot) => (Type::B32, false),
+        Op::Vote(_) | Op::BarRed(BarRedOp::And | BarRedOp::Or) => (Type::Pred, false),
+        Op::Match { .. } | Op::BarRed(BarRedOp::Popc) => (Type::U32, false),
+        Op::CvtPack { .. } => (Type::U32, true),
         Op::Ld(m) => (m.ty, true),
         Op::Cvt { dst, .. } => (dst, true),
         Op::Mov(ty) | Op::Selp(ty) => (ty, false),
@@ -79,6 +92,18 @@ pub(super) fn dst_type(op: Op) -> Option<(Type, bool)> {
         },
         _ => return None,
     })
+}
+
+/// For the instructions whose destination is one register and may be followed by a predicate
+/// output (`shfl.sync d|p`, `match.all.sync d|p`): whether that output is allowed. `None` for
+/// the other instructions, whose vector destinations are checked element by element.
+pub(super) fn pred_output(op: Op) -> Option<bool> {
+    match op {
+        Op::Shfl(_) => Some(true),
+        Op::Match { all, .. } => Some(all),
+        Op::Vote(_) | Op::BarRed(_) | Op::CvtPack { .. } => Some(false),
+        _ => None,
+    }
 }
 
 impl Ctx<'_> {
@@ -120,6 +145,9 @@ impl Ctx<'_> {
         else {
             return Ok(());
         };
+        if let (Some(allowed), Operand::Vector(v)) = (pred_output(self.inst.op), o) {
+            return self.check_pred_output(v, want, allowed);
+        }
         let names: Vec<&str> = match o {
             Operand::Reg(r) | Operand::Symbol(r) => vec![r],
             Operand::Vector(v) => v
@@ -139,6 +167,43 @@ impl Ctx<'_> {
             if let Some(&i) = self.regs.get(n) {
                 self.check_reg(n, i, want, relaxed)?;
             }
+        }
+        Ok(())
+    }
+
+    /// The destination `d|p` (parsed as a vector of two) of an instruction whose `d` has type
+    /// `want`, where a predicate output is `allowed` ([`pred_output`]); ptxas's words.
+    fn check_pred_output(&self, v: &[Operand], want: Type, allowed: bool) -> Result<(), Error> {
+        let op = self.opcode();
+        if !allowed {
+            let op = match self.inst.op {
+                Op::Match { .. } => "match.any".to_string(),
+                _ => op,
+            };
+            return Err(self.err(format!(
+                "`{op}` writes one register, not a vector or `d|p` (ptxas: \"Predicate output \
+not allowed for instruction '{op}'\")"
+            )));
+        }
+        let mut regs = vec![];
+        for x in v {
+            match x {
+                Operand::Reg(r) | Operand::Symbol(r) => regs.push((r.as_str(), self.reg(r)?)),
+                _ => break,
+            }
+        }
+        let [(d, di), (p, pi)] = regs[..] else {
+            return Err(self.err(format!(
+                "`{op}` writes one register and an optional predicate `d|p` (ptxas: \"Arguments \
+mismatch for instruction '{op}'\")"
+            )));
+        };
+        self.check_reg(d, di, want, false)?;
+        if self.reg_types.get(usize::from(pi)) != Some(&Some(Type::Pred)) {
+            return Err(self.err(format!(
+                "`{p}` after `|` must be a .pred register (ptxas: \"Predicate output expected for \
+instruction '{op}'\")"
+            )));
         }
         Ok(())
     }
@@ -177,8 +242,10 @@ impl Ctx<'_> {
             .unwrap_or("");
         let mut parts = word.split('.');
         let first = parts.next().unwrap_or("");
-        match parts.next() {
-            Some("wide") => format!("{first}.wide"),
+        match (first, parts.next()) {
+            (_, Some("wide")) | ("bar", Some("red")) | ("cvt", Some("pack")) => {
+                format!("{first}.{}", word.split('.').nth(1).unwrap_or(""))
+            }
             _ => first.to_string(),
         }
     }
@@ -267,6 +334,87 @@ mod tests {
         let p = decoded("add.u16 %h1, %h2, 65536;").unwrap();
         assert_eq!(p.insts[0].src[1], crate::ptx::decode::Src::Imm(0));
         assert!(p.notes[0].contains("low 16 bits (0)"), "{:?}", p.notes);
+    }
+
+    /// Each case as ptxas 12.9 (`-arch=sm_90`) answered it: accepted, or its message.
+    #[test]
+    fn warp_and_pack_operands_are_typed_as_ptxas_types_them() {
+        for ok in [
+            "shfl.sync.idx.b32 %f1, %r1, 1, 31, -1;",
+            "shfl.sync.idx.b32 %r2|%p2, %f1, %f2, %f1, -1;",
+            "shfl.sync.down.b32 %r2, %r1, %r3, 31, %r4;",
+            "vote.sync.ballot.b32 %f1, %p1, -1;",
+            "vote.sync.all.pred %p2, !%p1, -1;",
+            "match.any.sync.b32 %r2, %f1, -1;",
+            "match.any.sync.b64 %r2, %rd1, -1;",
+            "match.all.sync.b64 %r2|%p2, %rd1, -1;",
+            "bar.red.popc.u32 %r2, 0, !%p1;",
+            "bar.red.popc.u32 %r2, %r1, 64, %p1;",
+            "bar.red.and.pred %p2, 0, %p1;",
+            "cvt.pack.sat.u16.s32 %rd2, %rd1, %r3;",
+            "cvt.pack.sat.u8.s32.b32 %r2, %r1, %r3, %f1;",
+        ] {
+            decoded(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+        let mismatch = |op: &str| format!("(ptxas: \"Arguments mismatch for instruction '{op}'\")");
+        for (bad, want) in [
+            ("shfl.sync.idx.b32 %rd2, %r1, 1, 31, -1;", mismatch("shfl")),
+            ("shfl.sync.idx.b32 %h2, %r1, 1, 31, -1;", mismatch("shfl")),
+            (
+                "shfl.sync.idx.b32 %p2, %r1, 1, 31, -1;",
+                "is a .pred register".into(),
+            ),
+            (
+                "shfl.sync.idx.b32 %rd2|%p2, %r1, 1, 31, -1;",
+                mismatch("shfl"),
+            ),
+            (
+                "shfl.sync.idx.b32 %r2|%r3, %r1, 1, 31, -1;",
+                "(ptxas: \"Predicate output expected for instruction 'shfl'\")".into(),
+            ),
+            (
+                "shfl.sync.idx.b32 %r2, %r1, %rd1, 31, -1;",
+                mismatch("shfl"),
+            ),
+            ("shfl.sync.idx.b32 %r2, %r1, 1, 31, %f1;", mismatch("shfl")),
+            ("vote.sync.ballot.b32 %rd2, %p1, -1;", mismatch("vote")),
+            (
+                "vote.sync.ballot.b32 %p2, %p1, -1;",
+                "is a .pred register".into(),
+            ),
+            ("vote.sync.any.pred %r2, %p1, -1;", "not a predicate".into()),
+            ("vote.sync.uni.pred %p2, %p1, %f1;", mismatch("vote")),
+            (
+                "vote.sync.ballot.b32 %r2|%p2, %p1, -1;",
+                "(ptxas: \"Predicate output not allowed for instruction 'vote'\")".into(),
+            ),
+            ("match.any.sync.b32 %f2, %r1, -1;", mismatch("match")),
+            ("match.any.sync.b64 %rd2, %rd1, -1;", mismatch("match")),
+            ("match.all.sync.b32 %f2|%p2, %r1, -1;", mismatch("match")),
+            (
+                "match.any.sync.b32 %r2|%p2, %r1, -1;",
+                "(ptxas: \"Predicate output not allowed for instruction 'match.any'\")".into(),
+            ),
+            ("bar.red.popc.u32 %f2, 0, %p1;", mismatch("bar.red")),
+            ("bar.red.popc.u32 %rd2, 0, %p1;", mismatch("bar.red")),
+            ("bar.red.popc.u32 %r2, %f1, %p1;", mismatch("bar.red")),
+            ("bar.red.popc.u32 %r2, 0, %rd1, %p1;", mismatch("bar.red")),
+            ("bar.red.or.pred %r2, 0, %p1;", "not a predicate".into()),
+            (
+                "bar.red.popc.u32 %r2|%p2, 0, %p1;",
+                "(ptxas: \"Predicate output not allowed for instruction 'bar.red'\")".into(),
+            ),
+            ("cvt.pack.sat.u16.s32 %f2, %r1, %r3;", mismatch("cvt.pack")),
+            ("cvt.pack.sat.u16.s32 %h2, %r1, %r3;", mismatch("cvt.pack")),
+            ("cvt.pack.sat.u16.s32 %r2, %f1, %r3;", mismatch("cvt.pack")),
+            (
+                "cvt.pack.sat.u8.s32.b32 %r2, %r1, %r3, %h1;",
+                mismatch("cvt.pack"),
+            ),
+        ] {
+            let e = decoded(bad).map(|_| ()).unwrap_err().to_string();
+            assert!(e.starts_with("t.ptx:8:") && e.contains(&want), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ impl<'s> Parser<'s> {
         loop {
             match self.peek() {
                 None => {
-                    self.errors.push(self.error("unclosed function body"));
+                    self.push_error(self.error("unclosed function body"));
                     self.scopes.truncate(outer);
                     self.labels.truncate(outer + 1);
                     return;
@@ -36,7 +36,7 @@ impl<'s> Parser<'s> {
                 _ => {
                     let start = self.pos;
                     if let Err(e) = self.statement(f) {
-                        self.errors.push(e);
+                        self.push_error(e);
                         if self.pos == start {
                             self.pos += 1;
                         }
@@ -375,6 +375,11 @@ impl<'s> Parser<'s> {
             Some(Token::Ident) => self.name_operand(),
             Some(Token::Bang) => {
                 self.pos += 1;
+                // Only a name may follow (`!` at the end of the file read past the last token:
+                // found by the `ptx` fuzz target).
+                if self.peek() != Some(Token::Ident) {
+                    return Err(self.error("`!` applies to a predicate register"));
+                }
                 match self.name_operand()? {
                     Operand::Reg(r) => Ok(Operand::NotPred(r)),
                     _ => Err(self.error_at(

@@ -15,7 +15,7 @@ impl<'s> Parser<'s> {
         while self.peek().is_some() {
             let start = self.pos;
             if let Err(e) = self.top_level(&mut m) {
-                self.errors.push(e);
+                self.push_error(e);
                 if self.pos == start {
                     self.pos += 1;
                 }
@@ -24,7 +24,7 @@ impl<'s> Parser<'s> {
         }
         if m.version == (0, 0) {
             let e = self.error("missing .version directive at the start of the file");
-            self.errors.push(e);
+            self.push_error(e);
         }
         m.files = std::mem::take(&mut self.files);
         m
@@ -39,12 +39,12 @@ impl<'s> Parser<'s> {
         if word != "version" && m.version == (0, 0) {
             m.version = (0, 1); // reported once; the directive itself still parses
             let e = self.error("missing .version directive at the start of the file");
-            self.errors.push(e);
+            self.push_error(e);
         }
         if !matches!(word, "version" | "target") && m.target.is_empty() {
             m.target = "?".into(); // reported once
             let e = self.error("missing .target directive after .version");
-            self.errors.push(e);
+            self.push_error(e);
         }
         match word {
             "version" => {
@@ -61,7 +61,7 @@ impl<'s> Parser<'s> {
                         m.version = (0, 1);
                         let e =
                             self.error_at(at, "malformed .version: expected MAJOR.MINOR, e.g. 8.0");
-                        self.errors.push(e);
+                        self.push_error(e);
                     }
                 }
             }
@@ -77,7 +77,7 @@ impl<'s> Parser<'s> {
                         at,
                         "unsupported .target: expected sm_NN or compute_NN, e.g. sm_80",
                     );
-                    self.errors.push(e);
+                    self.push_error(e);
                 }
                 while self.eat(Token::Comma) {
                     self.expect(Token::Ident, "a target option")?;
@@ -234,7 +234,7 @@ impl<'s> Parser<'s> {
                                  4294967295, as ptxas requires)"
                             ),
                         );
-                        self.errors.push(e);
+                        self.push_error(e);
                         1
                     }
                 };
@@ -260,7 +260,7 @@ impl<'s> Parser<'s> {
                             ".maxntid and .reqntid cannot both be given for one function (as \
                              ptxas refuses)",
                         );
-                        self.errors.push(e);
+                        self.push_error(e);
                     }
                     Some(_) => {}
                     None => first_ntid = Some(name),
@@ -299,7 +299,7 @@ impl<'s> Parser<'s> {
             let name = self.expect(Token::Ident, "a parameter name")?.to_string();
             if out.iter().any(|p| p.name == name) {
                 let e = self.error_at(name_at, "parameter name used twice");
-                self.errors.push(e);
+                self.push_error(e);
             }
             let count = self.array_len(u64::from(ty.bytes()))?.unwrap_or(1);
             out.push(Param {
@@ -325,7 +325,7 @@ impl<'s> Parser<'s> {
             _ => {
                 // Reported, and parsing goes on with no alignment: one error, not a cascade.
                 let e = self.error_at(at, "alignment must be a power of two");
-                self.errors.push(e);
+                self.push_error(e);
                 Ok(1)
             }
         }
