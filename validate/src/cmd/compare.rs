@@ -374,7 +374,7 @@ mod tests {
             "{line}"
         );
         assert!(
-            line.contains("configs/h200.toml: gpu.launch_overhead_ns, sm.schedulers"),
+            line.contains("configs/h200.toml: gpu.launch_overhead_ns, sm.gpcs, sm.schedulers"),
             "{line}"
         );
         assert!(line.contains("l1.*"), "{line}");
