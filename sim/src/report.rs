@@ -288,8 +288,9 @@ pub fn explain(l: &LaunchResult) -> String {
         "l1" => "the L1 data pipe (one wavefront per cycle; scattered words conflict in its banks)",
         "constant" => "the constant cache (requests serialized per distinct address)",
         "shared" => "shared-memory bandwidth (one wavefront per cycle)",
-        "l2" => "L2 bandwidth",
+        "l2" => "L2 bandwidth or its atomic unit",
         "dram" => "DRAM bandwidth",
+        "host" => "the host's launch rate (back-to-back launches of a short kernel)",
         other => other,
     };
     parts.push(format!("bound by {bound}"));

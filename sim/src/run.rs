@@ -405,7 +405,7 @@ pub(crate) fn execute_with(
             Err(note) => instructions_note = note.clone(),
         }
         let c = &stats.counters;
-        let timing = timing::estimate(
+        let mut timing = timing::estimate(
             cfg,
             &stats.sms,
             timing::Traffic {
@@ -417,6 +417,9 @@ pub(crate) fn execute_with(
             },
             p.dims.block_threads().div_ceil(32),
         );
+        if opts.warm {
+            timing::back_to_back(cfg, &mut timing);
+        }
         let outputs = if opts.keep_outputs {
             w.buffers
                 .iter()

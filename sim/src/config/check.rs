@@ -196,6 +196,13 @@ fn gpu(g: &Gpu) -> Check {
         0.0,
         false,
         1e9,
+    )?;
+    float_range(
+        "gpu.host_launch_interval_ns",
+        g.host_launch_interval_ns,
+        0.0,
+        false,
+        1e9,
     )
 }
 

@@ -18,6 +18,11 @@ pub struct Gpu {
     pub compute_capability: String,
     /// Time a kernel launch costs beyond its work, in nanoseconds (>= 0).
     pub launch_overhead_ns: f64,
+    /// Time the host takes to enqueue one kernel launch, in nanoseconds (0 to 1e9; optional, 0
+    /// by default): kernels launched back to back (`sim run --warm`, the CUDA-event mean of
+    /// many launches) take at least this each, however short their work.
+    #[serde(default)]
+    pub host_launch_interval_ns: f64,
 }
 
 /// `[sm]`: the streaming multiprocessors, their clock and occupancy limits.

@@ -85,7 +85,7 @@ pub struct Timing {
     /// Kernel duration in ns (`gpu__time_duration.sum`), launch overhead included.
     pub time_ns: f64,
     /// Which bound set the time: `latency`, `issue`, `lsu`, `l1`, `constant`, `shared`, `l2`,
-    /// `dram`.
+    /// `dram`; `host` for a back-to-back launch ([`back_to_back`]).
     pub bound: &'static str,
     /// Every bound in cycles, for reports.
     pub bounds: Vec<(&'static str, f64)>,
@@ -118,6 +118,21 @@ pub fn gcc_bound(cfg: &GpuConfig, sms: &[SmWork]) -> Option<f64> {
         .filter(|g| g.0 > 0)
         .map(|&(n, start)| start + n as f64 / rate)
         .reduce(f64::max)
+}
+
+/// The time of a launch among many launched back to back (`sim run --warm`): at least the host's
+/// interval between launches ([`crate::config::schema::Gpu::host_launch_interval_ns`]), the bound
+/// then named `host`. Source: \[microbenchmark\] `validate/measurements/h200/ubench`, K: kernels
+/// of up to 2 us of work launched 2000 times between two CUDA events take 4.2-4.8 us each, the
+/// host's enqueue time; longer ones their own time plus 1.4-2.0 us, about the launch overhead.
+pub fn back_to_back(cfg: &GpuConfig, t: &mut Timing) {
+    let floor = cfg.gpu.host_launch_interval_ns;
+    if floor > t.time_ns {
+        t.time_ns = floor;
+        t.cycles = floor * 1e-9 * cfg.clock_hz();
+        t.bound = "host";
+        t.bounds.push(("host", t.cycles));
+    }
 }
 
 /// Combines per-SM work and GPU-wide traffic into the launch time.
