@@ -417,7 +417,7 @@ pub(crate) mod tests {
         );
         let summary = s.assumed_summary();
         assert!(
-            summary.starts_with("gpu.launch_overhead_ns, sm.gpcs, sm.schedulers,"),
+            summary.starts_with("gpu.launch_overhead_ns, gpu.host_launch_interval_ns, sm.gpcs,"),
             "{summary}"
         );
         assert!(summary.contains("constant.cache[0].*, constant.cache[1].*, l1.*, l2.line_bytes"));

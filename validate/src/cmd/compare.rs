@@ -374,7 +374,9 @@ mod tests {
             "{line}"
         );
         assert!(
-            line.contains("configs/h200.toml: gpu.launch_overhead_ns, sm.gpcs, sm.schedulers"),
+            line.contains(
+                "configs/h200.toml: gpu.launch_overhead_ns, gpu.host_launch_interval_ns, sm.gpcs,"
+            ),
             "{line}"
         );
         assert!(line.contains("l1.*"), "{line}");
