@@ -117,6 +117,19 @@ files: keys, initializers, expressions)."
         /// Run only the launch with this label (repeatable), e.g. --launch constant
         #[arg(long = "launch", value_name = "LABEL")]
         launches: Vec<String>,
+        /// Checks as compute-sanitizer's tools (comma-separated, repeatable): `memcheck` (always
+        /// on: every distinct out-of-bounds or misaligned access of a launch is listed and the
+        /// run fails), `racecheck` (shared-memory hazards between threads of a block with no
+        /// barrier between them: warnings with both PTX/CUDA lines, the run still succeeds
+        /// unless --check-fail), `race-global` (the same for global memory between blocks of a
+        /// launch), `synccheck` (a `bar.sync` reached by part of a warp is an error). A block
+        /// deadlocked at different barriers is always an error. Try: sim run h200 my.toml
+        /// --check racecheck,synccheck
+        #[arg(long = "check", value_name = "TOOLS", value_delimiter = ',', value_parser = ["memcheck", "racecheck", "race-global", "synccheck"])]
+        check: Vec<String>,
+        /// With --check racecheck or race-global, a hazard fails the run (exit code 2)
+        #[arg(long)]
+        check_fail: bool,
         /// Stop a launch after this many warp instructions (runaway kernels)
         #[arg(long, default_value_t = 1 << 34, value_name = "N")]
         max_warp_instructions: u64,
@@ -382,6 +395,8 @@ fn real_main() -> Result<()> {
             per_instruction,
             per_line,
             launches,
+            check,
+            check_fail,
             max_warp_instructions,
             max_memory,
             threads,
@@ -442,6 +457,11 @@ fn real_main() -> Result<()> {
                 paths: Default::default(),
                 order: Default::default(),
                 probe_order: false,
+                checks: sim::exec::barrier::Checks {
+                    racecheck: check.iter().any(|c| c == "racecheck"),
+                    race_global: check.iter().any(|c| c == "race-global"),
+                    synccheck: check.iter().any(|c| c == "synccheck"),
+                },
                 ptxas: sim::sass::Settings {
                     ptxas: ptxas_choice(ptxas)?,
                     nvdisasm: tool_choice(nvdisasm, "GPUMEMSIM_NVDISASM")?,

@@ -65,6 +65,8 @@ pub struct Options {
     /// Measure how far the functional order agrees with the replay's, per launch
     /// ([`exec::Launch::probe_order`]).
     pub probe_order: bool,
+    /// The compute-sanitizer-like checks besides memcheck (`--check`).
+    pub checks: exec::barrier::Checks,
     /// Which ptxas gives the registers per thread of launches that do not give their own
     /// (default: the first found; [`crate::sass::Settings::off`]: the estimate from the PTX).
     pub ptxas: crate::sass::Settings,
@@ -89,6 +91,7 @@ impl std::fmt::Debug for Options {
             .field("paths", &self.paths)
             .field("order", &self.order)
             .field("probe_order", &self.probe_order)
+            .field("checks", &self.checks)
             .field("ptxas", &self.ptxas)
             .field("max_memory", &self.max_memory)
             .finish()
@@ -111,6 +114,7 @@ impl Default for Options {
             paths: exec::Paths::default(),
             order: exec::turns::Order::default(),
             probe_order: false,
+            checks: Default::default(),
             ptxas: crate::sass::Settings::default(),
             max_memory: None,
         }
@@ -380,6 +384,7 @@ pub(crate) fn execute_with(
             paths: opts.paths,
             order: opts.order,
             probe_order: opts.probe_order,
+            checks: opts.checks,
             memory_left: image.memory_left(&crate::memory::Budget {
                 max: opts.max_memory,
             }),

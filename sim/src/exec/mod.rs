@@ -15,6 +15,7 @@
 //! models; what served it is recorded in the block's [`trace::BlockLog`].
 
 pub mod alu;
+pub mod barrier;
 pub mod fast;
 pub mod faults;
 mod mem;
@@ -93,6 +94,8 @@ pub struct Launch<'a> {
     /// The order of the turns of an SM's co-resident warps ([`turns::Order::Paced`] unless a
     /// study of the order asks for another).
     pub order: turns::Order,
+    /// The compute-sanitizer-like checks to run besides memcheck ([`barrier::Checks`]).
+    pub checks: barrier::Checks,
     /// Measure how far the functional order of SM 0's global and local accesses agrees with the
     /// order the timing replay issues them in ([`LaunchStats::order`]).
     pub probe_order: bool,

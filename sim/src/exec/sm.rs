@@ -518,6 +518,10 @@ pub(crate) fn run_batch_on_sm(
                     // The block's barrier releases once every warp still running waits at it.
                     let block = &mut files.warps[k * nwarps..(k + 1) * nwarps];
                     if block.iter().all(|w| w.live == 0 || w.at_barrier) {
+                        if let Err(e) = super::barrier::check_release(launch, block, group[k].1) {
+                            st.error = Some((group[k].0, e));
+                            return;
+                        }
                         syncs[k].release(block);
                         waiting.clear();
                         for (j, w) in block.iter_mut().enumerate() {
@@ -551,6 +555,10 @@ pub(crate) fn run_batch_on_sm(
                     } else if block.iter().all(|w| w.live == 0 || w.at_barrier) {
                         // Everyone still running waits at the barrier (its timing is the
                         // replay's); a `bar.red` hands out its result.
+                        if let Err(e) = super::barrier::check_release(launch, block, group[k].1) {
+                            st.error = Some((group[k].0, e));
+                            return;
+                        }
                         syncs[k].release(block);
                         for w in block.iter_mut().filter(|w| w.live != 0) {
                             w.at_barrier = false;

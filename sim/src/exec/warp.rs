@@ -16,6 +16,19 @@ pub struct Warp {
     pub live: u32,
     /// Waiting at `bar.sync`.
     pub at_barrier: bool,
+    /// The barrier it waits at while `at_barrier`: (barrier number, PC of the `bar.sync`), for
+    /// synccheck ([`super::barrier`]).
+    pub barrier: (u32, u32),
+    /// Lanes set aside so that the warp's other lanes make progress: a group of a diverged warp
+    /// that has gone round a loop [`SPIN_YIELD`] times with no store by the warp ([`Warp::spin`]).
+    /// [`Warp::next`] picks among the other live lanes until the warp stores, exits lanes or
+    /// reaches a warp-wide instruction ([`Warp::progress`]).
+    pub parked: u32,
+    /// Backward branches taken by part of the warp since the warp last made progress.
+    pub spins: u32,
+    /// `bar.warp.sync`s the warp executed (racecheck: accesses of one warp on either side of
+    /// one are ordered).
+    pub warp_syncs: u32,
     /// Its last turn yielded with loads in flight ([`super::step::Ctx::yielded`]): the next
     /// turn stalls where it needs their values.
     pub loads_in_flight: bool,
@@ -56,6 +69,10 @@ impl Warp {
             common_pc: 0,
             live: 0,
             at_barrier: false,
+            barrier: (0, 0),
+            parked: 0,
+            spins: 0,
+            warp_syncs: 0,
             loads_in_flight: false,
             clock: 0,
             index: 0,
@@ -114,6 +131,8 @@ impl Warp {
         self.converged = true;
         self.common_pc = 0;
         self.at_barrier = false;
+        self.parked = 0;
+        self.spins = 0;
         self.loads_in_flight = false;
         self.clock = 0;
         self.desc_loaded = false;
@@ -165,7 +184,8 @@ impl Warp {
         }
     }
 
-    /// The smallest PC among live lanes and the mask of lanes at it. Notices reconvergence.
+    /// The smallest PC among live lanes that are not [`Warp::parked`] (among all live lanes when
+    /// every one is) and the mask of lanes at it. Notices reconvergence.
     #[inline]
     pub fn next(&mut self) -> (u32, u32) {
         if self.converged {
@@ -173,7 +193,11 @@ impl Warp {
         }
         let mut min = u32::MAX;
         let mut mask = 0u32;
-        let mut live = self.live;
+        let mut live = self.live & !self.parked;
+        if live == 0 {
+            self.parked = 0;
+            live = self.live;
+        }
         while live != 0 {
             let l = live.trailing_zeros();
             live &= live - 1;
@@ -188,6 +212,8 @@ impl Warp {
         if mask == self.live {
             self.converged = true;
             self.common_pc = min;
+            self.spins = 0;
+            self.parked = 0;
         }
         (min, mask)
     }
@@ -214,6 +240,38 @@ impl Warp {
             m &= m - 1;
             self.pc[l] = if taken >> l & 1 == 1 { target } else { pc + 1 };
         }
+    }
+}
+
+/// Backward branches that part of a warp takes, with no store, exit or warp-wide instruction of
+/// the warp in between, before those lanes are set aside for the others ([`Warp::parked`]).
+///
+/// Volta and later GPUs schedule the threads of a warp independently and guarantee forward
+/// progress to each (CUDA C++ Programming Guide, "Independent Thread Scheduling"): a thread
+/// spinning on a flag that another thread of its warp sets lets that thread run. The lowest-PC
+/// rule of [`Warp::next`] alone would run the spinning lanes forever. A loop of real work that
+/// runs this long with no store is rare; a spin-wait costs the warp about twice this many
+/// iterations per store it waits for.
+pub const SPIN_YIELD: u32 = 1024;
+
+impl Warp {
+    /// The lanes `mask`, part of the warp, took a backward branch: after [`SPIN_YIELD`] such
+    /// branches with no progress they are set aside ([`Warp::parked`]).
+    #[inline]
+    pub fn spin(&mut self, mask: u32) {
+        self.spins += 1;
+        if self.spins >= SPIN_YIELD {
+            self.spins = 0;
+            self.parked |= mask;
+        }
+    }
+
+    /// The warp made progress others may wait for (a store or atomic, lanes exited, a barrier
+    /// or warp-wide instruction): set-aside lanes run again.
+    #[inline]
+    pub fn progress(&mut self) {
+        self.spins = 0;
+        self.parked = 0;
     }
 }
 

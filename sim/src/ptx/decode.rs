@@ -613,7 +613,11 @@ impl Ctx<'_> {
                     .ok_or_else(|| self.err(format!("unknown label `{l}`")))?;
             }
             Op::Ret | Op::Exit => self.arity(0..=0)?,
-            Op::BarSync => self.arity(1..=2)?,
+            Op::BarSync => {
+                // The barrier number and the thread count (kept for synccheck).
+                self.arity(1..=2)?;
+                srcs(&mut d, &a[..], &[Type::U32, Type::U32])?;
+            }
             Op::WarpSync => self.arity(1..=1)?,
             Op::Shfl(_) => {
                 self.arity(5..=5)?;

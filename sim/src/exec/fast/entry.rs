@@ -419,6 +419,7 @@ mod tests {
             sampling: crate::exec::Sampling::Full,
             paths: Default::default(),
             order: Default::default(),
+            checks: Default::default(),
             probe_order: false,
             memory_left: None,
         }

@@ -182,6 +182,11 @@ impl Ctx<'_> {
             w.live &= !mask;
             return Ok(());
         };
+        if w.parked != 0 && warp_wide(&inst.op) {
+            // On the GPU it waits for the lanes set aside: they run again first.
+            w.progress();
+            return Ok(());
+        }
         let turn = self.pass.turn_flags[pc as usize];
         if self.loaded && turn & WAITS != 0 {
             // It needs a value the warp's turn loaded: the warp stalls before it.
@@ -242,21 +247,37 @@ impl Ctx<'_> {
         self.turn_over |= self.loaded && self.pass.turn_flags[pc as usize] & FENCE != 0;
         let lat = match inst.op {
             // A branch every active lane takes: the timing pass needs to know (if-conversion).
-            Op::Bra => u32::from(exec == mask),
-            Op::WarpSync => 0,
+            Op::Bra => {
+                if exec != 0 && inst.target <= pc && mask != w.live {
+                    // Part of the warp goes round a loop: perhaps waiting for the rest.
+                    w.spin(mask);
+                }
+                u32::from(exec == mask)
+            }
+            Op::WarpSync => {
+                w.warp_syncs = w.warp_syncs.wrapping_add(1);
+                0
+            }
             Op::Exit | Op::Ret => {
                 w.live &= !exec;
+                w.progress();
                 0
             }
             Op::BarSync => {
+                self.arrive(w, inst, pc, mask)?;
                 w.at_barrier = true;
                 0
             }
-            Op::Ld(_) | Op::St(_) => {
+            Op::St(_) => {
+                w.progress();
+                self.load_or_store(w, inst, pc, exec)?
+            }
+            Op::Ld(_) => {
                 self.loaded |= self.turns && self.pass.turn_flags[pc as usize] & LOADS != 0;
                 self.load_or_store(w, inst, pc, exec)?
             }
             Op::Atom(a) | Op::Red(a) => {
+                w.progress();
                 self.loaded |= self.turns && self.pass.turn_flags[pc as usize] & LOADS != 0;
                 self.atomic(w, inst, pc, a, exec)?
             }
@@ -316,6 +337,23 @@ impl Ctx<'_> {
             Src::Special(sp) => self.special(w, sp, lane),
         }
     }
+}
+
+/// An instruction that the whole warp (or the lanes of its member mask) executes together:
+/// a warp's lanes set aside ([`Warp::parked`]) must reach it too.
+fn warp_wide(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::BarSync
+            | Op::BarRed(_)
+            | Op::WarpSync
+            | Op::Shfl(_)
+            | Op::Vote(_)
+            | Op::Mma(_)
+            | Op::Wmma(_)
+            | Op::Ldmatrix(_)
+            | Op::Stmatrix(_)
+    )
 }
 
 /// 32 lanes of zeros: the value of a source an instruction does not have.
