@@ -121,13 +121,12 @@ files: keys, initializers, expressions)."
         /// on: every distinct out-of-bounds or misaligned access of a launch is listed and the
         /// run fails), `racecheck` (shared-memory hazards between threads of a block with no
         /// barrier between them: warnings with both PTX/CUDA lines, the run still succeeds
-        /// unless --check-fail), `race-global` (the same for global memory between blocks of a
-        /// launch), `synccheck` (a `bar.sync` reached by part of a warp is an error). A block
+        /// unless --check-fail), `synccheck` (a `bar.sync` reached by part of a warp is an error). A block
         /// deadlocked at different barriers is always an error. Try: sim run h200 my.toml
         /// --check racecheck,synccheck
-        #[arg(long = "check", value_name = "TOOLS", value_delimiter = ',', value_parser = ["memcheck", "racecheck", "race-global", "synccheck"])]
+        #[arg(long = "check", value_name = "TOOLS", value_delimiter = ',', value_parser = ["memcheck", "racecheck", "synccheck"])]
         check: Vec<String>,
-        /// With --check racecheck or race-global, a hazard fails the run (exit code 2)
+        /// With --check racecheck, a hazard fails the run (exit code 2)
         #[arg(long)]
         check_fail: bool,
         /// Stop a launch after this many warp instructions (runaway kernels)
@@ -459,7 +458,6 @@ fn real_main() -> Result<()> {
                 probe_order: false,
                 checks: sim::exec::barrier::Checks {
                     racecheck: check.iter().any(|c| c == "racecheck"),
-                    race_global: check.iter().any(|c| c == "race-global"),
                     synccheck: check.iter().any(|c| c == "synccheck"),
                 },
                 ptxas: sim::sass::Settings {
@@ -485,10 +483,20 @@ fn real_main() -> Result<()> {
                     }
                     run
                 });
+                let mut hazards = 0usize;
+                if let Ok(run) = &result {
+                    hazards = race_warnings(run, &opts.checks);
+                }
                 let result = match (result, &save_outputs) {
                     (Ok(run), Some(dir)) => save(&run, dir, force, &read).map(|()| run),
                     (r, _) => r.map_err(anyhow::Error::from),
                 };
+                let result = result.and_then(|run| {
+                    if check_fail && hazards > 0 {
+                        anyhow::bail!("racecheck found {hazards} distinct hazards (--check-fail)")
+                    }
+                    Ok(run)
+                });
                 match result {
                     Ok(run) if run.launches.is_empty() => failures.push((
                         name.clone(),
@@ -532,6 +540,27 @@ fn real_main() -> Result<()> {
             }
         }
     }
+}
+
+/// With `--check racecheck`: prints each launch's hazards of `run` on stderr as warnings, and a
+/// summary per launch; returns how many distinct hazards there were.
+fn race_warnings(run: &WorkloadRun, checks: &sim::exec::barrier::Checks) -> usize {
+    if !checks.racecheck {
+        return 0;
+    }
+    let mut total = 0;
+    for l in &run.launches {
+        for h in &l.hazards {
+            eprintln!("warning: launch `{}`: {h}", l.label);
+        }
+        eprintln!(
+            "racecheck: launch `{}`: {} distinct hazards",
+            l.label,
+            l.hazards.len()
+        );
+        total += l.hazards.len();
+    }
+    total
 }
 
 /// `--save-outputs DIR`: writes the output buffers of `run`'s launches into `dir` and says so

@@ -165,6 +165,9 @@ pub struct LaunchResult {
     pub order: Option<crate::trace::order::Agreement>,
     /// Set when only some waves were simulated.
     pub sampled: Option<exec::SampleInfo>,
+    /// With racecheck ([`Options::checks`]): each distinct shared-memory hazard, as a message
+    /// naming its kind, both instructions (PTX and CUDA line), threads, block and count.
+    pub hazards: Vec<String>,
 }
 
 /// Where a launch's registers per thread came from, in order of precedence: given (`--registers`
@@ -469,6 +472,9 @@ pub(crate) fn execute_with(
                 .collect(),
             sampled: stats.sampled,
             order: stats.order,
+            hazards: (stats.hazards.iter())
+                .map(|h| hazard_message(h, &p.program, p.dims.block, p.dims.grid, &line_files))
+                .collect(),
         });
     }
     Ok(WorkloadRun {
@@ -579,4 +585,53 @@ mod tests {
             );
         }
     }
+}
+
+/// The racecheck warning of hazard `h` of a launch of `program` with blocks of shape `block`
+/// in grid `grid`: its kind, the two accesses (PTX line, CUDA `file:line` where `.loc` gives
+/// one, thread), block, shared offset and count.
+fn hazard_message(
+    h: &exec::race::Hazard,
+    program: &crate::ptx::decode::Program,
+    block: [u32; 3],
+    grid: [u32; 3],
+    files: &[(u32, String)],
+) -> String {
+    let at = |(pc, t): (u32, u32)| {
+        let pc = pc as usize;
+        let cuda = program
+            .locs
+            .get(pc)
+            .copied()
+            .flatten()
+            .filter(|l| l.line > 0)
+            .map(|l| {
+                let file = files
+                    .iter()
+                    .find(|f| f.0 == l.file)
+                    .map_or("?", |f| f.1.as_str());
+                let name = file.rsplit('/').next().unwrap_or(file);
+                format!(" ({name}:{})", l.line)
+            });
+        let (x, y, z) = exec::barrier::thread(t, block);
+        format!(
+            "thread ({x},{y},{z}) at PTX line {}{}: `{}`",
+            program.lines[pc],
+            cuda.unwrap_or_default(),
+            program.texts[pc]
+        )
+    };
+    let b = h.block;
+    let (bx, by) = (u64::from(grid[0]), u64::from(grid[1]));
+    format!(
+        "racecheck: {} hazard on shared memory between {} and {} with no barrier between them, block ({},{},{}), shared offset {:#x} ({} byte pairs)",
+        h.kind,
+        at(h.first),
+        at(h.second),
+        b % bx,
+        b / bx % by,
+        b / (bx * by),
+        h.offset,
+        h.count
+    )
 }

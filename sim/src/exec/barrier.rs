@@ -23,16 +23,17 @@ pub struct Checks {
     /// Shared-memory hazards between threads of a block with no barrier between them
     /// ([`super::race`]).
     pub racecheck: bool,
-    /// Global-memory hazards between blocks of a launch (plain accesses to the same bytes
-    /// from different blocks, one a write).
-    pub race_global: bool,
     /// Divergent barriers are errors.
     pub synccheck: bool,
 }
 
 /// `(x, y, z)` of linear thread `t` of a block of shape `block`.
 pub(crate) fn thread(t: u32, block: [u32; 3]) -> (u32, u32, u32) {
-    (t % block[0], t / block[0] % block[1], t / (block[0] * block[1]))
+    (
+        t % block[0],
+        t / block[0] % block[1],
+        t / (block[0] * block[1]),
+    )
 }
 
 impl Ctx<'_> {
@@ -76,11 +77,7 @@ impl Ctx<'_> {
 /// Checks that the waiting warps of `block` (every warp still running waits at a barrier) wait
 /// at one barrier; otherwise the block is deadlocked: the error names each barrier, the PTX
 /// line and the warps (with their threads) waiting there.
-pub(crate) fn check_release(
-    launch: &super::Launch,
-    block: &[Warp],
-    ctaid: [u32; 3],
-) -> Result<()> {
+pub(crate) fn check_release(launch: &super::Launch, block: &[Warp], ctaid: [u32; 3]) -> Result<()> {
     let waiting = || block.iter().filter(|w| w.live != 0 && w.at_barrier);
     let Some(first) = waiting().next() else {
         return Ok(());

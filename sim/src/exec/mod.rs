@@ -20,6 +20,7 @@ pub mod fast;
 pub mod faults;
 mod mem;
 pub mod occupancy;
+pub mod race;
 pub mod regs;
 pub(crate) mod sm;
 pub(crate) mod step;
@@ -182,4 +183,6 @@ pub struct LaunchStats {
     /// Cycles the L2 atomic unit spent on its busiest line (requests to one line are performed one
     /// after another). A sampled launch's is scaled by its waves over those simulated.
     pub atomic_line_cycles: f64,
+    /// With racecheck: the launch's distinct shared-memory hazards ([`race::merge`]).
+    pub hazards: Vec<race::Hazard>,
 }

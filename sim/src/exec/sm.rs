@@ -45,6 +45,8 @@ pub(crate) struct SmRun {
     /// The memory errors of the launch on this SM, which let it run on
     /// ([`crate::exec::faults`]).
     pub(crate) faults: crate::exec::faults::Faults,
+    /// The shared-memory hazards of the launch on this SM, with racecheck ([`super::race`]).
+    pub(crate) hazards: Vec<super::race::Hazard>,
     /// Scoreboards of the timing pass.
     pub(crate) replay: Replay,
     /// The straight-line path's counts and stream entries (made by the SM's first batch).
@@ -399,6 +401,8 @@ pub(crate) fn run_batch_on_sm(
     // The wave's blocks on this SM, with their `%ctaid`.
     let mut group: Vec<(u64, [u32; 3])> = Vec::with_capacity(slots);
     let mut syncs: Vec<sync::BlockSync> = Vec::with_capacity(slots);
+    let racecheck = launch.checks.racecheck;
+    let mut shadows: Vec<super::race::Shadow> = Vec::new();
     while b < last {
         // This SM's blocks of wave `b / per_wave`.
         let wave = b / per_wave;
@@ -442,6 +446,12 @@ pub(crate) fn run_batch_on_sm(
         }
         syncs.clear();
         syncs.resize_with(group.len(), Default::default);
+        if racecheck {
+            shadows.resize_with(group.len(), Default::default);
+            for (shadow, &(blk, _)) in shadows.iter_mut().zip(&group) {
+                shadow.start(blk, launch.shared_bytes as usize);
+            }
+        }
         let logs = &mut st.logs[buf][used..used + group.len()];
         let order = if turns { p.launch.order } else { Order::Serial };
         // Runs warp `w` of the wave (block `w / nwarps`) for one turn.
@@ -467,6 +477,10 @@ pub(crate) fn run_batch_on_sm(
                     log: &mut logs[k],
                     faults: &mut st.faults,
                     sync: std::mem::take(&mut syncs[k]),
+                    race: match shadows.get_mut(k) {
+                        Some(shadow) if racecheck => Some((shadow, &mut st.hazards)),
+                        _ => None,
+                    },
                     turns: order != Order::Serial,
                     turn_over: false,
                     loaded: false,
@@ -523,6 +537,9 @@ pub(crate) fn run_batch_on_sm(
                             return;
                         }
                         syncs[k].release(block);
+                        if let Some(shadow) = shadows.get_mut(k) {
+                            shadow.next_interval();
+                        }
                         waiting.clear();
                         for (j, w) in block.iter_mut().enumerate() {
                             if w.live != 0 {
@@ -560,6 +577,9 @@ pub(crate) fn run_batch_on_sm(
                             return;
                         }
                         syncs[k].release(block);
+                        if let Some(shadow) = shadows.get_mut(k) {
+                            shadow.next_interval();
+                        }
                         for w in block.iter_mut().filter(|w| w.live != 0) {
                             w.at_barrier = false;
                         }

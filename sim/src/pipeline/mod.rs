@@ -427,6 +427,8 @@ pub fn run_with(
         }
         return Err(faults::report(launch.label, &all));
     }
+    stats.hazards =
+        crate::exec::race::merge(sms.iter_mut().map(|s| std::mem::take(&mut s.hazards)));
     for mut st in sms {
         if let (Some(probe), Some(issued)) = (st.probe.take(), st.work.issued.take()) {
             stats.order = crate::trace::order::agreement(&probe, &issued);

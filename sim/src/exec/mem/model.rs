@@ -93,7 +93,7 @@ impl Ctx<'_> {
             StateSpace::Global | StateSpace::Local => {
                 self.model_global(w, pc, m, space, access, run, step, store)
             }
-            StateSpace::Shared => self.model_shared(pc, m, access, run, step, store),
+            StateSpace::Shared => self.model_shared(w, pc, m, access, run, step, store),
             StateSpace::Reg | StateSpace::Generic => 0,
         }
     }
@@ -144,6 +144,7 @@ impl Ctx<'_> {
     #[inline(never)]
     pub(super) fn model_shared(
         &mut self,
+        w: &Warp,
         pc: u32,
         m: MemOp,
         access: &WarpAccess,
@@ -157,6 +158,15 @@ impl Ctx<'_> {
             width: self.pass.launch.bank_width,
         };
         let access = resolved_access(m.space, access);
+        if let Some((shadow, hazards)) = self.race.as_mut() {
+            shadow.access(
+                (w.index, w.clock, w.warp_syncs),
+                pc,
+                &access,
+                store,
+                hazards,
+            );
+        }
         let (run, step) = match m.space {
             StateSpace::Generic => {
                 let shape = coalesce::Shape::of(access.mask, &access.addrs);

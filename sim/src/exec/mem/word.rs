@@ -121,7 +121,7 @@ impl Ctx<'_> {
                         shared_words::<false>(buf, addrs, out);
                     }
                 }
-                Some(self.model_shared(pc, p.m, &access, run, step, false))
+                Some(self.model_shared(w, pc, p.m, &access, run, step, false))
             }
             Word::SharedStore => {
                 if !fits_step(addrs, step, 4, self.shared.len()) {
@@ -143,7 +143,7 @@ impl Ctx<'_> {
                         b.copy_from_slice(&(x as u32).to_le_bytes());
                     }
                 }
-                Some(self.model_shared(pc, p.m, &access, run, step, true))
+                Some(self.model_shared(w, pc, p.m, &access, run, step, true))
             }
             Word::General => None,
         }

@@ -84,6 +84,12 @@ pub struct Ctx<'a> {
     pub log: &'a mut BlockLog,
     /// The SM's memory errors so far ([`crate::exec::faults`]).
     pub faults: &'a mut crate::exec::faults::Faults,
+    /// With racecheck ([`super::barrier::Checks::racecheck`]): the block's shared-memory
+    /// shadow and the SM's hazards so far.
+    pub race: Option<(
+        &'a mut super::race::Shadow,
+        &'a mut Vec<super::race::Hazard>,
+    )>,
     /// The block's pending `bar.red`.
     pub sync: super::sync::BlockSync,
     /// A warp's turn ends where it stalls on a load it issued ([`super::turns`],
