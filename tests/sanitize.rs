@@ -10,6 +10,7 @@
 //!    `__syncthreads()` reached by half of each warp.
 //! 3. forward progress: a spin-wait on a flag set by another warp or by another lane of the same
 //!    warp finishes with the published value; a spin on a flag nobody sets is still a runaway.
+//! 4. memcheck's limit (`--memcheck-limit N`): N distinct errors are listed, the rest counted.
 //!
 //! The binary runs from the workspace root, so paths read as a user types them.
 
@@ -219,4 +220,30 @@ fn a_spin_on_a_flag_nobody_sets_is_still_a_runaway() {
     let (code, _, err) = run("spin_forever", &["--max-warp-instructions", "20000"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("launch `spin_forever`: instruction budget of 20000 warp instructions exhausted (runaway kernel?)"), "{err}");
+}
+
+// memcheck's limit
+
+#[test]
+fn memcheck_limit_keeps_that_many_distinct_errors_and_counts_the_rest() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args([
+            "run",
+            "configs/rtx3090.toml",
+            "tests/fixtures/out_of_bounds_twice.toml",
+        ])
+        .args(["--memcheck-limit", "1"])
+        .current_dir(root())
+        .output()
+        .expect("the sim binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    // The read past `src` (warp 3) is kept; the write past `dst`, made by warps 2 and 3, is
+    // counted, not listed.
+    assert!(err.contains("invalid global read of 4 bytes"), "{err}");
+    assert!(!err.contains("invalid global write"), "{err}");
+    assert!(
+        err.contains("; and errors of 2 more warp instructions, not kept beyond 1 distinct errors (--memcheck-limit)"),
+        "{err}"
+    );
 }

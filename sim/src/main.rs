@@ -126,6 +126,9 @@ files: keys, initializers, expressions)."
         /// --check racecheck,synccheck
         #[arg(long = "check", value_name = "TOOLS", value_delimiter = ',', value_parser = ["memcheck", "racecheck", "synccheck"])]
         check: Vec<String>,
+        /// The most distinct memory errors (memcheck) a launch lists
+        #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        memcheck_limit: u32,
         /// With --check racecheck, a hazard fails the run (exit code 2)
         #[arg(long)]
         check_fail: bool,
@@ -396,6 +399,7 @@ fn real_main() -> Result<()> {
             launches,
             check,
             check_fail,
+            memcheck_limit,
             max_warp_instructions,
             max_memory,
             threads,
@@ -459,6 +463,7 @@ fn real_main() -> Result<()> {
                 checks: sim::exec::barrier::Checks {
                     racecheck: check.iter().any(|c| c == "racecheck"),
                     synccheck: check.iter().any(|c| c == "synccheck"),
+                    memcheck_limit: memcheck_limit as usize,
                 },
                 ptxas: sim::sass::Settings {
                     ptxas: ptxas_choice(ptxas)?,

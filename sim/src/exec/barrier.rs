@@ -18,13 +18,26 @@ use crate::error::{Error, Result};
 
 /// The compute-sanitizer-like checks a launch runs besides memcheck, which always runs
 /// (`sim run --check`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Checks {
     /// Shared-memory hazards between threads of a block with no barrier between them
     /// ([`super::race`]).
     pub racecheck: bool,
     /// Divergent barriers are errors.
     pub synccheck: bool,
+    /// The most distinct memory errors an SM keeps and a launch's error lists (memcheck;
+    /// default [`super::faults::MAX_DISTINCT`]).
+    pub memcheck_limit: usize,
+}
+
+impl Default for Checks {
+    fn default() -> Self {
+        Checks {
+            racecheck: false,
+            synccheck: false,
+            memcheck_limit: super::faults::MAX_DISTINCT,
+        }
+    }
 }
 
 /// `(x, y, z)` of linear thread `t` of a block of shape `block`.

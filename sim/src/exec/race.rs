@@ -214,9 +214,10 @@ mod tests {
             (out[0].kind, out[0].first, out[0].second, out[0].count),
             ("read-after-write", (10, 0), (20, 32), 4)
         );
-        // The same lanes in one instruction are no hazard; one thread is none either.
+        // Two lanes of one instruction are no hazard (lane 2's word is the one kept); one
+        // thread is none either.
         s.access((0, 2, 0), 30, &one(&[(1, 8), (2, 8)], 4), true, &mut out);
-        s.access((0, 3, 0), 31, &one(&[(1, 8)], 4), false, &mut out);
+        s.access((0, 3, 0), 31, &one(&[(2, 8)], 4), false, &mut out);
         assert_eq!(out.len(), 1);
         // Another lane of the warp after a __syncwarp: ordered; without one: a hazard.
         s.access((0, 4, 1), 32, &one(&[(3, 8)], 4), false, &mut out);

@@ -328,8 +328,14 @@ pub fn run_with(
         {
             // A kernel that ran away after a memory error: the errors are what to fix.
             if sms.iter().any(|s| !s.faults.is_empty()) {
-                let all = faults::merge(sms.iter_mut().map(|s| std::mem::take(&mut s.faults)));
-                return Err(faults::report(launch.label, &all));
+                let (all, dropped) =
+                    faults::merge_counted(sms.iter_mut().map(|s| std::mem::take(&mut s.faults)));
+                return Err(faults::report_dropped(
+                    launch.label,
+                    &all,
+                    launch.checks.memcheck_limit,
+                    dropped,
+                ));
             }
             return Err(match e {
                 Error::Budget { .. } if trace_cap < budget => {
@@ -420,12 +426,18 @@ pub fn run_with(
         scratch.pool = pool.leave();
     }
     // Memory errors let the launch run to its end, so that all of them are reported.
-    let all = faults::merge(sms.iter_mut().map(|s| std::mem::take(&mut s.faults)));
+    let (all, dropped) =
+        faults::merge_counted(sms.iter_mut().map(|s| std::mem::take(&mut s.faults)));
     if !all.is_empty() {
         for mut st in sms {
             scratch.sms.push(st.leave());
         }
-        return Err(faults::report(launch.label, &all));
+        return Err(faults::report_dropped(
+            launch.label,
+            &all,
+            launch.checks.memcheck_limit,
+            dropped,
+        ));
     }
     stats.hazards =
         crate::exec::race::merge(sms.iter_mut().map(|s| std::mem::take(&mut s.hazards)));

@@ -95,7 +95,7 @@ impl Ctx<'_> {
         addr: u64,
         bytes: u32,
     ) {
-        if self.faults.counted(pc, what) {
+        if (self.faults).counted(pc, what, self.pass.launch.checks.memcheck_limit) {
             return;
         }
         let message = match self.fault(w, pc, lane, what, space, addr, bytes) {
