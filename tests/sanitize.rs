@@ -201,7 +201,7 @@ fn spin_waits_on_another_warp_or_lane_finish_with_the_published_value() {
             "--save-outputs",
             dir.to_str().unwrap(),
             "--max-warp-instructions",
-            "100000",
+            "1000000",
         ],
     );
     assert_eq!(code, Some(0), "{err}");

@@ -24,8 +24,11 @@ pub struct Warp {
     /// [`Warp::next`] picks among the other live lanes until the warp stores, exits lanes or
     /// reaches a warp-wide instruction ([`Warp::progress`]).
     pub parked: u32,
-    /// Backward branches taken by part of the warp since the warp last made progress.
+    /// Times part of the warp took the backward branch at `spin_pc` in a row since the warp
+    /// last made progress.
     pub spins: u32,
+    /// The backward branch `spins` counts.
+    pub spin_pc: u32,
     /// `bar.warp.sync`s the warp executed (racecheck: accesses of one warp on either side of
     /// one are ordered).
     pub warp_syncs: u32,
@@ -72,6 +75,7 @@ impl Warp {
             barrier: (0, 0),
             parked: 0,
             spins: 0,
+            spin_pc: 0,
             warp_syncs: 0,
             loads_in_flight: false,
             clock: 0,
@@ -243,22 +247,28 @@ impl Warp {
     }
 }
 
-/// Backward branches that part of a warp takes, with no store, exit or warp-wide instruction of
-/// the warp in between, before those lanes are set aside for the others ([`Warp::parked`]).
+/// Times in a row that part of a warp takes one backward branch, with no store, exit or
+/// warp-wide instruction of the warp in between, before those lanes are set aside for the
+/// others ([`Warp::parked`]).
 ///
 /// Volta and later GPUs schedule the threads of a warp independently and guarantee forward
 /// progress to each (CUDA C++ Programming Guide, "Independent Thread Scheduling"): a thread
 /// spinning on a flag that another thread of its warp sets lets that thread run. The lowest-PC
-/// rule of [`Warp::next`] alone would run the spinning lanes forever. A loop of real work that
-/// runs this long with no store is rare; a spin-wait costs the warp about twice this many
-/// iterations per store it waits for.
-pub const SPIN_YIELD: u32 = 1024;
+/// rule of [`Warp::next`] alone would run the spinning lanes forever. A diverged loop of real
+/// work that runs this long with no store and no other backward branch in between is rare (then
+/// only the interleaving of the warp's accesses changes, never a result); a spin-wait costs
+/// the warp about twice this many iterations per store it waits for.
+pub const SPIN_YIELD: u32 = 1 << 14;
 
 impl Warp {
-    /// The lanes `mask`, part of the warp, took a backward branch: after [`SPIN_YIELD`] such
-    /// branches with no progress they are set aside ([`Warp::parked`]).
+    /// The lanes `mask`, part of the warp, took the backward branch at `pc`: after
+    /// [`SPIN_YIELD`] times in a row with no progress they are set aside ([`Warp::parked`]).
     #[inline]
-    pub fn spin(&mut self, mask: u32) {
+    pub fn spin(&mut self, pc: u32, mask: u32) {
+        if self.spin_pc != pc {
+            self.spin_pc = pc;
+            self.spins = 0;
+        }
         self.spins += 1;
         if self.spins >= SPIN_YIELD {
             self.spins = 0;

@@ -256,7 +256,7 @@ impl Ctx<'_> {
             Op::Bra => {
                 if exec != 0 && inst.target <= pc && mask != w.live {
                     // Part of the warp goes round a loop: perhaps waiting for the rest.
-                    w.spin(mask);
+                    w.spin(pc, mask);
                 }
                 u32::from(exec == mask)
             }
