@@ -14,34 +14,13 @@
 //! The binary runs from the workspace root, so paths read as a user types them.
 
 use serde_json::Value;
+mod common;
+
+use common::{root, sim};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const FIXTURE: &str = "tests/fixtures/lineinfo/lines.toml";
 
-/// The workspace root: `sim` runs there.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
-
-/// Runs `sim ARGS...` in the workspace root: (exit code, stdout, stderr).
-fn sim(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the sim binary runs");
-    let r = (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert!(!r.2.contains("panicked"), "sim {args:?} panicked\n{}", r.2);
-    r
-}
 
 /// `sim ARGS...`, which must succeed; its stdout.
 fn ok(args: &[&str]) -> String {

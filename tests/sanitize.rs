@@ -14,34 +14,17 @@
 //!
 //! The binary runs from the workspace root, so paths read as a user types them.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-/// The workspace root: `sim` runs there.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
+use common::{root, sim};
 
 /// Runs `sim run configs/h200.toml tests/fixtures/sanitize/FIXTURE.toml ARGS...`: (exit code,
 /// stdout, stderr).
 fn run(fixture: &str, args: &[&str]) -> (Option<i32>, String, String) {
     let path = format!("tests/fixtures/sanitize/{fixture}.toml");
-    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(["run", "configs/h200.toml", &path])
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the sim binary runs");
-    let r = (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert!(!r.2.contains("panicked"), "sim {args:?} panicked\n{}", r.2);
-    r
+    let mut all = vec!["run", "configs/h200.toml", &path];
+    all.extend_from_slice(args);
+    sim(&all)
 }
 
 /// The 1-based lines of kernels.ptx that hold `needle`, within the entry `kernel`.
@@ -226,18 +209,14 @@ fn a_spin_on_a_flag_nobody_sets_is_still_a_runaway() {
 
 #[test]
 fn memcheck_limit_keeps_that_many_distinct_errors_and_counts_the_rest() {
-    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args([
-            "run",
-            "configs/rtx3090.toml",
-            "tests/fixtures/out_of_bounds_twice.toml",
-        ])
-        .args(["--memcheck-limit", "1"])
-        .current_dir(root())
-        .output()
-        .expect("the sim binary runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, _, err) = sim(&[
+        "run",
+        "configs/rtx3090.toml",
+        "tests/fixtures/out_of_bounds_twice.toml",
+        "--memcheck-limit",
+        "1",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
     // The read past `src` (warp 3) is kept; the write past `dst`, made by warps 2 and 3, is
     // counted, not listed.
     assert!(err.contains("invalid global read of 4 bytes"), "{err}");
