@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 
 const FIXTURE: &str = "tests/fixtures/lineinfo/lines.toml";
 
-
 /// `sim ARGS...`, which must succeed; its stdout.
 fn ok(args: &[&str]) -> String {
     let (code, out, err) = sim(args);
