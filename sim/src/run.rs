@@ -272,6 +272,9 @@ pub struct PlannedLaunch {
     pub dims: Dims,
     /// Dynamic shared memory in bytes (what a real launch passes).
     pub dynamic_shared_bytes: u64,
+    /// The launch's `max_dynamic_shared_bytes` opt-in, which a real GPU run sets as the
+    /// function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` before launching.
+    pub max_dynamic_shared_bytes: Option<u64>,
     /// Static plus dynamic shared memory in bytes.
     pub shared_bytes: u64,
     /// Local memory per thread in bytes.
