@@ -114,3 +114,82 @@ fn without_the_opt_in_more_than_48_kb_is_refused_naming_the_key() {
     .unwrap()[0];
     assert_eq!(l.occupancy_blocks, 1);
 }
+
+fn run_printf(fifo: Option<u64>) -> LaunchResult {
+    let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
+    let p = root().join("tests/fixtures/tensor/printf.toml");
+    let w = Workload::resolve(p.to_str().unwrap()).unwrap();
+    let opts = Options {
+        printf_fifo_bytes: fifo,
+        ..Default::default()
+    };
+    run_workload(&cfg, &w, &opts).unwrap().launches.remove(0)
+}
+
+/// The first call of `printf.cu` for thread `t` of block `b` (x[i] = i, n = 128), as C's printf
+/// formats it.
+fn first_call(b: u32, t: u32) -> String {
+    let v = (b * 64 + t) as f32;
+    let d = f64::from(v);
+    let e = format!("{:.2e}", v * 1000.0); // Rust: 1.60e4; C: 1.60e+04
+    let (m, x) = e.split_once('e').unwrap();
+    let x: i32 = x.parse().unwrap();
+    let g = d / 3.0;
+    // %g of these values (below 1e6, at least 1e-4 or 0): six significant digits, no trailing zeros.
+    let g = if g == 0.0 {
+        "0".to_string()
+    } else {
+        let decimals = (5 - g.log10().floor() as i32).max(0) as usize;
+        let s = format!("{g:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    format!(
+        "block {b} thread {t:3}: v={d:.6} {m}e+{x:02} {g} |{:<6}|{:06}| 0x{:x} BEEF\n",
+        -(t as i32),
+        b * 100 + t,
+        255 + t
+    )
+}
+
+#[test]
+fn printf_prints_what_c_would_in_block_warp_call_lane_order() {
+    let l = run_printf(None);
+    let mut want = String::new();
+    for b in 0..2 {
+        for t in [0, 16] {
+            want += &first_call(b, t);
+        }
+        if b == 0 {
+            // Thread 1's call comes after the warp's first call (lanes 0 and 16).
+            want += "-1234567890123 18446744073709551615 -1234567890123 18446742839141661493 ok str  99.5% 0x1234\n";
+        }
+        for t in [32, 48] {
+            want += &first_call(b, t);
+        }
+    }
+    assert_eq!(String::from_utf8(l.printf.text.clone()).unwrap(), want);
+    assert_eq!((l.printf.calls, l.printf.overwritten), (9, 0));
+    assert!(l.notes.iter().all(|n| !n.contains("printf")));
+}
+
+#[test]
+fn an_overflowing_printf_fifo_loses_the_oldest_calls() {
+    // Records: 16 bytes + the argument buffer (48 bytes for the first call, 64 for the second).
+    // Block 1's four calls take 256 bytes; the fifth newest (block 0, thread 48) does not fit 300.
+    let l = run_printf(Some(300));
+    let text = String::from_utf8(l.printf.text.clone()).unwrap();
+    let want: String = [0, 16, 32, 48].iter().map(|&t| first_call(1, t)).collect();
+    assert_eq!(text, want);
+    assert_eq!((l.printf.calls, l.printf.overwritten), (9, 5));
+    assert!(
+        l.notes
+            .iter()
+            .any(|n| n.contains("5 of 9 calls overwritten") && n.contains("300-byte")),
+        "{:?}",
+        l.notes
+    );
+}

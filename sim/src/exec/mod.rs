@@ -19,6 +19,7 @@ pub mod fast;
 pub mod faults;
 mod mem;
 pub mod occupancy;
+pub mod printf;
 pub mod regs;
 pub(crate) mod sm;
 pub(crate) mod step;
@@ -179,4 +180,6 @@ pub struct LaunchStats {
     /// Cycles the L2 atomic unit spent on its busiest line (requests to one line are performed one
     /// after another). A sampled launch's is scaled by its waves over those simulated.
     pub atomic_line_cycles: f64,
+    /// The threads' `printf` calls, in the documented order ([`printf::order`]).
+    pub prints: Vec<printf::Print>,
 }

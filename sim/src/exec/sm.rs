@@ -45,6 +45,8 @@ pub(crate) struct SmRun {
     /// The memory errors of the launch on this SM, which let it run on
     /// ([`crate::exec::faults`]).
     pub(crate) faults: crate::exec::faults::Faults,
+    /// The `printf` calls of the launch on this SM ([`crate::exec::printf`]).
+    pub(crate) prints: Vec<crate::exec::printf::Print>,
     /// Scoreboards of the timing pass.
     pub(crate) replay: Replay,
     /// The straight-line path's counts and stream entries (made by the SM's first batch).
@@ -466,6 +468,7 @@ pub(crate) fn run_batch_on_sm(
                     last_runs: &mut st.last_runs,
                     log: &mut logs[k],
                     faults: &mut st.faults,
+                    prints: &mut st.prints,
                     sync: std::mem::take(&mut syncs[k]),
                     turns: order != Order::Serial,
                     turn_over: false,

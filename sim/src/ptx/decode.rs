@@ -749,6 +749,11 @@ impl Ctx<'_> {
                 srcs(&mut d, &a[1..], &[Type::U64])?;
             }
             Op::Half(_) | Op::HalfSetp { .. } | Op::HalfCvt(_) => self.decode_half(&mut d)?,
+            Op::Vprintf => {
+                self.arity(3..=3)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[Type::U64, Type::U64])?;
+            }
             Op::CpAsync(_)
             | Op::CpAsyncCommit
             | Op::CpAsyncWait { .. }

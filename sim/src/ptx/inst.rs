@@ -597,6 +597,10 @@ pub enum Op {
     /// registers are the program's operand table from `target` on (D or the fragment, then A,
     /// B, C for `mma`); the memory forms' stride is `src[0]`.
     Wmma(WmmaOp),
+    /// `call (ret), vprintf, (fmt, args)`, printf's device side, which the module only declares:
+    /// made by the inliner ([`crate::ptx::inline`]), never parsed. `dst` the return value,
+    /// `src[0]` the format string's generic address, `src[1]` the argument buffer's.
+    Vprintf,
 }
 
 /// Why the instruction whose source text is `text` (guard, opcode, modifiers, operands) is

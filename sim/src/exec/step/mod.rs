@@ -84,6 +84,8 @@ pub struct Ctx<'a> {
     pub log: &'a mut BlockLog,
     /// The SM's memory errors so far ([`crate::exec::faults`]).
     pub faults: &'a mut crate::exec::faults::Faults,
+    /// The SM's `printf` calls so far ([`crate::exec::printf`]).
+    pub prints: &'a mut Vec<crate::exec::printf::Print>,
     /// The block's pending `bar.red`.
     pub sync: super::sync::BlockSync,
     /// A warp's turn ends where it stalls on a load it issued ([`super::turns`],
@@ -270,6 +272,10 @@ impl Ctx<'_> {
                 0
             }
             Op::CpAsync(c) => self.cp_async(w, inst, pc, c, exec)?,
+            Op::Vprintf => {
+                self.vprintf(w, inst, pc, exec);
+                0
+            }
             // Copies land at issue (`exec::mem::tensor`): nothing is left to wait for.
             Op::CpAsyncCommit | Op::CpAsyncWait { .. } => 0,
             Op::Ldmatrix(m) => {
