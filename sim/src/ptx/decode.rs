@@ -757,6 +757,9 @@ impl Ctx<'_> {
             Op::CpAsync(_)
             | Op::CpAsyncCommit
             | Op::CpAsyncWait { .. }
+            | Op::CpAsyncBulk { .. }
+            | Op::CpAsyncBulkGroup
+            | Op::Mbarrier(_)
             | Op::Ldmatrix(_)
             | Op::Stmatrix(_)
             | Op::Mma(_)

@@ -183,6 +183,7 @@ the GPU allows at most {} (512 KiB)",
             )?,
         };
         check_tuning(f, dims.block, &ptx_name).map_err(|m| w.err(&format!("{key}.block"), m))?;
+        check_hopper(cfg, &program, &spec.kernel).map_err(|m| w.err(&key, m))?;
         let dynamic = match &spec.shared_bytes {
             Some(e) => w.eval(e, &format!("{key}.shared_bytes"))?,
             None => 0,
@@ -632,4 +633,27 @@ fn dynamic_shared_opt_in(
         ));
     }
     Ok(Some(max))
+}
+
+/// Refuses a kernel that uses Hopper's `mbarrier` transactions or `cp.async.bulk` on a config
+/// below compute capability 9.0 (PTX ISA: `cp.async.bulk`, `mbarrier.expect_tx`,
+/// `mbarrier.try_wait` need sm_90), as ptxas would for its architecture.
+fn check_hopper(
+    cfg: &GpuConfig,
+    program: &exec::Program,
+    kernel: &str,
+) -> std::result::Result<(), String> {
+    use crate::ptx::inst::Op;
+    let uses = program.insts.iter().find_map(|i| match i.op {
+        Op::Mbarrier(_) => Some("mbarrier"),
+        Op::CpAsyncBulk { .. } | Op::CpAsyncBulkGroup => Some("cp.async.bulk"),
+        _ => None,
+    });
+    match uses {
+        Some(what) if cfg.compute_capability().0 < 9 => Err(format!(
+            "kernel `{kernel}` uses `{what}`, which needs compute capability 9.0 (sm_90); {} is {}",
+            cfg.gpu.name, cfg.gpu.compute_capability
+        )),
+        _ => Ok(()),
+    }
 }

@@ -272,6 +272,9 @@ impl Ctx<'_> {
                 0
             }
             Op::CpAsync(c) => self.cp_async(w, inst, pc, c, exec)?,
+            Op::Mbarrier(op) => self.mbarrier(w, inst, pc, op, exec)?,
+            Op::CpAsyncBulk { to_shared } => self.cp_async_bulk(w, inst, pc, to_shared, exec)?,
+            Op::CpAsyncBulkGroup => 0,
             Op::Vprintf => {
                 self.vprintf(w, inst, pc, exec);
                 0
