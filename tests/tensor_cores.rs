@@ -316,3 +316,18 @@ fn mbarrier_and_bulk_copies_need_sm_90() {
         "{e}"
     );
 }
+
+#[test]
+fn an_mbarrier_phase_that_never_completes_stops_the_launch() {
+    let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
+    let p = root().join("tests/fixtures/tensor/mbarrier_deadlock.toml");
+    let w = Workload::resolve(p.to_str().unwrap()).unwrap();
+    let e = run_workload(&cfg, &w, &Options::default())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("found its phase incomplete 65536 times in a row") && e.contains("deadlock"),
+        "{e}"
+    );
+}

@@ -99,7 +99,29 @@ impl Barrier {
     }
 }
 
+/// Failed waits in a row after which a warp's wait is taken for a deadlock: each failed wait
+/// ends the warp's turn, so the others ran that many turns without completing the phase.
+pub const MAX_FAILED_WAITS: u32 = 1 << 16;
+
 impl Ctx<'_> {
+    /// The error of a wait whose phase never completes.
+    fn deadlock(&self, pc: u32) -> crate::error::Error {
+        let p = self.pass.launch.program;
+        crate::error::Error::Fault {
+            launch: self.pass.launch.label.into(),
+            message: format!(
+                "an mbarrier wait in block ({},{},{}) found its phase incomplete {MAX_FAILED_WAITS} \
+                 times in a row while the other warps ran: its arrivals or transaction bytes never \
+                 come (a deadlock); PTX line {}: `{}`",
+                self.ctaid[0],
+                self.ctaid[1],
+                self.ctaid[2],
+                p.lines[pc as usize],
+                p.texts[pc as usize]
+            ),
+        }
+    }
+
     /// The mbarrier at shared offset `at` for `lane`; `None` (a fault noted) when the 8 bytes
     /// are misaligned or outside the block's shared memory.
     fn barrier(&mut self, w: &Warp, pc: u32, lane: usize, at: u64) -> Option<Barrier> {
@@ -180,6 +202,12 @@ impl Ctx<'_> {
             }
             if let (Some(v), true) = (result, inst.dst[0] != NO_REG) {
                 row_mut(&mut w.regs, inst.dst[0])[l] = v;
+            }
+        }
+        if matches!(op, MbarrierOp::Wait { .. }) {
+            w.failed_waits = if waiting { w.failed_waits + 1 } else { 0 };
+            if w.failed_waits > MAX_FAILED_WAITS {
+                return Err(self.deadlock(pc));
             }
         }
         // An incomplete phase: let the other warps run (they arrive or copy).
