@@ -429,7 +429,7 @@ fn real_main() -> Result<()> {
             }
             if force && out_file.is_none() && save_outputs.is_none() && printf.is_none() {
                 bail!(
-                    "--force replaces the files of --out, --save-outputs or --printf: give one of them"
+                    "--force replaces the files of --out or --save-outputs (or --printf): give one of them"
                 );
             }
             let read = inputs(&found, &resolved);

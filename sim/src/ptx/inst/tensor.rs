@@ -519,9 +519,19 @@ mod tests {
     fn mbarrier_and_bulk_copy_forms_decode() {
         use crate::ptx::inst::MbarrierOp as M;
         let mb = |m: &[&str]| decode("mbarrier", m);
-        assert_eq!(mb(&["init", "shared::cta", "b64"]), Ok(Op::Mbarrier(M::Init)));
         assert_eq!(
-            mb(&["arrive", "expect_tx", "release", "cta", "shared::cta", "b64"]),
+            mb(&["init", "shared::cta", "b64"]),
+            Ok(Op::Mbarrier(M::Init))
+        );
+        assert_eq!(
+            mb(&[
+                "arrive",
+                "expect_tx",
+                "release",
+                "cta",
+                "shared::cta",
+                "b64"
+            ]),
             Ok(Op::Mbarrier(M::Arrive { expect_tx: true }))
         );
         assert_eq!(
@@ -532,17 +542,28 @@ mod tests {
             mb(&["test_wait", "shared", "b64"]),
             Ok(Op::Mbarrier(M::Wait { parity: false }))
         );
-        assert!(mb(&["arrive", "b64"]).unwrap_err().contains("generic addresses"));
+        assert!(mb(&["arrive", "b64"])
+            .unwrap_err()
+            .contains("generic addresses"));
         assert!(mb(&["arrive", "noComplete", "shared", "b64"]).is_err());
         assert_eq!(
             decode(
                 "cp",
-                &["async", "bulk", "shared::cluster", "global", "mbarrier::complete_tx::bytes"]
+                &[
+                    "async",
+                    "bulk",
+                    "shared::cluster",
+                    "global",
+                    "mbarrier::complete_tx::bytes"
+                ]
             ),
             Ok(Op::CpAsyncBulk { to_shared: true })
         );
         assert_eq!(
-            decode("cp", &["async", "bulk", "global", "shared::cta", "bulk_group"]),
+            decode(
+                "cp",
+                &["async", "bulk", "global", "shared::cta", "bulk_group"]
+            ),
             Ok(Op::CpAsyncBulk { to_shared: false })
         );
         assert_eq!(
@@ -551,11 +572,23 @@ mod tests {
         );
         let e = decode(
             "cp",
-            &["async", "bulk", "tensor", "2d", "shared::cluster", "global", "tile", "mbarrier::complete_tx::bytes"],
+            &[
+                "async",
+                "bulk",
+                "tensor",
+                "2d",
+                "shared::cluster",
+                "global",
+                "tile",
+                "mbarrier::complete_tx::bytes",
+            ],
         )
         .unwrap_err();
         assert!(e.contains("`.tensor`"), "{e}");
-        assert_eq!(decode("fence", &["mbarrier_init", "release", "cluster"]), Ok(Op::Nop));
+        assert_eq!(
+            decode("fence", &["mbarrier_init", "release", "cluster"]),
+            Ok(Op::Nop)
+        );
     }
 
     #[test]
