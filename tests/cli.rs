@@ -1292,3 +1292,31 @@ fn sampled_launches_extrapolate_the_atomic_and_reduction_counters() {
         assert_eq!(metric(&full, m), metric(&sampled, m), "{m}");
     }
 }
+
+/// issue 39: `printf` text reaches standard output before the table, standard error beside a
+/// JSON document on standard output, or the `--printf` file (which is never overwritten without
+/// --force).
+#[test]
+fn printf_text_goes_to_stdout_stderr_or_the_printf_file() {
+    let first = "block 0 thread   0: v=0.000000 0.00e+00 0 |0     |000000| 0xff BEEF\n";
+    let w = "tests/fixtures/tensor/printf.toml";
+    let table = sim(&["run", "configs/h200.toml", w]).success();
+    assert!(table.stdout.starts_with(first), "{table}");
+    let json = sim(&["run", "configs/h200.toml", w, "--format", "json"]).success();
+    assert!(json.stderr.starts_with(first), "{json}");
+    json.json();
+    let dir = std::env::temp_dir().join(format!("sim_printf_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("printf.txt");
+    let f = file.to_str().unwrap();
+    let r = sim(&["run", "configs/h200.toml", w, "--printf", f]).success();
+    assert!(!r.stdout.contains("block 0 thread"), "{r}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with(first) && text.lines().count() == 9,
+        "{text}"
+    );
+    let again = sim(&["run", "configs/h200.toml", w, "--printf", f]);
+    assert_eq!(again.code, Some(2), "{again}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

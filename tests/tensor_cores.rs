@@ -287,3 +287,47 @@ fn stmatrix_stores_the_isas_fragments() {
     assert_eq!(ls[0].counters.stsm_inst, 1);
     assert_eq!(ls[0].counters.stsm_wavefronts, 4);
 }
+
+#[test]
+fn a_bulk_copy_pipeline_with_mbarriers_is_exact() {
+    // cp.async.bulk global->shared completing an mbarrier's bytes, try_wait.parity over two
+    // stages (phases 0, 1, 0 of each), bulk shared->global stores: out = 2 in + 1.
+    let l = &run("bulk_copy")[0];
+    let (input, out) = (output(l, "in"), output(l, "out"));
+    assert_eq!(input.len(), 2 * 5 * 1024);
+    for (k, (&x, &y)) in input.iter().zip(&out).enumerate() {
+        let want = f32::from_bits(x) * 2.0 + 1.0;
+        assert_eq!(f32::from_bits(y), want, "out[{k}]");
+    }
+}
+
+#[test]
+fn mbarrier_and_bulk_copies_need_sm_90() {
+    let cfg = GpuConfig::load(&root().join("configs/a100.toml")).unwrap();
+    let p = root().join("tests/fixtures/tensor/bulk_copy.toml");
+    let w = Workload::resolve(p.to_str().unwrap()).unwrap();
+    let e = run_workload(&cfg, &w, &Options::default())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("uses `mbarrier`, which needs compute capability 9.0 (sm_90)")
+            && e.contains("is 8.0"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_mbarrier_phase_that_never_completes_stops_the_launch() {
+    let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
+    let p = root().join("tests/fixtures/tensor/mbarrier_deadlock.toml");
+    let w = Workload::resolve(p.to_str().unwrap()).unwrap();
+    let e = run_workload(&cfg, &w, &Options::default())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("found its phase incomplete 65536 times in a row") && e.contains("deadlock"),
+        "{e}"
+    );
+}

@@ -141,6 +141,18 @@ files: keys, initializers, expressions)."
         /// input beyond it; default: 3/4 of the available memory (and of what `ulimit -v` leaves)
         #[arg(long, value_name = "SIZE", value_parser = parse_max_memory)]
         max_memory: Option<u64>,
+        /// Write what the kernels' `printf` calls print into FILE (all launches, in order)
+        /// instead of the default: standard output before each workload's table, or standard
+        /// error with --format json/csv on standard output (the document stays whole). Within a
+        /// launch the order is block, warp, the warp's calls, lane. An existing file is refused
+        /// unless --force
+        #[arg(long = "printf", value_name = "FILE")]
+        printf: Option<PathBuf>,
+        /// Size of the printf FIFO (cudaLimitPrintfFifoSize), e.g. 1M (default) or bytes: when a
+        /// launch prints more, its oldest calls are overwritten, as on the GPU, and a note says
+        /// how many
+        #[arg(long, value_name = "SIZE", value_parser = parse_max_memory)]
+        printf_fifo_bytes: Option<u64>,
         /// Which waves to simulate: `full`, `auto` (full unless a launch has more than 512 waves of
         /// blocks; then about 256 waves spread evenly, extrapolated, with the estimated error
         /// printed), or N (wave 0, every N-th wave and the last)
@@ -402,6 +414,8 @@ fn real_main() -> Result<()> {
             memcheck_limit,
             max_warp_instructions,
             max_memory,
+            printf,
+            printf_fifo_bytes,
             threads,
             sample,
             compiler,
@@ -431,12 +445,20 @@ fn real_main() -> Result<()> {
             for name in &workloads {
                 resolved.push(Workload::resolve(name)?);
             }
-            if force && out_file.is_none() && save_outputs.is_none() {
-                bail!("--force replaces the files of --out or --save-outputs: give one of them");
+            if force && out_file.is_none() && save_outputs.is_none() && printf.is_none() {
+                bail!(
+                    "--force replaces the files of --out or --save-outputs (or --printf): give one of them"
+                );
             }
             let read = inputs(&found, &resolved);
             if let Some(path) = &out_file {
                 sim::output::check(path, force, &read)?;
+            }
+            if let Some(path) = &printf {
+                sim::output::check(path, force, &read)?;
+                if out_file.as_ref() == Some(path) {
+                    bail!("--printf and --out name the same file `{}`", path.display());
+                }
             }
             if let Some(dir) = &save_outputs {
                 for w in &resolved {
@@ -454,6 +476,7 @@ fn real_main() -> Result<()> {
                 keep_outputs: save_outputs.is_some(),
                 max_warp_instructions,
                 max_memory,
+                printf_fifo_bytes,
                 only: launches,
                 sampling: sample,
                 registers,
@@ -476,6 +499,7 @@ fn real_main() -> Result<()> {
             // (and any file) are one document, written at the end.
             let stream = format == Format::Table && out_file.is_none();
             let mut runs = vec![];
+            let mut printed: Vec<u8> = vec![];
             let mut failures: Vec<(String, String)> = vec![];
             let detail = report::Detail {
                 per_instruction,
@@ -502,6 +526,20 @@ fn real_main() -> Result<()> {
                     }
                     Ok(run)
                 });
+                if let Ok(run) = &result {
+                    let text: Vec<u8> = run
+                        .launches
+                        .iter()
+                        .flat_map(|l| l.printf.text.clone())
+                        .collect();
+                    if printf.is_some() {
+                        printed.extend(text);
+                    } else if stream || out_file.is_some() {
+                        out.write_all(&text)?;
+                    } else {
+                        std::io::stderr().write_all(&text)?;
+                    }
+                }
                 match result {
                     Ok(run) if run.launches.is_empty() => failures.push((
                         name.clone(),
@@ -529,6 +567,9 @@ fn real_main() -> Result<()> {
             match &out_file {
                 Some(path) => sim::output::write_file(path, &text)?,
                 None => out.write_all(&text)?,
+            }
+            if let Some(path) = &printf {
+                sim::output::write_file(path, &printed)?;
             }
             match failures.as_slice() {
                 [] => Ok(()),

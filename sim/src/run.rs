@@ -73,6 +73,9 @@ pub struct Options {
     /// The host memory a run may take (`--max-memory`), in bytes; besides it, the run takes at
     /// most 3/4 of what the host has ([`crate::memory::Budget`]).
     pub max_memory: Option<u64>,
+    /// Size of the printf FIFO in bytes (`--printf-fifo-bytes`, the `cudaLimitPrintfFifoSize`
+    /// a host sets with `cudaDeviceSetLimit`); default [`exec::printf::DEFAULT_FIFO_BYTES`].
+    pub printf_fifo_bytes: Option<u64>,
 }
 
 impl std::fmt::Debug for Options {
@@ -94,6 +97,7 @@ impl std::fmt::Debug for Options {
             .field("checks", &self.checks)
             .field("ptxas", &self.ptxas)
             .field("max_memory", &self.max_memory)
+            .field("printf_fifo_bytes", &self.printf_fifo_bytes)
             .finish()
     }
 }
@@ -117,6 +121,7 @@ impl Default for Options {
             checks: Default::default(),
             ptxas: crate::sass::Settings::default(),
             max_memory: None,
+            printf_fifo_bytes: None,
         }
     }
 }
@@ -168,6 +173,21 @@ pub struct LaunchResult {
     /// With racecheck ([`Options::checks`]): each distinct shared-memory hazard, as a message
     /// naming its kind, both instructions (PTX and CUDA line), threads, block and count.
     pub hazards: Vec<String>,
+    /// What the launch's `printf` calls printed ([`exec::printf`]).
+    pub printf: Printf,
+}
+
+/// The output of a launch's `printf` calls, as the host prints it after the launch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Printf {
+    /// The text: each call's, in the order of [`exec::printf::order`] (block, warp, the warp's
+    /// calls in order, lane).
+    pub text: Vec<u8>,
+    /// Calls made.
+    pub calls: u64,
+    /// Calls overwritten because the FIFO ([`Options::printf_fifo_bytes`]) overflowed: the
+    /// oldest, whose text is missing from `text`.
+    pub overwritten: u64,
 }
 
 /// Where a launch's registers per thread came from, in order of precedence: given (`--registers`
@@ -279,6 +299,9 @@ pub struct PlannedLaunch {
     pub dims: Dims,
     /// Dynamic shared memory in bytes (what a real launch passes).
     pub dynamic_shared_bytes: u64,
+    /// The launch's `max_dynamic_shared_bytes` opt-in, which a real GPU run sets as the
+    /// function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` before launching.
+    pub max_dynamic_shared_bytes: Option<u64>,
     /// Static plus dynamic shared memory in bytes.
     pub shared_bytes: u64,
     /// Local memory per thread in bytes.
@@ -447,6 +470,17 @@ pub(crate) fn execute_with(
             .enumerate()
             .map(|(i, s)| (p.program.lines[i], p.program.texts[i].clone(), s.clone()))
             .collect();
+        let printf = printf_output(stats.prints, opts.printf_fifo_bytes);
+        let printf_note = (printf.overwritten > 0).then(|| {
+            format!(
+                "printf: {} of {} calls overwritten (the oldest): they overflowed the {}-byte \
+                 printf FIFO (cudaLimitPrintfFifoSize; --printf-fifo-bytes)",
+                printf.overwritten,
+                printf.calls,
+                opts.printf_fifo_bytes
+                    .unwrap_or(exec::printf::DEFAULT_FIFO_BYTES)
+            )
+        });
         launches.push(LaunchResult {
             label: p.label.clone(),
             kernel: p.kernel.clone(),
@@ -469,12 +503,14 @@ pub(crate) fn execute_with(
                 .iter()
                 .cloned()
                 .chain(stats.sampled.as_ref().map(sample_note))
+                .chain(printf_note)
                 .collect(),
             sampled: stats.sampled,
             order: stats.order,
             hazards: (stats.hazards.iter())
                 .map(|h| hazard_message(h, &p.program, p.dims.block, p.dims.grid, &line_files))
                 .collect(),
+            printf,
         });
     }
     Ok(WorkloadRun {
@@ -634,4 +670,18 @@ fn hazard_message(
         h.offset,
         h.count
     )
+}
+
+/// The launch's `printf` text from its calls: ordered, then cut to the FIFO
+/// (`fifo_bytes`, default [`exec::printf::DEFAULT_FIFO_BYTES`]).
+fn printf_output(mut prints: Vec<exec::printf::Print>, fifo_bytes: Option<u64>) -> Printf {
+    let calls = prints.len() as u64;
+    exec::printf::order(&mut prints);
+    let fifo = fifo_bytes.unwrap_or(exec::printf::DEFAULT_FIFO_BYTES);
+    let overwritten = exec::printf::fit_fifo(&mut prints, fifo) as u64;
+    Printf {
+        text: prints.into_iter().flat_map(|p| p.text).collect(),
+        calls,
+        overwritten,
+    }
 }

@@ -263,6 +263,16 @@ fn shared(s: &Shared) -> Check {
         );
         return Err(invalid("shared.size_per_block_bytes", msg));
     }
+    if let Some(o) = s.size_per_block_optin_bytes {
+        if o < s.size_per_block_bytes || o > s.size_per_sm_bytes {
+            let msg = format!(
+                "size_per_block_optin_bytes = {o} is outside its range; allowed: \
+                 shared.size_per_block_bytes = {} to shared.size_per_sm_bytes = {}",
+                s.size_per_block_bytes, s.size_per_sm_bytes
+            );
+            return Err(invalid("shared.size_per_block_optin_bytes", msg));
+        }
+    }
     one_of("shared.banks", s.banks.into(), &[16, 32])?;
     one_of(
         "shared.bank_width_bytes",

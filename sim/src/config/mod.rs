@@ -95,6 +95,15 @@ impl GpuConfig {
         check::parse_compute_capability(&self.gpu.compute_capability).unwrap_or((0, 0))
     }
 
+    /// Largest shared memory of one block (static plus dynamic) in bytes with the opt-in
+    /// (`shared.size_per_block_optin_bytes`, default `shared.size_per_block_bytes`).
+    pub fn shared_per_block_optin_bytes(&self) -> u64 {
+        self.shared
+            .size_per_block_optin_bytes
+            .unwrap_or(self.shared.size_per_block_bytes)
+            .into()
+    }
+
     /// SM clock in Hz (`sm.clock_mhz * 1e6`).
     pub fn clock_hz(&self) -> f64 {
         self.sm.clock_mhz * 1e6

@@ -102,6 +102,13 @@ pub struct Shared {
     pub size_per_sm_bytes: u32,
     /// Shared memory one block may use, in bytes (<= `size_per_sm_bytes`).
     pub size_per_block_bytes: u32,
+    /// Shared memory one block may use after the opt-in (`cudaFuncSetAttribute(f,
+    /// cudaFuncAttributeMaxDynamicSharedMemorySize, n)`, the workload's
+    /// `max_dynamic_shared_bytes`), static plus dynamic, in bytes (`size_per_block_bytes` to
+    /// `size_per_sm_bytes`); the device attribute `cudaDevAttrMaxSharedMemoryPerBlockOptin`.
+    /// Optional; default `size_per_block_bytes` (no opt-in above it, as before compute 7.0).
+    #[serde(default)]
+    pub size_per_block_optin_bytes: Option<u32>,
     /// Number of banks: 16 (compute 1.x) or 32.
     pub banks: u32,
     /// Bank width in bytes, the default bank mode: 4 or 8 (Kepler can switch per launch).

@@ -11,6 +11,7 @@
 
 mod address;
 mod atomic;
+pub mod bulk;
 mod global;
 mod load;
 mod model;

@@ -21,6 +21,7 @@ pub mod faults;
 mod mem;
 pub mod occupancy;
 pub mod race;
+pub mod printf;
 pub mod regs;
 pub(crate) mod sm;
 pub(crate) mod step;
@@ -185,4 +186,6 @@ pub struct LaunchStats {
     pub atomic_line_cycles: f64,
     /// With racecheck: the launch's distinct shared-memory hazards ([`race::merge`]).
     pub hazards: Vec<race::Hazard>,
+    /// The threads' `printf` calls, in the documented order ([`printf::order`]).
+    pub prints: Vec<printf::Print>,
 }

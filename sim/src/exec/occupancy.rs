@@ -68,10 +68,11 @@ pub fn occupancy(
             cfg.sm.max_threads_per_block
         ));
     }
-    if shared_bytes > cfg.shared.size_per_block_bytes as u64 {
+    // The opt-in rule (48 KB without it) is the launch's: run::resolve checks it first.
+    if shared_bytes > cfg.shared_per_block_optin_bytes() {
         return Err(format!(
             "{shared_bytes} bytes of shared memory per block exceed the GPU's limit of {}",
-            cfg.shared.size_per_block_bytes
+            cfg.shared_per_block_optin_bytes()
         ));
     }
     let warps = threads.div_ceil(32);

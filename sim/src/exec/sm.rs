@@ -47,6 +47,8 @@ pub(crate) struct SmRun {
     pub(crate) faults: crate::exec::faults::Faults,
     /// The shared-memory hazards of the launch on this SM, with racecheck ([`super::race`]).
     pub(crate) hazards: Vec<super::race::Hazard>,
+    /// The `printf` calls of the launch on this SM ([`crate::exec::printf`]).
+    pub(crate) prints: Vec<crate::exec::printf::Print>,
     /// Scoreboards of the timing pass.
     pub(crate) replay: Replay,
     /// The straight-line path's counts and stream entries (made by the SM's first batch).
@@ -476,6 +478,7 @@ pub(crate) fn run_batch_on_sm(
                     last_runs: &mut st.last_runs,
                     log: &mut logs[k],
                     faults: &mut st.faults,
+                    prints: &mut st.prints,
                     sync: std::mem::take(&mut syncs[k]),
                     race: match shadows.get_mut(k) {
                         Some(shadow) if racecheck => Some((shadow, &mut st.hazards)),

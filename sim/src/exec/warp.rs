@@ -60,6 +60,9 @@ pub struct Warp {
     /// Invariant entries whose register is not fixed yet in this register file; at 0 the
     /// warp loop leaves them all out.
     pub unsettled: u32,
+    /// `mbarrier` waits in a row that found their phase incomplete (`exec::mem::bulk`): a
+    /// warp that never sees its phase complete is stopped rather than spinning on.
+    pub failed_waits: u32,
 }
 
 impl Warp {
@@ -87,6 +90,7 @@ impl Warp {
             tid_for: None,
             fixed: vec![false; num_regs],
             unsettled: 0,
+            failed_waits: 0,
         }
     }
 
@@ -140,6 +144,7 @@ impl Warp {
         self.loads_in_flight = false;
         self.clock = 0;
         self.desc_loaded = false;
+        self.failed_waits = 0;
         self.index = index;
         // Registers are not cleared (nor `fixed`): PTX leaves them undefined until written, and
         // clearing them for every block cost more than any instruction. A read before a write

@@ -445,6 +445,7 @@ pub fn run_with(
         if let (Some(probe), Some(issued)) = (st.probe.take(), st.work.issued.take()) {
             stats.order = crate::trace::order::agreement(&probe, &issued);
         }
+        stats.prints.append(&mut st.prints);
         scratch.sms.push(st.leave());
         counters.add(&st.counters);
         for (a, b) in stats.per_pc.iter_mut().zip(st.per_pc) {

@@ -753,9 +753,17 @@ impl Ctx<'_> {
                 srcs(&mut d, &a[1..], &[Type::U64])?;
             }
             Op::Half(_) | Op::HalfSetp { .. } | Op::HalfCvt(_) => self.decode_half(&mut d)?,
+            Op::Vprintf => {
+                self.arity(3..=3)?;
+                d.dst = self.dst(&a[0])?;
+                srcs(&mut d, &a[1..], &[Type::U64, Type::U64])?;
+            }
             Op::CpAsync(_)
             | Op::CpAsyncCommit
             | Op::CpAsyncWait { .. }
+            | Op::CpAsyncBulk { .. }
+            | Op::CpAsyncBulkGroup
+            | Op::Mbarrier(_)
             | Op::Ldmatrix(_)
             | Op::Stmatrix(_)
             | Op::Mma(_)

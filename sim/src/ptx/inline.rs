@@ -17,8 +17,9 @@
 //! value, at each byte offset) a hidden register, so `st.param`/`ld.param` on them become `mov`s,
 //! and `ret` a branch to the end of the copy. The result executes exactly as the call would; the
 //! `call` and `ret` themselves are not counted as instructions (ptxas inlines many such calls too).
-//! Recursion, indirect calls and calls of functions the module only declares (`vprintf`) are
-//! errors naming the call.
+//! printf's `vprintf`, which the module only declares, becomes one [`Op::Vprintf`]
+//! ([`crate::exec::printf`]). Recursion, indirect calls and calls of other functions the module
+//! only declares (`malloc`) are errors naming the call.
 
 use super::ast::{Function, Instruction, Operand, Param, RegDecl, Statement, Type, Variable};
 use super::inst::{MemOp, Op};
@@ -373,6 +374,36 @@ impl Inliner<'_> {
         }
     }
 
+    /// printf's `vprintf(fmt, args)` at call site `site`: one [`Op::Vprintf`] over the call's
+    /// argument and return slots.
+    fn vprintf(
+        &mut self,
+        call: &Instruction,
+        nargs: usize,
+        site: usize,
+    ) -> Result<Vec<Statement>, Error> {
+        if nargs != 2 {
+            return Err(self.err(
+                call,
+                format!("`vprintf` takes 2 arguments, the call passes {nargs}"),
+            ));
+        }
+        let slots = [
+            ret_slot(site, 0),
+            arg_slot(site, 0, 0),
+            arg_slot(site, 1, 0),
+        ];
+        self.hidden.extend(slots.iter().cloned());
+        Ok(vec![Statement::Inst(Instruction {
+            guard: None,
+            op: Op::Vprintf,
+            args: slots.into_iter().map(Operand::Reg).collect(),
+            span: call.span.clone(),
+            line: call.line,
+            loc: call.loc,
+        })])
+    }
+
     /// The body of `callee` for call site `site` (`nargs` arguments).
     fn inline_one(
         &mut self,
@@ -381,16 +412,19 @@ impl Inliner<'_> {
         nargs: usize,
         site: usize,
     ) -> Result<Vec<Statement>, Error> {
-        let Some(f) = self
+        let defined = self
             .module
             .functions
             .iter()
-            .find(|g| !g.is_entry && g.name == callee)
-        else {
+            .find(|g| !g.is_entry && g.name == callee);
+        if callee == "vprintf" && defined.is_none_or(|f| f.body.is_empty()) {
+            return self.vprintf(call, nargs, site);
+        }
+        let Some(f) = defined else {
             return Err(self.err(
                 call,
                 format!(
-                    "call of `{callee}`, which this module does not define (external functions such as printf's vprintf are not supported)"
+                    "call of `{callee}`, which this module does not define (external functions other than printf's vprintf, such as malloc, are not supported)"
                 ),
             ));
         };

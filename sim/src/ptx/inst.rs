@@ -597,6 +597,49 @@ pub enum Op {
     /// registers are the program's operand table from `target` on (D or the fragment, then A,
     /// B, C for `mma`); the memory forms' stride is `src[0]`.
     Wmma(WmmaOp),
+    /// `call (ret), vprintf, (fmt, args)`, printf's device side, which the module only declares:
+    /// made by the inliner ([`crate::ptx::inline`]), never parsed. `dst` the return value,
+    /// `src[0]` the format string's generic address, `src[1]` the argument buffer's.
+    Vprintf,
+    /// `mbarrier.*.shared{::cta}.b64` on a barrier object in shared memory (sm_80/sm_90):
+    /// the object's address is the instruction's, `dst[0]` the state or predicate result,
+    /// `src[0]` the count, transaction bytes, state or phase parity operand.
+    Mbarrier(MbarrierOp),
+    /// `cp.async.bulk` (sm_90, 1-D): `to_shared`: `.shared::cluster.global.mbarrier::complete_tx
+    /// ::bytes [dst], [src], size, [mbar]`, else `.global.shared::cta.bulk_group [dst], [src],
+    /// size`. The destination is the address; `src[0]` the source's base, `src[1]` the size,
+    /// `src[2]` the mbarrier's base, `src[3]` the source's offset; `target` the mbarrier's offset.
+    CpAsyncBulk {
+        /// Global to shared memory (with an mbarrier), else shared to global (a bulk group).
+        to_shared: bool,
+    },
+    /// `cp.async.bulk.commit_group` and `cp.async.bulk.wait_group{.read} N`: copies complete at
+    /// issue here, so nothing is left to wait for.
+    CpAsyncBulkGroup,
+}
+
+/// The `mbarrier` operations (PTX ISA, "Parallel Synchronization and Communication
+/// Instructions: mbarrier").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MbarrierOp {
+    /// `mbarrier.init [a], count`.
+    Init,
+    /// `mbarrier.arrive{.expect_tx} state, [a]{, count | tx}`.
+    Arrive {
+        /// `.expect_tx`: `src[0]` is transaction bytes added before the arrival (of one).
+        expect_tx: bool,
+    },
+    /// `mbarrier.expect_tx [a], tx`.
+    ExpectTx,
+    /// `mbarrier.complete_tx [a], tx`.
+    CompleteTx,
+    /// `mbarrier.test_wait{.parity}` / `try_wait{.parity}` `p, [a], state | parity`.
+    Wait {
+        /// `.parity`: `src[0]` is a phase parity, else a state from `arrive`.
+        parity: bool,
+    },
+    /// `mbarrier.inval [a]`.
+    Inval,
 }
 
 /// Why the instruction whose source text is `text` (guard, opcode, modifiers, operands) is

@@ -183,6 +183,7 @@ the GPU allows at most {} (512 KiB)",
             )?,
         };
         check_tuning(f, dims.block, &ptx_name).map_err(|m| w.err(&format!("{key}.block"), m))?;
+        check_hopper(cfg, &program, &spec.kernel).map_err(|m| w.err(&key, m))?;
         let dynamic = match &spec.shared_bytes {
             Some(e) => w.eval(e, &format!("{key}.shared_bytes"))?,
             None => 0,
@@ -193,6 +194,7 @@ the GPU allows at most {} (512 KiB)",
                 format!("= {dynamic}, must be >= 0"),
             ));
         }
+        let max_dynamic = dynamic_shared_opt_in(cfg, spec, &w, &key, dynamic_shared_at, dynamic)?;
         let cache_global_loads = match spec.dlcm.as_deref() {
             None => cfg.l1.cache_global_loads,
             Some("ca") => true,
@@ -254,6 +256,7 @@ the GPU allows at most {} (512 KiB)",
             args,
             dims,
             dynamic_shared_bytes: dynamic as u64,
+            max_dynamic_shared_bytes: max_dynamic,
             shared_bytes: dynamic_shared_at + dynamic as u64,
             local_bytes: local,
             registers,
@@ -559,5 +562,98 @@ mod tests {
         );
         assert_eq!(src.describe(), "ptxas 12.9 sm_86");
         assert_eq!(src.name(), "ptxas");
+    }
+}
+
+/// The launch's `max_dynamic_shared_bytes` (the `cudaFuncAttributeMaxDynamicSharedMemorySize`
+/// opt-in), checked as the CUDA runtime checks it: the attribute fails when static shared memory
+/// plus it exceed the device's opt-in limit (`cudaDevAttrMaxSharedMemoryPerBlockOptin`, the
+/// config's `shared.size_per_block_optin_bytes`); the launch fails when its dynamic shared memory
+/// exceeds the attribute, or, without it, when static plus dynamic exceed
+/// `shared.size_per_block_bytes` (48 KB). CUDA C++ Programming Guide, "Shared Memory" of compute
+/// capabilities 7.x-9.0. `static_bytes` is where dynamic shared memory starts.
+fn dynamic_shared_opt_in(
+    cfg: &GpuConfig,
+    spec: &crate::workload::LaunchSpec,
+    w: &Workload,
+    key: &str,
+    static_bytes: u64,
+    dynamic: i64,
+) -> Result<Option<u64>> {
+    let dynamic = dynamic as u64;
+    let base = u64::from(cfg.shared.size_per_block_bytes);
+    let optin = cfg.shared_per_block_optin_bytes();
+    let Some(e) = &spec.max_dynamic_shared_bytes else {
+        if static_bytes + dynamic > base {
+            let more = if optin > base {
+                format!(
+                    "; {} allows up to {optin} bytes with the opt-in: set \
+                     `max_dynamic_shared_bytes` (cudaFuncAttributeMaxDynamicSharedMemorySize) to \
+                     at least {dynamic}",
+                    cfg.gpu.name
+                )
+            } else {
+                format!(" ({} has no opt-in above it)", cfg.gpu.name)
+            };
+            return Err(w.err(
+                &format!("{key}.shared_bytes"),
+                format!(
+                    "= {dynamic}: {static_bytes} bytes of static plus {dynamic} of dynamic shared \
+                     memory exceed the {base} bytes a block may use without opting in{more}"
+                ),
+            ));
+        }
+        return Ok(None);
+    };
+    let k = format!("{key}.max_dynamic_shared_bytes");
+    let max = w.eval(e, &k)?;
+    if max < 0 {
+        return Err(w.err(&k, format!("= {max}, must be >= 0")));
+    }
+    let max = max as u64;
+    if static_bytes + max > optin {
+        return Err(w.err(
+            &k,
+            format!(
+                "= {max}: with {static_bytes} bytes of static shared memory this exceeds the \
+                 {optin} bytes per block {} allows (shared.size_per_block_optin_bytes); \
+                 cudaFuncSetAttribute would fail; allowed: 0 to {}",
+                cfg.gpu.name,
+                optin.saturating_sub(static_bytes)
+            ),
+        ));
+    }
+    if dynamic > max {
+        return Err(w.err(
+            &format!("{key}.shared_bytes"),
+            format!(
+                "= {dynamic} exceeds the launch's max_dynamic_shared_bytes = {max}: the launch \
+                 would fail (cudaErrorInvalidValue)"
+            ),
+        ));
+    }
+    Ok(Some(max))
+}
+
+/// Refuses a kernel that uses Hopper's `mbarrier` transactions or `cp.async.bulk` on a config
+/// below compute capability 9.0 (PTX ISA: `cp.async.bulk`, `mbarrier.expect_tx`,
+/// `mbarrier.try_wait` need sm_90), as ptxas would for its architecture.
+fn check_hopper(
+    cfg: &GpuConfig,
+    program: &exec::Program,
+    kernel: &str,
+) -> std::result::Result<(), String> {
+    use crate::ptx::inst::Op;
+    let uses = program.insts.iter().find_map(|i| match i.op {
+        Op::Mbarrier(_) => Some("mbarrier"),
+        Op::CpAsyncBulk { .. } | Op::CpAsyncBulkGroup => Some("cp.async.bulk"),
+        _ => None,
+    });
+    match uses {
+        Some(what) if cfg.compute_capability().0 < 9 => Err(format!(
+            "kernel `{kernel}` uses `{what}`, which needs compute capability 9.0 (sm_90); {} is {}",
+            cfg.gpu.name, cfg.gpu.compute_capability
+        )),
+        _ => Ok(()),
     }
 }

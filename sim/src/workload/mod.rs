@@ -121,6 +121,13 @@ pub struct LaunchSpec {
     /// Dynamic shared memory in bytes.
     #[serde(default)]
     pub shared_bytes: Option<Expr>,
+    /// The opt-in for more than 48 KB of shared memory per block: the value the host passes to
+    /// `cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, n)` before the
+    /// launch, in bytes (static plus this must fit the config's
+    /// `shared.size_per_block_optin_bytes`; `shared_bytes` must not exceed it). Default: no
+    /// opt-in, static plus dynamic within `shared.size_per_block_bytes`.
+    #[serde(default)]
+    pub max_dynamic_shared_bytes: Option<Expr>,
     /// Kernel arguments in PTX parameter order.
     #[serde(default)]
     pub args: Vec<Arg>,

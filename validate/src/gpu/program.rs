@@ -142,15 +142,20 @@ impl Program {
             let dynamic_shared = u32::try_from(dynamic).with_context(|| {
                 format!("launch `{}`: {dynamic} bytes of shared memory", l.label)
             })?;
-            if dynamic > DEFAULT_DYNAMIC_SHARED {
+            // The workload's opt-in (`max_dynamic_shared_bytes`) as the CUDA runtime needs it:
+            // cudaFuncSetAttribute(.., cudaFuncAttributeMaxDynamicSharedMemorySize, n).
+            let opt_in = l
+                .max_dynamic_shared_bytes
+                .or((dynamic > DEFAULT_DYNAMIC_SHARED).then_some(dynamic));
+            if let Some(max) = opt_in {
+                let max = i32::try_from(max).with_context(|| {
+                    format!("launch `{}`: max_dynamic_shared_bytes = {max}", l.label)
+                })?;
                 function
-                    .set_attribute(
-                        F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        dynamic_shared as i32,
-                    )
+                    .set_attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, max)
                     .cuda(|| {
                         format!(
-                            "allowing launch `{}` {dynamic} bytes of dynamic shared memory \
+                            "allowing launch `{}` {max} bytes of dynamic shared memory \
 (more than the device allows per block?)",
                             l.label
                         )

@@ -85,7 +85,7 @@ impl Ctx<'_> {
     /// built only for the first occurrence of the instruction's kind of error.
     #[allow(clippy::too_many_arguments)] // one report needs every one of them
     #[cold]
-    pub(super) fn note_fault(
+    pub(crate) fn note_fault(
         &mut self,
         w: &Warp,
         pc: u32,
@@ -181,7 +181,7 @@ impl Ctx<'_> {
     }
 
     /// Functional access of `n` bytes at `addr` in `space` for `lane`: reads, or writes `value`.
-    pub(super) fn access(
+    pub(crate) fn access(
         &mut self,
         w: &mut Warp,
         lane: usize,

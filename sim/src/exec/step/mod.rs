@@ -90,6 +90,8 @@ pub struct Ctx<'a> {
         &'a mut super::race::Shadow,
         &'a mut Vec<super::race::Hazard>,
     )>,
+    /// The SM's `printf` calls so far ([`crate::exec::printf`]).
+    pub prints: &'a mut Vec<crate::exec::printf::Print>,
     /// The block's pending `bar.red`.
     pub sync: super::sync::BlockSync,
     /// A warp's turn ends where it stalls on a load it issued ([`super::turns`],
@@ -297,6 +299,13 @@ impl Ctx<'_> {
                 0
             }
             Op::CpAsync(c) => self.cp_async(w, inst, pc, c, exec)?,
+            Op::Mbarrier(op) => self.mbarrier(w, inst, pc, op, exec)?,
+            Op::CpAsyncBulk { to_shared } => self.cp_async_bulk(w, inst, pc, to_shared, exec)?,
+            Op::CpAsyncBulkGroup => 0,
+            Op::Vprintf => {
+                self.vprintf(w, inst, pc, exec);
+                0
+            }
             // Copies land at issue (`exec::mem::tensor`): nothing is left to wait for.
             Op::CpAsyncCommit | Op::CpAsyncWait { .. } => 0,
             Op::Ldmatrix(m) => {

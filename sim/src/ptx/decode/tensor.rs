@@ -44,6 +44,57 @@ impl Ctx<'_> {
                 d.op = Op::CpAsync(c);
             }
             Op::CpAsyncCommit => self.arity(0..=0)?,
+            Op::CpAsyncBulkGroup => {
+                self.arity(0..=1)?;
+            }
+            Op::CpAsyncBulk { to_shared } => {
+                self.arity(if to_shared { 4..=4 } else { 3..=3 })?;
+                d.addr = Some(self.addr(&a[0])?);
+                let src = self.addr(&a[1])?;
+                d.src[0] = src.base;
+                d.src[1] = self.src(&a[2], Type::U32)?;
+                d.src[3] = Src::Imm(src.offset as u64);
+                if to_shared {
+                    let bar = self.addr(&a[3])?;
+                    d.src[2] = bar.base;
+                    d.target = u32::try_from(bar.offset).map_err(|_| {
+                        self.err("the mbarrier's offset must be 0 to 2^32 - 1".into())
+                    })?;
+                }
+                d.nsrc = 4;
+            }
+            Op::Mbarrier(op) => {
+                use crate::ptx::inst::MbarrierOp as M;
+                let (dst, at, rest) = match op {
+                    M::Init | M::ExpectTx | M::CompleteTx => {
+                        self.arity(2..=2)?;
+                        (None, &a[0], a.get(1))
+                    }
+                    M::Inval => {
+                        self.arity(1..=1)?;
+                        (None, &a[0], None)
+                    }
+                    M::Arrive { expect_tx } => {
+                        self.arity(if expect_tx { 3..=3 } else { 2..=3 })?;
+                        (Some(&a[0]), &a[1], a.get(2))
+                    }
+                    M::Wait { .. } => {
+                        // An optional suspend-time hint (try_wait) is ignored.
+                        self.arity(3..=4)?;
+                        (Some(&a[0]), &a[1], a.get(2))
+                    }
+                };
+                if let Some(o) = dst {
+                    d.dst = self.dst(o)?;
+                }
+                d.addr = Some(self.addr(at)?);
+                d.src[0] = match (op, rest) {
+                    (M::Wait { parity: false }, Some(o)) => self.src(o, Type::B64)?,
+                    (_, Some(o)) => self.src(o, Type::U32)?,
+                    (_, None) => Src::Imm(1),
+                };
+                d.nsrc = 1;
+            }
             Op::CpAsyncWait { all } => {
                 if all {
                     self.arity(0..=0)?;

@@ -372,7 +372,11 @@ float forms are; `red` has no .cas or .exch)",
             Op::Nop
         }
         "fence" => {
-            if m.take("proxy") {
+            if m.take("mbarrier_init") {
+                // Orders mbarrier.init before other threads' use: the simulator's barriers are
+                // initialized at once.
+                m.ordering();
+            } else if m.take("proxy") {
                 m.take_map(|w| {
                     matches!(
                         w,

@@ -22,7 +22,7 @@
 //! accepted and not modelled (a prefetch moves more L2 sectors than the copy asks for).
 
 use super::decode::{space_word, Mods};
-use super::{CacheOp, Op};
+use super::{CacheOp, MbarrierOp, Op};
 use crate::ptx::ast::{StateSpace, Type};
 
 /// `cp.async`: a copy of `bytes` from global to shared memory that the thread does not wait for.
@@ -273,12 +273,87 @@ fn wmma(m: &mut Mods) -> Result<Op, String> {
 /// The tensor and asynchronous-copy form of `opcode`, or `None` when it is not one.
 pub(super) fn decode_tensor(opcode: &str, m: &mut Mods) -> Option<Result<Op, String>> {
     Some(match opcode {
+        "cp" if m.has("async") && m.has("bulk") => cp_async_bulk(m),
         "cp" if m.has("async") => cp_async(m),
+        "mbarrier" => mbarrier(m),
         "ldmatrix" | "stmatrix" => matrix(opcode, m),
         "mma" => mma(m),
         "wmma" => wmma(m),
         _ => return None,
     })
+}
+
+/// `cp.async.bulk` in its 1-D forms (the tensor forms, `.tensor`, are not supported yet).
+fn cp_async_bulk(m: &mut Mods) -> Result<Op, String> {
+    m.take("async");
+    m.take("bulk");
+    if m.take("commit_group") {
+        return Ok(Op::CpAsyncBulkGroup);
+    }
+    if m.take("wait_group") {
+        m.take("read");
+        return Ok(Op::CpAsyncBulkGroup);
+    }
+    if m.has("tensor") || m.has("prefetch") {
+        return Err("unsupported form of `cp.async.bulk`: `.tensor` (TMA tiles through a tensor map) and `.prefetch` are not modelled yet; the 1-D global<->shared copies are".into());
+    }
+    let shared = |m: &mut Mods| m.take("shared::cluster") || m.take("shared::cta");
+    let to_shared = if m.take("mbarrier::complete_tx::bytes") {
+        if !shared(m) || !m.take("global") {
+            return Err("`cp.async.bulk...mbarrier::complete_tx::bytes` copies .shared::cluster from .global".into());
+        }
+        true
+    } else if m.take("bulk_group") {
+        if !m.take("global") || !shared(m) {
+            return Err("`cp.async.bulk...bulk_group` copies .global from .shared::cta".into());
+        }
+        false
+    } else {
+        return Err("`cp.async.bulk` needs .mbarrier::complete_tx::bytes or .bulk_group".into());
+    };
+    m.take("L2::cache_hint");
+    if m.has("multicast::cluster") {
+        return Err(
+            "`cp.async.bulk` .multicast::cluster is not supported (clusters of one CTA only)"
+                .into(),
+        );
+    }
+    Ok(Op::CpAsyncBulk { to_shared })
+}
+
+/// `mbarrier.*`, on shared (`.shared`, `.shared::cta`) barrier objects of `.b64`.
+fn mbarrier(m: &mut Mods) -> Result<Op, String> {
+    let op = if m.take("init") {
+        MbarrierOp::Init
+    } else if m.take("arrive") {
+        if m.has("noComplete") {
+            return Err("`mbarrier.arrive.noComplete` is not supported".into());
+        }
+        MbarrierOp::Arrive {
+            expect_tx: m.take("expect_tx"),
+        }
+    } else if m.take("expect_tx") {
+        MbarrierOp::ExpectTx
+    } else if m.take("complete_tx") {
+        MbarrierOp::CompleteTx
+    } else if m.take("test_wait") || m.take("try_wait") {
+        MbarrierOp::Wait {
+            parity: m.take("parity"),
+        }
+    } else if m.take("inval") {
+        MbarrierOp::Inval
+    } else {
+        return Err("unsupported `mbarrier` operation (init, arrive, arrive.expect_tx, expect_tx, complete_tx, test_wait, try_wait and inval are)".into());
+    };
+    m.ordering();
+    // `.shared::cluster`: a cluster of one CTA, the only kind launched here, is the CTA.
+    if !(m.take("shared") || m.take("shared::cta") || m.take("shared::cluster")) {
+        return Err("`mbarrier` on generic addresses is not supported: use .shared::cta".into());
+    }
+    if !m.take("b64") {
+        return Err("`mbarrier` objects are .b64".into());
+    }
+    Ok(Op::Mbarrier(op))
 }
 
 fn cp_async(m: &mut Mods) -> Result<Op, String> {
@@ -439,6 +514,82 @@ pub fn mma_reg_type(t: MmaType) -> Type {
 mod tests {
     use super::super::decode;
     use super::*;
+
+    #[test]
+    fn mbarrier_and_bulk_copy_forms_decode() {
+        use crate::ptx::inst::MbarrierOp as M;
+        let mb = |m: &[&str]| decode("mbarrier", m);
+        assert_eq!(
+            mb(&["init", "shared::cta", "b64"]),
+            Ok(Op::Mbarrier(M::Init))
+        );
+        assert_eq!(
+            mb(&[
+                "arrive",
+                "expect_tx",
+                "release",
+                "cta",
+                "shared::cta",
+                "b64"
+            ]),
+            Ok(Op::Mbarrier(M::Arrive { expect_tx: true }))
+        );
+        assert_eq!(
+            mb(&["try_wait", "parity", "shared::cta", "b64"]),
+            Ok(Op::Mbarrier(M::Wait { parity: true }))
+        );
+        assert_eq!(
+            mb(&["test_wait", "shared", "b64"]),
+            Ok(Op::Mbarrier(M::Wait { parity: false }))
+        );
+        assert!(mb(&["arrive", "b64"])
+            .unwrap_err()
+            .contains("generic addresses"));
+        assert!(mb(&["arrive", "noComplete", "shared", "b64"]).is_err());
+        assert_eq!(
+            decode(
+                "cp",
+                &[
+                    "async",
+                    "bulk",
+                    "shared::cluster",
+                    "global",
+                    "mbarrier::complete_tx::bytes"
+                ]
+            ),
+            Ok(Op::CpAsyncBulk { to_shared: true })
+        );
+        assert_eq!(
+            decode(
+                "cp",
+                &["async", "bulk", "global", "shared::cta", "bulk_group"]
+            ),
+            Ok(Op::CpAsyncBulk { to_shared: false })
+        );
+        assert_eq!(
+            decode("cp", &["async", "bulk", "wait_group", "read"]),
+            Ok(Op::CpAsyncBulkGroup)
+        );
+        let e = decode(
+            "cp",
+            &[
+                "async",
+                "bulk",
+                "tensor",
+                "2d",
+                "shared::cluster",
+                "global",
+                "tile",
+                "mbarrier::complete_tx::bytes",
+            ],
+        )
+        .unwrap_err();
+        assert!(e.contains("`.tensor`"), "{e}");
+        assert_eq!(
+            decode("fence", &["mbarrier_init", "release", "cluster"]),
+            Ok(Op::Nop)
+        );
+    }
 
     #[test]
     fn the_forms_nvcc_emits_decode() {
