@@ -4,7 +4,7 @@
 
 use crate::error::{Error, SourceLoc};
 use crate::ptx::ast::{Function, Instruction, Operand, Special, Statement, Type};
-use crate::ptx::inst::{AluOp, BitOp, CarryOp, MulMode, Op};
+use crate::ptx::inst::{AluOp, AtomKind, BitOp, CarryOp, MulMode, Op};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -250,7 +250,9 @@ pub fn decode(
 
 /// An `atom` whose destination no instruction ever reads is a reduction: ptxas emits `RED` for it,
 /// as for `red` (clang writes `atom` with an unused result where NVVM writes `red`), and it is
-/// counted as one. Functionally the two are the same.
+/// counted as one. Functionally the two are the same. `.cas` and `.exch` stay atomics: ptxas 12.9
+/// keeps `ATOMG.E.CAS`/`ATOMG.E.EXCH` (and `ATOMS.CAS`/`ATOMS.EXCH`) with the result discarded
+/// (`RZ`), and Nsight Compute counts them as atomics.
 fn results_unused_become_red(insts: &mut [DInst]) {
     let mut read = vec![false; NO_REG as usize];
     let mut mark = |s: &Src| {
@@ -269,7 +271,8 @@ fn results_unused_become_red(insts: &mut [DInst]) {
     }
     for i in insts.iter_mut() {
         if let Op::Atom(a) = i.op {
-            if i.dst[0] == NO_REG || !read[i.dst[0] as usize] {
+            let reducible = !matches!(a.kind, AtomKind::Cas | AtomKind::Exch);
+            if reducible && (i.dst[0] == NO_REG || !read[i.dst[0] as usize]) {
                 i.op = Op::Red(a);
                 i.dst = [NO_REG; 4];
             }

@@ -4,14 +4,14 @@
 use super::{note_worst, resolve, resolved};
 use crate::error::Result;
 use crate::exec::alu;
-use crate::exec::decode::{DInst, NO_REG};
+use crate::exec::decode::{DInst, Src, NO_REG};
 use crate::exec::step::{lanes, Ctx};
 use crate::exec::trace::{L2Kind, Outcome, Served, SharedOp};
 use crate::exec::warp::Warp;
 use crate::memory::shared::{self, Banks};
 use crate::memory::{WarpAccess, WARP};
-use crate::ptx::ast::StateSpace;
-use crate::ptx::inst::{AtomOp, Op};
+use crate::ptx::ast::{StateSpace, Type};
+use crate::ptx::inst::{AtomKind, AtomOp, Op};
 
 impl Ctx<'_> {
     /// Executes `atom` (returns the old value) or `red`: the active lanes in ascending order, each
@@ -60,7 +60,8 @@ impl Ctx<'_> {
             return Ok(0);
         }
         let space = resolve(a.space, addrs[exec.trailing_zeros() as usize]).0;
-        Ok(self.model_atomic(w, pc, a, exec, space, &addrs, returns))
+        let popc = popc_increment(inst, a, returns);
+        Ok(self.model_atomic(w, pc, a, exec, space, &addrs, returns, popc))
     }
 
     /// Counts one warp-level atomic in the memory models; returns its latency.
@@ -74,6 +75,7 @@ impl Ctx<'_> {
         space: StateSpace,
         addrs: &[u64; WARP],
         returns: bool,
+        popc: bool,
     ) -> u32 {
         let access = WarpAccess {
             mask: exec,
@@ -85,7 +87,13 @@ impl Ctx<'_> {
                 banks: self.pass.cfg.shared.banks,
                 width: self.pass.launch.bank_width,
             };
-            let wf = shared::atomic_wavefronts(&access, banks);
+            let wf = if popc {
+                // ATOMS.POPC.INC adds, per word, the number of lanes on it: lanes on one word
+                // share its wavefront, as a load's lanes do.
+                shared::wavefronts(&access, banks)
+            } else {
+                shared::atomic_wavefronts(&access, banks)
+            };
             self.record(
                 pc,
                 Outcome::Shared {
@@ -125,6 +133,20 @@ impl Ctx<'_> {
             Served::Acknowledged.lat()
         }
     }
+}
+
+/// Whether ptxas makes this instruction `ATOMS.POPC.INC`: a shared-memory `add.u32` of the
+/// immediate 1 whose result is discarded (ptxas 12.9, sm_90: `red.shared.add.u32 [a], 1` and an
+/// `atom` of it with an unread result; `.s32`, other constants and a returned value stay
+/// `ATOMS.ADD`). \[measured\] On an H200 its `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom`
+/// is one per instruction with 1, 8 or 32 lanes on each word (suite38's `sh_inc_c*`), where
+/// `ATOMS.ADD` takes one wavefront per lane on the busiest bank.
+fn popc_increment(inst: &DInst, a: AtomOp, returns: bool) -> bool {
+    !returns
+        && a.kind == AtomKind::Add
+        && a.ty == Type::U32
+        && a.space != StateSpace::Global
+        && inst.src[0] == Src::Imm(1)
 }
 
 /// Appends to `lines` each 128-byte line `access` updates, with the passes the L2 atomic unit
