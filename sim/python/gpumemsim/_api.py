@@ -14,9 +14,9 @@ import pandas as pd
 from . import _gpumemsim as _rs
 
 #: numpy dtypes of the workload format's element types (docs/workload-format.md).
-DTYPES = {t: np.dtype(t).newbyteorder("<") for t in
-          ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"]}
-DTYPES.update({"f16": np.dtype("<f2"), "bf16": np.dtype("<u2")})
+DTYPES = {"i8": np.dtype("i1"), "u8": np.dtype("u1"), "i16": np.dtype("<i2"), "u16": np.dtype("<u2"),
+          "i32": np.dtype("<i4"), "u32": np.dtype("<u4"), "i64": np.dtype("<i8"), "u64": np.dtype("<u8"),
+          "f32": np.dtype("<f4"), "f64": np.dtype("<f8"), "f16": np.dtype("<f2"), "bf16": np.dtype("<u2")}
 
 
 def bundled() -> tuple[list[str], list[str]]:
