@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use sim::compile::Compiler;
-use sim::config::find::{find, FoundConfig};
+use sim::config::find::{find_with, FoundConfig};
 use sim::report::{self, select::Selection};
 use sim::run::{run_workload, Options, WorkloadRun};
 use sim::workload::{parse_set, Workload};
@@ -72,6 +72,12 @@ files: keys, initializers, expressions)."
         /// Override a workload parameter, e.g. --set n=128000 (repeatable)
         #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
         sets: Vec<(String, i64)>,
+        /// What-if config: change a config key before it is validated (repeatable), a dotted
+        /// key as in the TOML: --config-set l1.size_bytes=262144 --config-set
+        /// constant.cache[0].line_bytes=128 (`[1]`: the second cache level). The same checks as
+        /// in a file apply; the JSON report lists the changes under `config_sets`
+        #[arg(long = "config-set", value_name = "KEY=VALUE", value_parser = sim::config::set::parse_config_set)]
+        config_sets: Vec<(String, String)>,
         /// Output format: a table for people; JSON (one object) or CSV (one row per launch),
         /// keyed by Nsight Compute metric names, for programs
         #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -400,6 +406,7 @@ fn real_main() -> Result<()> {
             positional,
             config,
             sets,
+            config_sets,
             format,
             metrics,
             out: out_file,
@@ -439,7 +446,7 @@ fn real_main() -> Result<()> {
 (configs: `sim list --configs`; workloads: `sim list`)"
                 ),
             };
-            let found = find(&config)?;
+            let found = find_with(&config, &config_sets)?;
             // Every workload is read before any runs: a typo costs no simulation.
             let mut resolved = vec![];
             for name in &workloads {

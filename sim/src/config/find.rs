@@ -33,8 +33,11 @@ pub struct FoundConfig {
     pub path: String,
     /// Whether it is the copy built into the binary.
     pub bundled: bool,
-    /// SHA-256 of the TOML text, in hex.
+    /// SHA-256 of the TOML text, in hex (of the file as it is, before [`FoundConfig::sets`]).
     pub sha256: String,
+    /// The what-if changes made to the file's values before validation (`--config-set`), in
+    /// order: (dotted key, value as typed). Empty for the file as it is.
+    pub sets: Vec<super::set::ConfigSet>,
 }
 
 /// The SHA-256 of `bytes` in lowercase hex.
@@ -47,6 +50,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Resolves `arg` by the rule of this module's docs and loads it.
 pub fn find(arg: &str) -> Result<FoundConfig> {
+    find_with(arg, &[])
+}
+
+/// [`find`], with the what-if changes `sets` made before validation
+/// ([`GpuConfig::from_toml_str_with`]).
+pub fn find_with(arg: &str, sets: &[super::set::ConfigSet]) -> Result<FoundConfig> {
     let p = Path::new(arg);
     // Anything that exists is read (a device or a pipe too; the read says what is wrong).
     if p.exists() {
@@ -54,7 +63,7 @@ pub fn find(arg: &str) -> Result<FoundConfig> {
             path: p.to_path_buf(),
             source,
         })?;
-        let config = GpuConfig::from_toml_str(&text, arg)?;
+        let config = GpuConfig::from_toml_str_with(&text, arg, sets)?;
         return Ok(FoundConfig {
             config,
             name: p
@@ -64,6 +73,7 @@ pub fn find(arg: &str) -> Result<FoundConfig> {
             path: arg.to_string(),
             bundled: false,
             sha256: sha256_hex(text.as_bytes()),
+            sets: sets.to_vec(),
         });
     }
     let known = || {
@@ -84,11 +94,12 @@ pub fn find(arg: &str) -> Result<FoundConfig> {
     }
     match gpumemsim::config(arg) {
         Some(c) => Ok(FoundConfig {
-            config: GpuConfig::from_toml_str(c.toml, c.path)?,
+            config: GpuConfig::from_toml_str_with(c.toml, c.path, sets)?,
             name: c.name.to_string(),
             path: c.path.to_string(),
             bundled: true,
             sha256: sha256_hex(c.toml.as_bytes()),
+            sets: sets.to_vec(),
         }),
         None => Err(Error::UnknownConfig {
             name: arg.to_string(),

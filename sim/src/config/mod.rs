@@ -20,6 +20,7 @@
 mod check;
 pub mod find;
 mod schema;
+pub mod set;
 #[cfg(test)]
 mod tests;
 mod toml_error;
@@ -87,6 +88,35 @@ impl GpuConfig {
             message: bad.message,
         })?;
         Ok(cfg)
+    }
+
+    /// Like [`GpuConfig::from_toml_str`], with the what-if changes `sets` (dotted key, value as
+    /// typed: [`set`]) made to the TOML before it is validated: the same type and range checks,
+    /// and an error ends saying which set the value came from.
+    pub fn from_toml_str_with(
+        text: &str,
+        path: &str,
+        sets: &[set::ConfigSet],
+    ) -> Result<GpuConfig> {
+        if sets.is_empty() {
+            return Self::from_toml_str(text, path);
+        }
+        let changed = set::apply(text, sets).map_err(|e| Error::Config {
+            path: path.to_string(),
+            key: e.key.clone(),
+            message: format!("{} {}", e.message, set::note(&e.key, sets)),
+        })?;
+        // Not TOML: the unchanged text's error says where.
+        let Some(changed) = changed else {
+            return Self::from_toml_str(text, path);
+        };
+        Self::from_toml_str(&changed, path).map_err(|e| match e {
+            Error::Config { path, key, message } => {
+                let message = format!("{message} {}", set::note(&key, sets));
+                Error::Config { path, key, message }
+            }
+            e => e,
+        })
     }
 
     /// Compute capability `(major, minor)` parsed from `gpu.compute_capability` (`"8.6"` ->

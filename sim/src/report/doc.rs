@@ -66,7 +66,7 @@ pub fn document(
         .filter(|m| sel.keeps(m))
         .map(|m| (m.to_string(), Value::from(metric_unit(m))))
         .collect();
-    json!({
+    let mut doc = json!({
         "schema_version": SCHEMA_VERSION,
         "tool": tool(),
         "config": config.path,
@@ -81,7 +81,17 @@ pub fn document(
             .iter()
             .map(|(w, e)| json!({"workload": w, "error": e}))
             .collect::<Vec<_>>(),
-    })
+    });
+    // Only a changed config has the key: the reports of unchanged ones stay as they were.
+    if !config.sets.is_empty() {
+        let sets: Map<String, Value> = config
+            .sets
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect();
+        doc["config_sets"] = Value::Object(sets);
+    }
+    doc
 }
 
 /// One element of `workloads`.
