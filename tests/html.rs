@@ -80,13 +80,24 @@ fn rendered(page: &Path) -> Option<String> {
     };
     let profile = page.with_extension("profile");
     let out = Command::new("timeout")
-        .args(["60", b, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .args([
+            "60",
+            b,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
         .output()
         .expect("timeout runs the browser");
-    assert!(out.status.success(), "{b}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{b}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
@@ -101,7 +112,17 @@ fn the_main_job_s_page_renders_in_a_browser_with_measurements_beside() {
     let page = d.join("report.html");
     let p = page.to_str().unwrap();
     let measured = "validate/measurements/h200/report.json";
-    ok(&["run", "h200", "pseudo_random", "--set", "n=128000", "--html", p, "--measured", measured]);
+    ok(&[
+        "run",
+        "h200",
+        "pseudo_random",
+        "--set",
+        "n=128000",
+        "--html",
+        p,
+        "--measured",
+        measured,
+    ]);
     let html = std::fs::read_to_string(&page).unwrap();
     // Self-contained: nothing fetched.
     for fetch in ["src=\"http", "href=\"http", "<link", "src=\"//"] {
@@ -113,7 +134,11 @@ fn the_main_job_s_page_renders_in_a_browser_with_measurements_beside() {
     let Some(dom) = rendered(&page) else {
         return;
     };
-    assert_eq!(count(&dom, "id=\"rendered\""), 1, "the script ran to its end");
+    assert_eq!(
+        count(&dom, "id=\"rendered\""),
+        1,
+        "the script ran to its end"
+    );
     // Per launch: the bounds, the warp states, the measurements and the source view.
     assert_eq!(count(&dom, "<svg class=\"bounds\""), 2, "{dom}");
     assert_eq!(count(&dom, "<svg class=\"stalls\""), 2);
@@ -129,7 +154,13 @@ fn the_fixture_s_page_shows_its_source_lines_and_the_bank_picture() {
     let d = temp_dir("lines");
     let page = d.join("lines.html");
     let p = page.to_str().unwrap();
-    ok(&["run", "h200", "tests/fixtures/lineinfo/lines.toml", "--html", p]);
+    ok(&[
+        "run",
+        "h200",
+        "tests/fixtures/lineinfo/lines.toml",
+        "--html",
+        p,
+    ]);
     let Some(dom) = rendered(&page) else {
         return;
     };
@@ -153,11 +184,22 @@ fn an_existing_page_is_refused_without_force_and_measured_needs_html() {
     assert!(err.contains("exists") && err.contains("--force"), "{err}");
     assert_eq!(std::fs::read_to_string(&page).unwrap(), "mine");
     ok(&["run", "h200", fixture, "--html", p, "--force"]);
-    assert!(std::fs::read_to_string(&page).unwrap().starts_with("<!DOCTYPE html>"));
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
     let (code, _, err) = sim(&["run", "h200", fixture, "--measured", "README.md"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("--html"), "{err}");
-    let (code, _, err) = sim(&["run", "h200", fixture, "--html", p, "--force", "--measured", "Cargo.toml"]);
+    let (code, _, err) = sim(&[
+        "run",
+        "h200",
+        fixture,
+        "--html",
+        p,
+        "--force",
+        "--measured",
+        "Cargo.toml",
+    ]);
     assert_eq!(code, Some(2));
     assert!(err.contains("not JSON"), "{err}");
 }
@@ -165,7 +207,12 @@ fn an_existing_page_is_refused_without_force_and_measured_needs_html() {
 #[test]
 fn json_warp_states_use_ncu_names_and_line_shares_add_up() {
     let out = ok(&[
-        "run", "h200", "tests/fixtures/lineinfo/lines.toml", "--format", "json", "--per-line",
+        "run",
+        "h200",
+        "tests/fixtures/lineinfo/lines.toml",
+        "--format",
+        "json",
+        "--per-line",
     ]);
     let doc: Value = serde_json::from_str(&out).unwrap();
     let l = &doc["workloads"][0]["launches"][0];
@@ -173,19 +220,37 @@ fn json_warp_states_use_ncu_names_and_line_shares_add_up() {
     let m = &ws["metrics"];
     let issued = ws["issued"].as_u64().unwrap();
     assert!(issued > 0);
-    assert_eq!(m["smsp__pcsamp_warps_issue_stalled_selected"].as_u64(), Some(issued));
+    assert_eq!(
+        m["smsp__pcsamp_warps_issue_stalled_selected"].as_u64(),
+        Some(issued)
+    );
     // The levels add up to the long scoreboard.
     let long: u64 = ["l1", "l2", "dram"]
         .iter()
-        .map(|k| m[format!("sim__warps_issue_stalled_long_scoreboard_{k}")].as_u64().unwrap())
+        .map(|k| {
+            m[format!("sim__warps_issue_stalled_long_scoreboard_{k}")]
+                .as_u64()
+                .unwrap()
+        })
         .sum();
-    assert_eq!(m["smsp__pcsamp_warps_issue_stalled_long_scoreboard"].as_u64(), Some(long));
-    let barrier = m["smsp__pcsamp_warps_issue_stalled_barrier"].as_u64().unwrap();
+    assert_eq!(
+        m["smsp__pcsamp_warps_issue_stalled_long_scoreboard"].as_u64(),
+        Some(long)
+    );
+    let barrier = m["smsp__pcsamp_warps_issue_stalled_barrier"]
+        .as_u64()
+        .unwrap();
     let per = m["smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"].as_f64();
     assert_eq!(per, Some(barrier as f64 / issued as f64));
     let lines = l["per_source_line"].as_array().unwrap();
-    let cycles: u64 = lines.iter().map(|x| x["warp_cycles"].as_u64().unwrap()).sum();
+    let cycles: u64 = lines
+        .iter()
+        .map(|x| x["warp_cycles"].as_u64().unwrap())
+        .sum();
     assert_eq!(cycles, ws["warp_cycles"].as_u64().unwrap());
-    let shares: f64 = lines.iter().map(|x| x["time_share"].as_f64().unwrap()).sum();
+    let shares: f64 = lines
+        .iter()
+        .map(|x| x["time_share"].as_f64().unwrap())
+        .sum();
     assert!((shares - 1.0).abs() < 1e-9, "{shares}");
 }

@@ -214,7 +214,10 @@ fn per_line_table_names_the_lines_with_their_source_text() {
         ],
         "{view}"
     );
-    assert!(view.contains("time %: share of the launch's warp-cycles"), "{view}");
+    assert!(
+        view.contains("time %: share of the launch's warp-cycles"),
+        "{view}"
+    );
     assert!(
         view.contains("banks") || !view.contains("lines.cu:9 "),
         "{view}"

@@ -433,7 +433,9 @@ fn real_main() -> Result<()> {
             }
             let mut read = inputs(&found, &resolved);
             let measured = match (&measured, &html) {
-                (Some(_), None) => bail!("--measured REPORT.json is shown by --html FILE: give it too"),
+                (Some(_), None) => {
+                    bail!("--measured REPORT.json is shown by --html FILE: give it too")
+                }
                 (Some(p), Some(_)) => {
                     let text = std::fs::read_to_string(p)
                         .with_context(|| format!("cannot read {}", p.display()))?;

@@ -135,7 +135,12 @@ pub fn cells(s: &SharedSample) -> (u32, Vec<Cell>) {
                     Some(_) => {}
                     None => {
                         let wavefront = cells.iter().filter(|c| c.bank == bank).count() as u32;
-                        cells.push(Cell { bank, wavefront, word: w, lanes: vec![lane] });
+                        cells.push(Cell {
+                            bank,
+                            wavefront,
+                            word: w,
+                            lanes: vec![lane],
+                        });
                     }
                 }
             }
@@ -187,9 +192,10 @@ mod tests {
         };
         let (phase, c) = cells(&s);
         assert_eq!((phase, c.len()), (32, 32));
-        assert!(c.iter().enumerate().all(|(i, c)| c.bank == 3
-            && c.wavefront == i as u32
-            && c.lanes == [i]));
+        assert!(c
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.bank == 3 && c.wavefront == i as u32 && c.lanes == [i]));
     }
 
     #[test]

@@ -436,7 +436,11 @@ pub fn run_with(
         for (a, b) in stats.per_pc.iter_mut().zip(st.per_pc) {
             a.merge(b);
         }
-        for (a, s) in stats.per_pc.iter_mut().zip(std::mem::take(&mut st.work.stalls)) {
+        for (a, s) in stats
+            .per_pc
+            .iter_mut()
+            .zip(std::mem::take(&mut st.work.stalls))
+        {
             a.stalls.add(&s);
         }
         stats.sms.push(st.work);

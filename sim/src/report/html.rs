@@ -58,7 +58,7 @@ fn launch_data(run: &WorkloadRun, l: &LaunchResult, measured: Option<&Value>) ->
     let stalls = launch_stalls(l);
     let total_time = stalls.total();
     let mut lines = by_line(&l.per_pc, &l.locs);
-    lines.sort_by(|a, b| b.stats.stalls.total().cmp(&a.stats.stalls.total()));
+    lines.sort_by_key(|x| std::cmp::Reverse(x.stats.stalls.total()));
     let share = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
     let rows: Vec<Value> = (lines.iter().take(LINES))
         .map(|x| {

@@ -113,7 +113,9 @@ impl Stalls {
         REASONS
             .iter()
             .find(|(n, _)| *n == name)
-            .map_or(0, |(_, ws)| ws.iter().map(|&w| self.0[usize::from(w)]).sum())
+            .map_or(0, |(_, ws)| {
+                ws.iter().map(|&w| self.0[usize::from(w)]).sum()
+            })
     }
 
     /// The reasons other than `selected` with cycles, most cycles first (ties in
@@ -125,7 +127,7 @@ impl Stalls {
             .map(|(n, _)| (*n, self.reason(n)))
             .filter(|&(_, c)| c > 0)
             .collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1));
+        v.sort_by_key(|x| std::cmp::Reverse(x.1));
         v
     }
 

@@ -114,7 +114,14 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         let front = want == self.clock + 1;
         let slots = p.slots;
         let (issue, last) = take_slots(port, want, slots);
-        self.account(&mut work.stalls[p.pc as usize], &p.deps, want, issue, last, slots);
+        self.account(
+            &mut work.stalls[p.pc as usize],
+            &p.deps,
+            want,
+            issue,
+            last,
+            slots,
+        );
         // SASS issue slots, constant-pipe and barrier work, first use of a unit.
         work.now = issue;
         self.issued_max = self.issued_max.max(issue);

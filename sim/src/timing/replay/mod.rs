@@ -192,7 +192,15 @@ impl<R: Board + ?Sized> Warp<'_, R> {
     /// each slot as `selected` (an instruction issued into an earlier gap of the timeline, by
     /// dataflow, adds its slots only).
     #[inline(always)]
-    fn account(&mut self, st: &mut Stalls, deps: &Deps, want: u32, issue: u32, last: u32, slots: u32) {
+    fn account(
+        &mut self,
+        st: &mut Stalls,
+        deps: &Deps,
+        want: u32,
+        issue: u32,
+        last: u32,
+        slots: u32,
+    ) {
         let from = self.seen + 1;
         if issue >= from {
             if want > from {
@@ -709,7 +717,8 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
                 // From the barrier's issue to the release: `barrier` (its entry is the one
                 // before the warp's next).
                 let pc = h.stream[h.next as usize - 1].pc as usize;
-                work.stalls[pc].0[usize::from(stall::BARRIER)] += u64::from(t.saturating_sub(h.seen));
+                work.stalls[pc].0[usize::from(stall::BARRIER)] +=
+                    u64::from(t.saturating_sub(h.seen));
                 h.seen = h.seen.max(t);
                 self.queue_or_retire(w, work);
             }

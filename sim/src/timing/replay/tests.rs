@@ -456,7 +456,10 @@ fn a_bank_conflicted_shared_load_stalls_its_user_on_the_short_scoreboard() {
     let w = replay_work(&p, &c, &[block(&[&[(0, lat), (1, 0)]])]);
     assert_eq!(cycles(&w, 1, stall::SHORT), u64::from(lat) - 1);
     let short = u64::from(lat) - 1;
-    assert_eq!(w.stalls[1].top(), vec![("short_scoreboard", short), ("drain", 4)]);
+    assert_eq!(
+        w.stalls[1].top(),
+        vec![("short_scoreboard", short), ("drain", 4)]
+    );
 }
 
 #[test]
@@ -485,6 +488,9 @@ fn warps_waiting_at_bar_sync_stall_on_the_barrier_until_the_release() {
     let (p, c) = setup(vec![load(0), bar], 2);
     let w = replay_work(&p, &c, &[block(&[&[(0, 50), (1, 0)], &[(1, 0)]])]);
     let t = 51 + c.barrier(2);
-    assert_eq!(cycles(&w, 1, stall::BARRIER), u64::from(t - 2) + u64::from(t - 1));
+    assert_eq!(
+        cycles(&w, 1, stall::BARRIER),
+        u64::from(t - 2) + u64::from(t - 1)
+    );
     assert_eq!(cycles(&w, 1, stall::SELECTED), 2);
 }
