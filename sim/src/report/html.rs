@@ -122,6 +122,7 @@ fn launch_data(run: &WorkloadRun, l: &LaunchResult, measured: Option<&Value>) ->
         "bank": bank,
         "roofline": roofline,
         "measured": measured,
+        "not_covered": super::stalls::beyond(l),
     })
 }
 

@@ -65,12 +65,30 @@ pub fn summary(l: &LaunchResult) -> String {
         String::new()
     };
     format!(
-        "{}: where the warps' time goes (Nsight Compute's warp states): selected {}, stalled on {}{levels}; {:.1} cycles per issued instruction",
+        "{}: where the warps' time goes (Nsight Compute's warp states): selected {}, stalled on {}{levels}; {:.1} cycles per issued instruction{}",
         l.label,
         pct(s.reason("selected"), total),
         top_text(&s, 4),
         total as f64 / s.reason("selected").max(1) as f64,
+        beyond(l).map_or(String::new(), |n| format!("; {n}")),
     )
+}
+
+/// What the warp states leave out when a throughput bound, not the replay's timeline, set the
+/// launch's time: the replay does not queue warps at that unit, so its waits (ncu's throttle
+/// reasons) are not among them.
+pub fn beyond(l: &LaunchResult) -> Option<String> {
+    let b = l.timing.bound;
+    let cycles = |n: &str| (l.timing.bounds.iter()).find(|(k, _)| *k == n).map(|x| x.1);
+    let (Some(set), Some(lat)) = (cycles(b), cycles("latency")) else {
+        return None;
+    };
+    (b != "latency" && set > lat).then(|| {
+        format!(
+            "the {b} bound ({set:.0} cycles) set the time, beyond the replay's timeline ({lat:.0}): \
+the warps' queueing at that unit is not in these states"
+        )
+    })
 }
 
 /// The JSON `warp_states` object of launch `l`: its warp-cycles and ncu's per-reason metrics
@@ -83,5 +101,6 @@ pub fn launch_json(l: &LaunchResult) -> Value {
         "issued": issued,
         "top": s.top().into_iter().map(|(r, c)| json!({"reason": r, "cycles": c})).collect::<Vec<_>>(),
         "metrics": s.metrics(issued),
+        "not_covered": beyond(l),
     })
 }
