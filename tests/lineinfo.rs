@@ -171,7 +171,8 @@ fn per_line_table_names_the_lines_with_their_source_text() {
     );
     let cells: Vec<&str> = first.split('│').map(str::trim).collect();
     // line, source, warp insts, inst %, requests, sectors, wavefronts, conflicts, L1 hit, cost,
-    // cost %.
+    // cost %, time %, top stalls (the loop's loads wait for L2: tests/html.rs checks the
+    // shares add up).
     assert_eq!(
         cells[1..cells.len() - 1],
         [
@@ -185,11 +186,16 @@ fn per_line_table_names_the_lines_with_their_source_text() {
             "-",
             "0%",
             "256",
-            "77%"
+            "77%",
+            "99%",
+            "long_scoreboard 99.6%, misc 0.1%"
         ],
         "{view}"
     );
-    assert!(view.contains("time per line is not modelled yet"), "{view}");
+    assert!(
+        view.contains("time %: share of the launch's warp-cycles"),
+        "{view}"
+    );
     assert!(
         view.contains("banks") || !view.contains("lines.cu:9 "),
         "{view}"
@@ -374,7 +380,7 @@ fn save_outputs_refuses_a_file_as_the_directory_and_force_alone() {
     let (code, _, err) = sim(&["run", "configs/h200.toml", FIXTURE, "--force"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("--force replaces the files of --out or --save-outputs"),
+        err.contains("--force replaces the files of --out, --html or --save-outputs"),
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -91,9 +91,20 @@ files: keys, initializers, expressions)."
         /// is refused unless --force; an input of the run is always refused
         #[arg(short = 'o', long = "out", value_name = "FILE")]
         out: Option<PathBuf>,
-        /// Replace an existing --out file, or existing files of --save-outputs
+        /// Replace an existing --out or --html file, or existing files of --save-outputs
         #[arg(long)]
         force: bool,
+        /// Also write a self-contained HTML report to FILE (no network needed): the launches'
+        /// summary, per launch its bounds, warp states (Nsight Compute's stall reasons), source
+        /// view and the bank picture of its worst shared access. An existing file is refused
+        /// unless --force
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// A `validate` report (the layout of validate/measurements/h200/report.json) whose
+        /// measurements --html shows beside the predictions, launches matched by workload and
+        /// label
+        #[arg(long, value_name = "REPORT.json")]
+        measured: Option<PathBuf>,
         /// Write every output buffer (`output = true`) after each launch into DIR (made if
         /// missing) as a NumPy file, DIR/<workload>.<launch>.<buffer>.npy, of the buffer's type
         /// and `shape` (default: one dimension of `count`); an image buffer (`u8` of shape
@@ -411,6 +422,8 @@ fn real_main() -> Result<()> {
             metrics,
             out: out_file,
             force,
+            html,
+            measured,
             save_outputs,
             warm,
             per_instruction,
@@ -452,12 +465,33 @@ fn real_main() -> Result<()> {
             for name in &workloads {
                 resolved.push(Workload::resolve(name)?);
             }
-            if force && out_file.is_none() && save_outputs.is_none() && printf.is_none() {
+            if force
+                && out_file.is_none()
+                && save_outputs.is_none()
+                && printf.is_none()
+                && html.is_none()
+            {
                 bail!(
-                    "--force replaces the files of --out or --save-outputs (or --printf): give one of them"
+                    "--force replaces the files of --out, --html or --save-outputs (or --printf): give one of them"
                 );
             }
-            let read = inputs(&found, &resolved);
+            let mut read = inputs(&found, &resolved);
+            let measured = match (&measured, &html) {
+                (Some(_), None) => {
+                    bail!("--measured REPORT.json is shown by --html FILE: give it too")
+                }
+                (Some(p), Some(_)) => {
+                    let text = std::fs::read_to_string(p)
+                        .with_context(|| format!("cannot read {}", p.display()))?;
+                    let v: serde_json::Value = serde_json::from_str(&text)
+                        .with_context(|| format!("{}: not JSON", p.display()))?;
+                    report::html::check_measured(&v)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+                    read.push((p.clone(), "the --measured report".to_string()));
+                    Some((v, p.display().to_string()))
+                }
+                (None, _) => None,
+            };
             if let Some(path) = &out_file {
                 sim::output::check(path, force, &read)?;
             }
@@ -465,6 +499,15 @@ fn real_main() -> Result<()> {
                 sim::output::check(path, force, &read)?;
                 if out_file.as_ref() == Some(path) {
                     bail!("--printf and --out name the same file `{}`", path.display());
+                }
+            }
+            if let Some(path) = &html {
+                sim::output::check(path, force, &read)?;
+                if out_file.as_ref().is_some_and(|o| o == path) {
+                    bail!("--html and --out name the same file: {}", path.display());
+                }
+                if printf.as_ref() == Some(path) {
+                    bail!("--html and --printf name the same file: {}", path.display());
                 }
             }
             if let Some(dir) = &save_outputs {
@@ -504,7 +547,7 @@ fn real_main() -> Result<()> {
             let cfg = &found.config;
             // Tables for people reach the terminal as each workload finishes; the other formats
             // (and any file) are one document, written at the end.
-            let stream = format == Format::Table && out_file.is_none();
+            let stream = format == Format::Table && out_file.is_none() && html.is_none();
             let mut runs = vec![];
             let mut printed: Vec<u8> = vec![];
             let mut failures: Vec<(String, String)> = vec![];
@@ -514,7 +557,7 @@ fn real_main() -> Result<()> {
             };
             for (name, w) in workloads.iter().zip(&resolved) {
                 let result = run_workload(cfg, w, &opts).map(|mut run| {
-                    if per_line || per_instruction {
+                    if per_line || per_instruction || html.is_some() {
                         run.sources = sim::run::sources::find(&run.line_files, w);
                     }
                     run
@@ -577,6 +620,12 @@ fn real_main() -> Result<()> {
             }
             if let Some(path) = &printf {
                 sim::output::write_file(path, &printed)?;
+            }
+            if let Some(path) = &html {
+                let m = measured.as_ref().map(|(v, n)| (v, n.as_str()));
+                let page = report::html::page(&found, &runs, m).map_err(anyhow::Error::msg)?;
+                sim::output::write_file(path, page.as_bytes())?;
+                eprintln!("wrote {}", path.display());
             }
             match failures.as_slice() {
                 [] => Ok(()),

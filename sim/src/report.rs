@@ -6,8 +6,10 @@
 
 pub mod csv;
 pub mod doc;
+pub mod html;
 pub mod select;
 pub mod source;
+pub mod stalls;
 
 pub use source::per_line;
 
@@ -425,6 +427,7 @@ fn table_text(cfg: &GpuConfig, run: &WorkloadRun) -> String {
     }
     for l in &run.launches {
         out.push_str(&format!("  {}\n", explain(l)));
+        out.push_str(&format!("  {}\n", stalls::summary(l)));
         for n in &l.notes {
             out.push_str(&format!("  {}: note: {n}\n", l.label));
         }
@@ -500,6 +503,7 @@ fn per_instruction_text(run: &WorkloadRun) -> String {
         let mut rows: Vec<&(u32, String, PcStats)> =
             l.per_pc.iter().filter(|(_, _, s)| s.requests > 0).collect();
         let hidden = executed - rows.len();
+        let warp_cycles = stalls::launch_stalls(l).total();
         let cost = crate::metrics::lines::cost;
         rows.sort_by(|a, b| {
             cost(&b.2)
@@ -519,6 +523,8 @@ fn per_instruction_text(run: &WorkloadRun) -> String {
             "conflicts/req",
             "hit rate",
             "cost",
+            "time %",
+            "top stall",
         ])];
         for (line, text, s) in &rows {
             let shared = s.wavefronts > 0;
@@ -550,6 +556,8 @@ fn per_instruction_text(run: &WorkloadRun) -> String {
                 },
                 pct(s.hits, s.hits + s.misses),
                 crate::metrics::lines::cost(s).to_string(),
+                pct(s.stalls.total(), warp_cycles),
+                stalls::top_text(&s.stalls, 1),
             ]);
         }
         out.push_str(&format!(

@@ -320,6 +320,10 @@ pub struct PcStats {
     pub conflicts: u64,
     /// The execution with the most wavefronts, kept to draw its banks.
     pub worst: Option<SharedSample>,
+    /// Warp-cycles per warp state the timing replay attributed to it (serialized as
+    /// `{"selected": n, "long_scoreboard_l2": n, ...}`, [`crate::timing::stall`]); sampled
+    /// launches extrapolate them with the SM's work.
+    pub stalls: crate::timing::stall::Stalls,
 }
 
 /// `n` scaled by `factor`, rounded to the nearest count.
@@ -347,6 +351,7 @@ impl PcStats {
         self.misses += o.misses;
         self.wavefronts += o.wavefronts;
         self.conflicts += o.conflicts;
+        self.stalls.add(&o.stalls);
         if let Some(s) = o.worst {
             if self
                 .worst

@@ -93,6 +93,69 @@ pub fn banks(s: &SharedSample) -> String {
     out
 }
 
+/// One cell of the bank picture: a distinct word of a bank, the wavefront that serves it
+/// (0-based, in the order the lanes reach the bank) and the lanes that touch it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Cell {
+    /// The bank.
+    pub bank: u32,
+    /// The wavefront serving the word.
+    pub wavefront: u32,
+    /// The word's address over the bank width.
+    pub word: u64,
+    /// The lanes touching the word, ascending.
+    pub lanes: Vec<usize>,
+}
+
+/// The cells of `s`'s worst phase (the one whose busiest bank serves the most words), as
+/// [`banks`] draws them: `(lanes per phase, cells)`, cells by bank then wavefront.
+pub fn cells(s: &SharedSample) -> (u32, Vec<Cell>) {
+    let access = WarpAccess {
+        mask: s.mask,
+        addrs: s.addrs.clone().try_into().unwrap_or([0; 32]),
+        bytes: s.bytes,
+    };
+    let b = shared::Banks {
+        banks: s.banks,
+        width: s.width,
+    };
+    let phase = shared::lanes_per_phase(s.bytes, b) as usize;
+    let width = u64::from(s.width.max(1));
+    let mut best: Option<(usize, Vec<Cell>)> = None;
+    for start in (0..32).step_by(phase.max(1)) {
+        let mut cells: Vec<Cell> = vec![];
+        for (lane, a) in access
+            .lanes()
+            .filter(|(l, _)| *l >= start && *l < start + phase)
+        {
+            for w in a / width..=(a + u64::from(s.bytes.max(1)) - 1) / width {
+                let bank = (w % u64::from(s.banks.max(1))) as u32;
+                match cells.iter_mut().find(|c| c.word == w) {
+                    Some(c) if !c.lanes.contains(&lane) => c.lanes.push(lane),
+                    Some(_) => {}
+                    None => {
+                        let wavefront = cells.iter().filter(|c| c.bank == bank).count() as u32;
+                        cells.push(Cell {
+                            bank,
+                            wavefront,
+                            word: w,
+                            lanes: vec![lane],
+                        });
+                    }
+                }
+            }
+        }
+        let worst = cells.iter().map(|c| c.wavefront + 1).max().unwrap_or(0) as usize;
+        if best.as_ref().is_none_or(|(n, _)| worst > *n) {
+            best = Some((worst, cells));
+        }
+    }
+    let mut cells = best.map(|b| b.1).unwrap_or_default();
+    cells.iter_mut().for_each(|c| c.lanes.sort_unstable());
+    cells.sort_by_key(|c| (c.bank, c.wavefront));
+    (phase as u32, cells)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +177,25 @@ mod tests {
             "{p}"
         );
         assert!(p.contains("(31 banks unused)"), "{p}");
+    }
+
+    #[test]
+    fn a_column_access_is_32_cells_of_bank_3() {
+        let addrs: Vec<u64> = (0..32).map(|l| 4 * (l * 32 + 3)).collect();
+        let s = SharedSample {
+            mask: u32::MAX,
+            addrs,
+            bytes: 4,
+            banks: 32,
+            width: 4,
+            wavefronts: 32,
+        };
+        let (phase, c) = cells(&s);
+        assert_eq!((phase, c.len()), (32, 32));
+        assert!(c
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.bank == 3 && c.wavefront == i as u32 && c.lanes == [i]));
     }
 
     #[test]

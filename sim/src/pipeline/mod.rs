@@ -451,6 +451,13 @@ pub fn run_with(
         for (a, b) in stats.per_pc.iter_mut().zip(st.per_pc) {
             a.merge(b);
         }
+        for (a, s) in stats
+            .per_pc
+            .iter_mut()
+            .zip(std::mem::take(&mut st.work.stalls))
+        {
+            a.stalls.add(&s);
+        }
         stats.sms.push(st.work);
     }
     stats.counters = counters;
@@ -470,7 +477,9 @@ const TRACE_BYTES_PER_WARP_INST: u64 = 48;
 /// Host bytes per instruction of the program per SM: its statistics (and their two snapshots
 /// when `sampled`), its allocation and run hints, its straight-line runs.
 fn per_instruction_bytes(sampled: bool) -> u64 {
-    let stats = std::mem::size_of::<PcStats>() as u64;
+    // The pass's statistics and the replay's warp states (`SmWork::stalls`).
+    let stats = (std::mem::size_of::<PcStats>()
+        + std::mem::size_of::<crate::timing::stall::Stalls>()) as u64;
     let hints = (std::mem::size_of::<u32>() + std::mem::size_of::<u64>()) as u64;
     stats * if sampled { 3 } else { 1 } + hints + step::Runs::BYTES_PER_PC
 }

@@ -155,6 +155,7 @@ pub fn launch(run: &WorkloadRun, l: &LaunchResult, sel: &Selection, detail: Deta
         ),
         "notes": l.notes,
         "sampling": l.sampled,
+        "warp_states": super::stalls::launch_json(l),
     });
     if detail.per_instruction {
         o["per_instruction"] = l

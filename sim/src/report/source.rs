@@ -3,10 +3,10 @@
 //! when the file was found ([`crate::run::sources`]); a table for people and the JSON
 //! `per_source_line` list.
 //!
-//! The time of a line is not modelled yet (the timing replay does not attribute cycles to
-//! instructions): the view gives each line's share of the launch's executed warp instructions
-//! (`inst %`) and of its memory cost (`cost %`, [`crate::metrics::lines::cost`]) instead, and
-//! says so.
+//! Each line's share of the time (`time %`) is its share of the warp-cycles the timing replay
+//! attributed to the launch's instructions ([`crate::timing::stall`]), with its top stall
+//! reasons; beside it its share of the executed warp instructions (`inst %`) and of the memory
+//! cost (`cost %`, [`crate::metrics::lines::cost`]).
 
 use super::{pct, printable, render};
 use crate::metrics::lines::{by_line, LineStats, Place};
@@ -21,9 +21,11 @@ pub const TABLE_ROWS: usize = 30;
 const TEXT_CHARS: usize = 60;
 
 /// What the table says about the shares.
-pub const SHARE_NOTE: &str = "inst %: share of the launch's executed warp instructions (time \
-per line is not modelled yet); cost %: share of its memory cost (sectors of global and local \
-accesses, wavefronts of shared ones, requests of constant loads)";
+pub const SHARE_NOTE: &str = "time %: share of the launch's warp-cycles (issuing or stalled, \
+Nsight Compute's warp states); top stalls: the reasons its warps waited most, as shares of the \
+line's warp-cycles; inst %: share of the launch's executed warp instructions; cost %: share of \
+its memory cost (sectors of global and local accesses, wavefronts of shared ones, requests of \
+constant loads)";
 
 /// `file.cu:LINE` (the file's short name) or `PTX LINE`.
 pub fn place_name(place: Place, files: &[SourceFile], line_files: &[(u32, String)]) -> String {
@@ -69,6 +71,12 @@ fn source_text(place: Place, files: &[SourceFile]) -> Option<String> {
 }
 
 /// The text shown beside a line: its source text, or for a PTX line its instruction.
+/// The text shown beside line `l` of `launch`: its source text, or for a PTX line its
+/// instruction (`None`: the source file was not found).
+pub fn text_of(l: &LineStats, launch: &LaunchResult, files: &[SourceFile]) -> Option<String> {
+    source_or_ptx(l, launch, files)
+}
+
 fn source_or_ptx(l: &LineStats, launch: &LaunchResult, files: &[SourceFile]) -> Option<String> {
     source_text(l.place, files).or_else(|| match l.place {
         Place::Ptx { line } => launch
@@ -94,6 +102,7 @@ pub fn per_line(run: &WorkloadRun) -> String {
         let lines = by_line(&l.per_pc, &l.locs);
         let total_inst: u64 = lines.iter().map(|x| x.stats.executed).sum();
         let total_cost: u64 = lines.iter().map(|x| x.cost).sum();
+        let total_time: u64 = lines.iter().map(|x| x.stats.stalls.total()).sum();
         let with_info = l.locs.iter().any(Option::is_some);
         out.push_str(&format!(
             "{} ({}): source lines, most costly first{}\n",
@@ -121,6 +130,8 @@ pub fn per_line(run: &WorkloadRun) -> String {
             "L1 hit",
             "cost",
             "cost %",
+            "time %",
+            "top stalls",
         ])];
         let dash = |n: u64| {
             if n == 0 {
@@ -147,6 +158,8 @@ pub fn per_line(run: &WorkloadRun) -> String {
                 } else {
                     pct(x.cost, total_cost)
                 },
+                pct(s.stalls.total(), total_time),
+                super::stalls::top_text(&s.stalls, 2),
             ]);
         }
         out.push_str(&render(t, 2));
@@ -178,6 +191,7 @@ pub fn per_line_json(run: &WorkloadRun, l: &LaunchResult) -> Value {
     let lines = by_line(&l.per_pc, &l.locs);
     let total_inst: u64 = lines.iter().map(|x| x.stats.executed).sum();
     let total_cost: u64 = lines.iter().map(|x| x.cost).sum();
+    let total_time: u64 = lines.iter().map(|x| x.stats.stalls.total()).sum();
     let share = |a: u64, b: u64| {
         if b == 0 {
             Value::Null
@@ -218,6 +232,12 @@ pub fn per_line_json(run: &WorkloadRun, l: &LaunchResult) -> Value {
                 "cost": x.cost,
                 "inst_share": share(s.executed, total_inst),
                 "cost_share": share(x.cost, total_cost),
+                "warp_cycles": s.stalls.total(),
+                "time_share": share(s.stalls.total(), total_time),
+                "warp_states": s.stalls,
+                "top_stalls": s.stalls.top().into_iter()
+                    .map(|(r, c)| json!({"reason": r, "cycles": c, "share": share(c, s.stalls.total())}))
+                    .collect::<Vec<_>>(),
             })
         })
         .collect()

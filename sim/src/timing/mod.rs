@@ -37,6 +37,8 @@ pub mod replay;
 
 pub mod sched;
 
+pub mod stall;
+
 pub mod pace;
 
 mod costs;

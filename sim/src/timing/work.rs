@@ -108,6 +108,14 @@ pub struct SmWork {
     pub dram_free: f64,
     /// Latency-bound cycles per wave (the slowest warp of each wave of co-resident blocks).
     pub waves: Vec<u64>,
+    /// Warp-cycles per warp state of each instruction of the program (index: its pc), as the
+    /// replay found them ([`super::stall`]).
+    #[serde(skip)]
+    pub stalls: Vec<super::stall::Stalls>,
+    /// The level that served the global access being priced ([`super::stall::LONG_L1`],
+    /// `LONG_L2` or `LONG_DRAM`; set by the replay's latency look-up).
+    #[serde(skip)]
+    pub(super) level: super::stall::Why,
 }
 
 impl SmWork {
@@ -204,6 +212,11 @@ impl SmWork {
             snap.barrier_cycles,
             self.barrier_cycles,
         );
+        let none = super::stall::Stalls::default();
+        for (pc, s) in self.stalls.iter_mut().enumerate() {
+            let a = first.stalls.get(pc).unwrap_or(&none);
+            s.extrapolate(a, snap.stalls.get(pc).unwrap_or(&none), factor);
+        }
         // Blocks of the waves not simulated: as many per wave as the simulated middle waves had,
         // each taking their mean time.
         let n = simulated.len();

@@ -67,10 +67,13 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         }
         let dst = p.deps.dst[0];
         let result = p.result + lat;
+        let st = &mut work.stalls[p.pc as usize];
         if p.slots == 0 {
             // Folded: it takes no cycle, and the floor moves to its cycle if it was the next.
+            // Its wait counts (an instruction it is folded into waits as long).
+            self.account(st, &p.deps, want, want, want, 0);
             self.issued_max = self.issued_max.max(want);
-            self.ready.set(dst, want + result);
+            self.ready.set(dst, want + result, p.why);
             if want == self.clock + 1 {
                 self.clock = want;
             }
@@ -78,9 +81,10 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         }
         // `work.now` is left alone: only memory accesses read it, and they set it in `step`.
         let issue = port.take(u64::from(want)) as u32;
+        self.account(st, &p.deps, want, issue, issue, 1);
         self.issued_max = self.issued_max.max(issue);
         work.issue_slots += 1;
-        self.ready.set(dst, issue + result);
+        self.ready.set(dst, issue + result, p.why);
         // One slot: the floor moves to the issue cycle when the instruction waited only for
         // the scheduler, else by one.
         self.clock = if want == self.clock + 1 {
@@ -110,6 +114,14 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         let front = want == self.clock + 1;
         let slots = p.slots;
         let (issue, last) = take_slots(port, want, slots);
+        self.account(
+            &mut work.stalls[p.pc as usize],
+            &p.deps,
+            want,
+            issue,
+            last,
+            slots,
+        );
         // SASS issue slots, constant-pipe and barrier work, first use of a unit.
         work.now = issue;
         self.issued_max = self.issued_max.max(issue);
@@ -126,6 +138,7 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
                 work.starts.note(u, issue);
             }
         }
+        let mut why = p.why;
         let ready = match p.kind {
             Kind::Barrier => {
                 // The barrier waits for the warp's outstanding results, then for the others.
@@ -144,12 +157,22 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
                 if lat == 1 {
                     let k = work.skipped(costs, p.pc);
                     if k > 0 {
-                        self.clock = take_slots(port, self.clock + 1, k).1;
+                        let (first, end) = take_slots(port, self.clock + 1, k);
+                        // The skipped region's slots: issued, predicated off.
+                        let pc = p.pc as usize;
+                        self.account(&mut work.stalls[pc], &Deps::default(), first, first, end, k);
+                        self.clock = end;
                     }
                 }
                 None
             }
-            Kind::Load => Some(issue + latency(lat, costs, log, work)),
+            Kind::Load => {
+                // The level that served a global access, found by the look-up.
+                work.level = p.why;
+                let l = latency(lat, costs, log, work);
+                why = work.level;
+                Some(issue + l)
+            }
             Kind::Drain => {
                 self.drain = self.drain.max(issue + latency(lat, costs, log, work));
                 None
@@ -161,7 +184,7 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         };
         if let Some(t) = ready {
             for &d in p.deps.dst.iter().take(usize::from(p.deps.n_dst)) {
-                self.ready.set(d, t);
+                self.ready.set(d, t, why);
             }
         }
         // An instruction that waited only for the scheduler holds back the warp's later ones.
@@ -226,6 +249,11 @@ pub(super) fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWor
             return lat;
         };
         let o = log.out[i].get();
+        work.level = if o.dram {
+            stall::LONG_DRAM
+        } else {
+            stall::LONG_L2
+        };
         if o.dram {
             costs.dram_queued(work.queue_dram(o.dram_bytes))
         } else {
@@ -240,6 +268,9 @@ pub(super) fn resolved(lat: u32, costs: &Costs, log: &BlockLog, work: &mut SmWor
         }
         let m = log.mems[i];
         let l = request(m.lat, work);
+        if m.hit {
+            work.level = stall::LONG_L1;
+        }
         let sectors = &log.sectors[m.start as usize..m.end as usize];
         let lines = u32::from(m.lines);
         return work.global_sectors(costs, log.wave, m.dwf, sectors, lines, m.store, m.hit, l);

@@ -29,6 +29,7 @@
 //! for the launch's latency bound, sampled waves included).
 
 use super::sched::{Heap, Keys, Port, Ring, RING};
+use super::stall::{self, Stalls, Why};
 use super::{Costs, SmWork, Unit};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::decode::{DInst, Program, Src, NO_REG};
@@ -94,6 +95,8 @@ struct Scratch {
     /// Per warp of the wave, the cycle each register's value is ready (the program's registers
     /// of warp 0, then of warp 1, and so on), but for waves [`Scratch::small`] takes.
     regs: Vec<u32>,
+    /// The same layout as `regs`: the warp state ([`Why`]) a wait for each register counts as.
+    whys: Vec<Why>,
     /// The same per warp as a [`Small`] board, for waves of at most [`RING`] warps of a
     /// program of at most [`SMALL`] registers.
     small: Vec<Small>,
@@ -141,6 +144,8 @@ struct Warp<'a, R: Board + ?Sized> {
     lat: u32,
     /// Issue floor: the warp's next instruction issues after it (cycles since the wave started).
     clock: u32,
+    /// The last cycle of the warp's timeline its warp states account for ([`stall`]).
+    seen: u32,
     /// The latest cycle it issued an instruction (a branch's successors issue after it).
     issued_max: u32,
     /// Cycle by which every store has been acknowledged.
@@ -171,31 +176,85 @@ impl<R: Board + ?Sized> Warp<'_, R> {
     fn finish(&self, n: usize) -> u32 {
         self.clock.max(self.drain).max(self.results_ready(n))
     }
+
+    /// The warp state of a wait for `deps` until cycle `want`: the [`Why`] of the source
+    /// register ready last, or [`stall::MISC`] when none is that late (the issue floor held it).
+    #[cold]
+    fn why_late(&self, deps: &Deps, want: u32) -> Why {
+        (deps.src.iter().take(usize::from(deps.n_src)))
+            .find(|&&r| self.ready.at(r) == want)
+            .map_or(stall::MISC, |&r| self.ready.why(r))
+    }
+
+    /// Accounts an instruction planned as `p`, ready at `want`, whose `slots` issue slots were
+    /// taken from `issue` to `last`, on `st`: the cycles since the warp's last accounted one
+    /// until `want` as the late register's state, then until `issue` as `not_selected`, and
+    /// each slot as `selected` (an instruction issued into an earlier gap of the timeline, by
+    /// dataflow, adds its slots only).
+    #[inline(always)]
+    fn account(
+        &mut self,
+        st: &mut Stalls,
+        deps: &Deps,
+        want: u32,
+        issue: u32,
+        last: u32,
+        slots: u32,
+    ) {
+        let from = self.seen + 1;
+        if issue >= from {
+            if want > from {
+                let why = self.why_late(deps, want);
+                st.0[usize::from(why)] += u64::from(want - from);
+            }
+            // Waiting between the slots of a multi-slot instruction is the scheduler's too.
+            st.0[usize::from(stall::NOT_SELECTED)] +=
+                u64::from(issue - want.max(from) + (last - issue + 1).saturating_sub(slots.max(1)));
+        }
+        st.0[usize::from(stall::SELECTED)] += u64::from(slots);
+        self.seen = self.seen.max(last);
+    }
 }
 
-/// A warp's scoreboard: the cycle each of its registers' value is ready.
+/// A warp's scoreboard: the cycle each of its registers' value is ready, and the warp state a
+/// wait for it counts as.
 trait Board {
     /// Register `r`'s cycle.
     fn at(&self, r: u16) -> u32;
-    /// Sets register `r`'s cycle.
-    fn set(&mut self, r: u16, t: u32);
+    /// Sets register `r`'s cycle and the state a wait for it counts as.
+    fn set(&mut self, r: u16, t: u32, why: Why);
+    /// The state a wait for register `r` counts as.
+    fn why(&self, r: u16) -> Why;
     /// The first `n` registers' cycles.
     fn first(&self, n: usize) -> &[u32];
 }
 
-impl Board for [u32] {
+/// The scoreboard of a program of any number of registers: its parts of [`Scratch::regs`] and
+/// [`Scratch::whys`].
+#[derive(Debug)]
+struct Wide<'a> {
+    ready: &'a mut [u32],
+    whys: &'a mut [Why],
+}
+
+impl Board for Wide<'_> {
     #[inline(always)]
     fn at(&self, r: u16) -> u32 {
-        self[usize::from(r)]
+        self.ready[usize::from(r)]
     }
 
     #[inline(always)]
-    fn set(&mut self, r: u16, t: u32) {
-        self[usize::from(r)] = t;
+    fn set(&mut self, r: u16, t: u32, why: Why) {
+        self.ready[usize::from(r)] = t;
+        self.whys[usize::from(r)] = why;
+    }
+
+    fn why(&self, r: u16) -> Why {
+        self.whys[usize::from(r)]
     }
 
     fn first(&self, n: usize) -> &[u32] {
-        &self[..n]
+        &self.ready[..n]
     }
 }
 
@@ -210,24 +269,34 @@ const BOARD: usize = SMALL + 16;
 
 /// The scoreboard of a program of at most [`SMALL`] registers: a register's index, below
 /// [`SMALL`], is its low byte, so that a look-up needs no bounds check (nor the board's length
-/// in a register of the replay's hot loop).
-type Small = [u32; BOARD];
+/// in a register of the replay's hot loop). `whys` needs no clearing between waves: a register
+/// not written in the wave is ready at 0 and never the late one.
+#[derive(Debug, Clone, PartialEq)]
+struct Small {
+    ready: [u32; BOARD],
+    whys: [Why; SMALL],
+}
 
 impl Board for Small {
     #[inline(always)]
     fn at(&self, r: u16) -> u32 {
         debug_assert!(usize::from(r) < SMALL);
-        self[usize::from(r as u8)]
+        self.ready[usize::from(r as u8)]
     }
 
     #[inline(always)]
-    fn set(&mut self, r: u16, t: u32) {
+    fn set(&mut self, r: u16, t: u32, why: Why) {
         debug_assert!(usize::from(r) < SMALL);
-        self[usize::from(r as u8)] = t;
+        self.ready[usize::from(r as u8)] = t;
+        self.whys[usize::from(r as u8)] = why;
+    }
+
+    fn why(&self, r: u16) -> Why {
+        self.whys[usize::from(r as u8)]
     }
 
     fn first(&self, n: usize) -> &[u32] {
-        &self[..n]
+        &self.ready[..n]
     }
 }
 
@@ -281,7 +350,11 @@ impl Scratch {
             // The program's registers are zero before the wave (as in `regs`); the board's
             // other entries are never read.
             if self.small.len() < total {
-                self.small.resize(total, [0; BOARD]);
+                let zero = Small {
+                    ready: [0; BOARD],
+                    whys: [0; SMALL],
+                };
+                self.small.resize(total, zero);
             }
             let boards = &mut self.small[..total];
             // The first `n` entries, rounded up to 8, in 32-byte stores of a zero the compiler
@@ -290,7 +363,7 @@ impl Scratch {
             let zero = std::hint::black_box([0u32; 8]);
             let k = n.div_ceil(8);
             for b in boards.iter_mut() {
-                b.as_chunks_mut::<8>().0[..k].fill(zero);
+                b.ready.as_chunks_mut::<8>().0[..k].fill(zero);
             }
             let boards: Vec<&mut Small> = boards.iter_mut().collect();
             sm.wave(
@@ -303,13 +376,18 @@ impl Scratch {
         } else {
             self.regs.clear();
             self.regs.resize(total * n, 0);
-            let mut regs = &mut self.regs[..];
-            let boards = (0..total).map(|_| {
-                let (ready, rest) = std::mem::take(&mut regs).split_at_mut(n);
-                regs = rest;
-                ready
-            });
-            let boards: Vec<&mut [u32]> = boards.collect();
+            self.whys.resize(total * n, 0);
+            let (mut regs, mut whys) = (&mut self.regs[..], &mut self.whys[..]);
+            let mut wides: Vec<Wide> = (0..total)
+                .map(|_| {
+                    let (ready, rest) = std::mem::take(&mut regs).split_at_mut(n);
+                    regs = rest;
+                    let (w, rest) = std::mem::take(&mut whys).split_at_mut(n);
+                    whys = rest;
+                    Wide { ready, whys: w }
+                })
+                .collect();
+            let boards: Vec<&mut Wide> = wides.iter_mut().collect();
             if total <= RING {
                 sm.wave(
                     self.ring.get_or_insert_with(Ring::default),
@@ -350,6 +428,9 @@ impl Sm {
         fast: bool,
     ) -> Vec<u64> {
         let slots = self.start(cx, logs, work);
+        if work.stalls.len() < cx.plans.0.len() {
+            work.stalls.resize(cx.plans.0.len(), Stalls::default());
+        }
         let n = cx.program.num_regs;
         let total: usize = logs.iter().map(|l| l.warps.len()).sum();
         debug_assert_eq!(boards.len(), total);
@@ -370,6 +451,7 @@ impl Sm {
                     next: 0,
                     lat: 0,
                     clock: start + cx.costs.warp_start(i as u32),
+                    seen: start + cx.costs.warp_start(i as u32),
                     issued_max: 0,
                     port,
                     drain: 0,
@@ -404,9 +486,16 @@ impl Sm {
         };
         ev.q.clear();
         for w in 0..total {
-            ev.queue_first(w);
+            ev.queue_first(w, work);
         }
         ev.run(env, work);
+        // A warp's time from its last issue to its retirement: its stores' acknowledgements.
+        for h in &warps {
+            let (end, last) = (h.finish(n), h.stream.last());
+            if let (true, Some(e)) = (end > h.seen, last) {
+                work.stalls[e.pc as usize].0[usize::from(stall::DRAIN)] += u64::from(end - h.seen);
+            }
+        }
         let mut out = Vec::with_capacity(self.blocks.len());
         for (b, (slot, start)) in self.blocks.iter().zip(slots) {
             let end = warps[b.first..b.first + b.warps]
@@ -532,7 +621,7 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
             match next {
                 Some(next) => (key, top) = (top, self.q.switch(pack(next, w), top)),
                 // `top` is still the smallest key unless a barrier's release queued warps.
-                None if !self.park_or_retire(w as usize) && top != u64::MAX => {
+                None if !self.park_or_retire(w as usize, work) && top != u64::MAX => {
                     (key, top) = (top, self.q.take(top));
                 }
                 None => match self.q.pop_first() {
@@ -554,7 +643,7 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
     /// Queues warp `w` for its first instruction, or retires it when its stream is empty: as
     /// [`Events::queue_or_retire`], whose issue time is the floor's next cycle (every register
     /// is ready at cycle 0 when the wave starts).
-    fn queue_first(&mut self, w: usize) {
+    fn queue_first(&mut self, w: usize, work: &mut SmWork) {
         let h = &mut self.warps[w];
         prefetch_stream(h.stream);
         match h.stream.first() {
@@ -564,12 +653,12 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
                 debug_assert_eq!(h.issue_time(&h.plan.deps), h.clock + 1);
                 self.q.push(pack(h.clock + 1, w as u32));
             }
-            None => self.queue_or_retire(w),
+            None => self.queue_or_retire(w, work),
         }
     }
 
     /// Queues warp `w` for its next instruction, or retires it when its stream is done.
-    fn queue_or_retire(&mut self, w: usize) {
+    fn queue_or_retire(&mut self, w: usize, work: &mut SmWork) {
         let h = &mut self.warps[w];
         match h.stream.get(h.next as usize) {
             Some(&e) => {
@@ -581,14 +670,14 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
             None => {
                 let k = h.block as usize;
                 self.blocks[k].live -= 1;
-                self.release(k);
+                self.release(k, work);
             }
         }
     }
 
     /// Warp `w`, out of the queue, has parked at a barrier or retired: counts it in its block and
     /// releases the block's barrier if it was the last one there; returns whether it did.
-    fn park_or_retire(&mut self, w: usize) -> bool {
+    fn park_or_retire(&mut self, w: usize, work: &mut SmWork) -> bool {
         let h = &self.warps[w];
         let k = h.block as usize;
         let blk = &mut self.blocks[k];
@@ -598,12 +687,12 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
             blk.live -= 1;
         }
         // Most warps retire from blocks without a barrier pending: nothing to release.
-        blk.arrived != 0 && blk.arrived >= blk.live && self.release(k)
+        blk.arrived != 0 && blk.arrived >= blk.live && self.release(k, work)
     }
 
     /// Releases block `k`'s barrier once every warp still running has arrived: after the latest
     /// arrival and the barrier unit's time. Returns whether it did (and so queued warps).
-    fn release(&mut self, k: usize) -> bool {
+    fn release(&mut self, k: usize, work: &mut SmWork) -> bool {
         let blk = self.blocks[k];
         if blk.arrived == 0 || blk.arrived < blk.live {
             return false;
@@ -621,10 +710,17 @@ impl<Q: Keys, R: Board + ?Sized> Events<'_, '_, Q, R> {
         let t = t + self.costs.barrier(blk.arrived);
         self.blocks[k].arrived = 0;
         for w in range {
-            if self.warps[w].at_barrier {
-                self.warps[w].at_barrier = false;
-                self.warps[w].clock = t;
-                self.queue_or_retire(w);
+            let h = &mut self.warps[w];
+            if h.at_barrier {
+                h.at_barrier = false;
+                h.clock = t;
+                // From the barrier's issue to the release: `barrier` (its entry is the one
+                // before the warp's next).
+                let pc = h.stream[h.next as usize - 1].pc as usize;
+                work.stalls[pc].0[usize::from(stall::BARRIER)] +=
+                    u64::from(t.saturating_sub(h.seen));
+                h.seen = h.seen.max(t);
+                self.queue_or_retire(w, work);
             }
         }
         true

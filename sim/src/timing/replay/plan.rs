@@ -94,6 +94,9 @@ pub(super) struct Plan {
     /// `!0` for a load, whose entry carries its latency, `0` for an ALU instruction: the latency
     /// [`Warp::fast`] adds to `result` is the entry's latency masked with it.
     pub(super) lat_mask: u32,
+    /// The warp state a wait for its results counts as ([`stall`]; a global access's level is
+    /// found when it is priced).
+    pub(super) why: Why,
 }
 
 impl Plan {
@@ -135,6 +138,7 @@ impl Plan {
             rare: 0,
             fast: 0,
             lat_mask: if kind == Kind::Load { !0 } else { 0 },
+            why: why_of(kind, inst, s.ldc),
         };
         let flag = |set: bool, f: u8| if set { f } else { 0 };
         let rare = flag(plan.const_cycles != 0.0, CONST)
@@ -170,7 +174,29 @@ pub(super) const IDLE: Plan = Plan {
     rare: 0,
     fast: 0,
     lat_mask: 0,
+    why: stall::WAIT,
 };
+
+/// The warp state a wait for the results of `inst` (of kind `kind`, `ldc` LDCs in SASS) counts
+/// as: memory by its space (a constant load or parameter is an LDC through the MIO when ptxas
+/// made one, else an operand of the immediate constant cache), a shuffle through the MIO, an ALU
+/// result a fixed-latency dependency.
+fn why_of(kind: Kind, inst: &DInst, ldc: u8) -> Why {
+    let space = |s: StateSpace| match s {
+        StateSpace::Shared => stall::SHORT,
+        StateSpace::Const | StateSpace::Param if ldc > 0 => stall::SHORT,
+        StateSpace::Const | StateSpace::Param => stall::IMC,
+        _ => stall::LONG_L2,
+    };
+    match (kind, inst.op) {
+        (Kind::Shfl, _) | (_, Op::Ldmatrix(_)) => stall::SHORT,
+        (Kind::Load, Op::Ld(m)) => space(m.space),
+        (Kind::Load, Op::Atom(a) | Op::Red(a)) => space(a.space),
+        (Kind::Load, Op::Wmma(WmmaOp::Load { space: sp, .. })) => space(sp),
+        (Kind::Load, _) => stall::LONG_L2,
+        _ => stall::WAIT,
+    }
+}
 
 /// [`Plan::rare`]: constant-pipe cycles.
 pub(super) const CONST: u8 = 1;

@@ -203,10 +203,14 @@ fn the_ring_and_the_heap_replay_alike() {
             // The ring's replay on small boards (dirty past the program's registers), the
             // heap's on the registers' slices.
             let total = blocks * warps;
-            let mut small = vec![[0; BOARD]; total];
-            small.iter_mut().for_each(|b| b[8..].fill(u32::MAX));
+            let mut small = vec![small_board(); total];
+            small.iter_mut().for_each(|b| b.ready[8..].fill(u32::MAX));
             let mut flat = vec![0; total * 8];
-            let boards = flat.chunks_mut(8).collect();
+            let mut flat_whys = vec![0; total * 8];
+            let mut wides: Vec<Wide> = (flat.chunks_mut(8).zip(flat_whys.chunks_mut(8)))
+                .map(|(ready, whys)| Wide { ready, whys })
+                .collect();
+            let boards = wides.iter_mut().collect();
             let ra = a.wave(
                 &mut Ring::default(),
                 small.iter_mut().collect(),
@@ -219,6 +223,7 @@ fn the_ring_and_the_heap_replay_alike() {
         }
         let json = |w: &SmWork| serde_json::to_string(w).unwrap();
         assert_eq!(json(&wa), json(&wb), "seed {seed}");
+        assert_eq!(wa.stalls, wb.stalls, "seed {seed}");
     }
 }
 
@@ -345,7 +350,7 @@ fn the_fast_path_issues_as_the_general_path() {
             let warps = 1 + r(16) as usize;
             let logs = random_logs(&mut r, wave, blocks, warps, 14);
             let total = blocks * warps;
-            let (mut sa, mut sb) = (vec![[0; BOARD]; total], vec![[0; BOARD]; total]);
+            let (mut sa, mut sb) = (vec![small_board(); total], vec![small_board(); total]);
             let ra = a.wave_with(
                 &mut Ring::default(),
                 sa.iter_mut().collect(),
@@ -369,6 +374,7 @@ fn the_fast_path_issues_as_the_general_path() {
         // `now` is the last memory access's issue cycle: the fast path leaves it alone.
         wa.now = wb.now;
         assert_eq!(json(&wa), json(&wb), "seed {seed}");
+        assert_eq!(wa.stalls, wb.stalls, "seed {seed}");
     }
 }
 
@@ -378,4 +384,113 @@ fn a_dependent_chain_issues_when_its_operands_are_ready() {
     let (p, c) = setup(vec![load(0), mov(1, Some(0)), mov(2, Some(1))], 4);
     let logs = [block(&[&[(0, 100), (1, 0), (2, 0)]])];
     assert_eq!(replay(&p, &c, &logs), vec![109]);
+}
+
+/// A zeroed [`Small`] board.
+fn small_board() -> Small {
+    Small {
+        ready: [0; BOARD],
+        whys: [0; SMALL],
+    }
+}
+
+/// The SM's work after replaying `logs` (one wave) of `program`.
+fn replay_work(program: &Program, costs: &Costs, logs: &[BlockLog]) -> SmWork {
+    let plans = Plans::new(costs, program);
+    let cx = Ctx {
+        program,
+        costs,
+        shared_latency: 23,
+        plans: &plans,
+    };
+    let mut work = SmWork::default();
+    Replay::default().wave(cx, logs, &mut work);
+    work
+}
+
+/// A load of `space` into `dst` whose address is register `src`.
+fn load_from(space: StateSpace, dst: u16, src: u16) -> DInst {
+    let mut i = load(dst);
+    if let Op::Ld(m) = &mut i.op {
+        m.space = space;
+    }
+    i.src[0] = Src::Reg(src);
+    i.nsrc = 1;
+    i
+}
+
+/// The warp-cycles of state `why` at instruction `pc`.
+fn cycles(w: &SmWork, pc: usize, why: Why) -> u64 {
+    w.stalls[pc].0[usize::from(why)]
+}
+
+#[test]
+fn a_dependent_global_load_chain_stalls_its_latency_less_one_on_the_long_scoreboard() {
+    // One warp: r0 <- [..], r1 <- [r0], r2 <- [r1], each load 100 cycles. Issues at cycles 1,
+    // 101, 201: each dependent load waits 99 cycles (from the cycle after the previous issue),
+    // the last result arrives 100 cycles after its issue (the warp's drain).
+    let g = StateSpace::Global;
+    let (p, c) = setup(vec![load(0), load_from(g, 1, 0), load_from(g, 2, 1)], 4);
+    let w = replay_work(&p, &c, &[block(&[&[(0, 100), (1, 100), (2, 100)]])]);
+    for pc in 0..3 {
+        assert_eq!(cycles(&w, pc, stall::SELECTED), 1);
+        assert_eq!(cycles(&w, pc, stall::NOT_SELECTED), 0);
+    }
+    assert_eq!(cycles(&w, 0, stall::LONG_L2), 0);
+    assert_eq!(cycles(&w, 1, stall::LONG_L2), 99);
+    assert_eq!(cycles(&w, 2, stall::LONG_L2), 99);
+    assert_eq!(cycles(&w, 2, stall::DRAIN), 100);
+    // Every cycle of the warp's 301 counted once.
+    let total: u64 = w.stalls.iter().map(Stalls::total).sum();
+    assert_eq!(total, 301);
+}
+
+#[test]
+fn a_bank_conflicted_shared_load_stalls_its_user_on_the_short_scoreboard() {
+    // A shared load of 4 wavefronts (the config's latency plus 3), a mov of its value.
+    // The warp retires when the mov's result is ready, 4 cycles after its issue (`drain`).
+    let sh = StateSpace::Shared;
+    let (p, c) = setup(vec![load_from(sh, 1, 0), mov(2, Some(1))], 4);
+    let lat = c.shared_access(4);
+    assert_eq!(lat, c.shared + 3);
+    let w = replay_work(&p, &c, &[block(&[&[(0, lat), (1, 0)]])]);
+    assert_eq!(cycles(&w, 1, stall::SHORT), u64::from(lat) - 1);
+    let short = u64::from(lat) - 1;
+    assert_eq!(
+        w.stalls[1].top(),
+        vec![("short_scoreboard", short), ("drain", 4)]
+    );
+}
+
+#[test]
+fn alu_dependencies_wait_and_a_busy_scheduler_is_not_selected() {
+    // Two warps on one scheduler, each mov r0; mov r1 <- r0 (ALU latency 4). Warp 0 issues at
+    // 1 and 5 (3 cycles of `wait`), warp 1 at 2 (1 cycle not selected) and 6 (the cycles
+    // 3..5 `wait`, then none: its r0 is ready at 6).
+    let (p, c) = setup(vec![mov(0, None), mov(1, Some(0))], 1);
+    let warp: &[(u32, u32)] = &[(0, 0), (1, 0)];
+    let w = replay_work(&p, &c, &[block(&[warp, warp])]);
+    assert_eq!(cycles(&w, 0, stall::SELECTED), 2);
+    assert_eq!(cycles(&w, 0, stall::NOT_SELECTED), 1);
+    assert_eq!(cycles(&w, 1, stall::WAIT), 3 + 3);
+    assert_eq!(cycles(&w, 1, stall::NOT_SELECTED), 0);
+}
+
+#[test]
+fn warps_waiting_at_bar_sync_stall_on_the_barrier_until_the_release() {
+    // Warp 0: a 50-cycle load, then bar.sync (which waits for the load); warp 1: bar.sync. Two
+    // schedulers: warp 0 issues at 1 and 2, warp 1 at 1. The release: the last arrival (51)
+    // plus the barrier unit's time for two warps; each warp waits from its bar.sync's issue.
+    let bar = DInst {
+        op: Op::BarSync,
+        ..mov(NO_REG, None)
+    };
+    let (p, c) = setup(vec![load(0), bar], 2);
+    let w = replay_work(&p, &c, &[block(&[&[(0, 50), (1, 0)], &[(1, 0)]])]);
+    let t = 51 + c.barrier(2);
+    assert_eq!(
+        cycles(&w, 1, stall::BARRIER),
+        u64::from(t - 2) + u64::from(t - 1)
+    );
+    assert_eq!(cycles(&w, 1, stall::SELECTED), 2);
 }
