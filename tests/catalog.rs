@@ -10,8 +10,7 @@ use sha2::{Digest, Sha256};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const REGENERATE_NVRTC: &str = "LD_LIBRARY_PATH=\"$(python3 -c 'import nvidia.cuda_nvrtc as m; \
-print(*m.__path__)')/lib\" cargo run -p validate -- ptx";
+const REGENERATE_NVRTC: &str = "cargo run -p validate -- ptx";
 const REGENERATE_CLANG: &str = "cargo run -p validate -- ptx --compiler clang";
 const STAMP_PREFIX: &str = "// gpumemsim: generated from ";
 

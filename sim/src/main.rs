@@ -219,7 +219,7 @@ files: keys, initializers, expressions)."
     #[command(
         after_help = "Examples:\n  sim compile tests/fixtures/user_kernel/histogram.cu --arch sm_90 > histogram.ptx\n  \
 sim compile my_kernel.cu --compiler clang --arch sm_80\n\n\
-NVRTC: pip install nvidia-cuda-nvrtc-cu12 and put its lib directory on LD_LIBRARY_PATH; clang: \
+NVRTC: pip install nvidia-cuda-nvrtc-cu12 (found where pip puts it); clang: \
 apt-get install clang-19 (no CUDA needed; CUDA math library functions are not available then)."
     )]
     Compile {

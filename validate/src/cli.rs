@@ -53,11 +53,10 @@ the binary). Each file's first line is a stamp: \
 followed by the compiler's PTX unchanged.\n\n\
 --check compares the stamps with the sources' hashes (no compiler needed) and exits 1 listing the \
 stale files.\n\n\
-Get libnvrtc with `pip install nvidia-cuda-nvrtc-cu12` and point LD_LIBRARY_PATH at it (see the \
-example); without it, `validate ptx` exits 2.",
+Get libnvrtc with `pip install nvidia-cuda-nvrtc-cu12` (found where pip puts it; \
+GPUMEMSIM_NVRTC names another); without it, `validate ptx` exits 2.",
         after_help = "Examples:\n  \
 validate ptx --check\n  \
-export LD_LIBRARY_PATH=\"$(python3 -c 'import nvidia.cuda_nvrtc as m;print(*m.__path__)')/lib\"\n  \
 validate ptx\n  \
 validate ptx --compiler clang --clang clang-19"
     )]

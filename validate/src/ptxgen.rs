@@ -43,13 +43,11 @@ pub const CLANG_ARGS: &[&str] = &[
 /// The clang binary `validate ptx --compiler clang` runs unless `--clang` names another.
 pub const DEFAULT_CLANG: &str = "clang-19";
 
-/// The shell command that makes libnvrtc (from the PyPI wheel) visible to `validate ptx`.
+/// How to get a libnvrtc that `validate ptx` finds.
 pub const NVRTC_HINT: &str = sim::compile::NVRTC_HINT;
 
 /// The command that regenerates the NVRTC PTX (`kernels/README.md` documents it).
-pub const REGENERATE_NVRTC: &str =
-    "LD_LIBRARY_PATH=\"$(python3 -c 'import nvidia.cuda_nvrtc as m; \
-print(*m.__path__)')/lib\" cargo run -p validate -- ptx";
+pub const REGENERATE_NVRTC: &str = "cargo run -p validate -- ptx";
 
 /// The command that regenerates the clang PTX fixtures.
 pub const REGENERATE_CLANG: &str = "cargo run -p validate -- ptx --compiler clang";

@@ -1,9 +1,9 @@
 //! CUDA to PTX: the compilers the simulator and the validator use.
 //!
 //! Two compilers, both able to run without a GPU:
-//! - NVRTC, NVIDIA's runtime compiler (the front end and optimizer of nvcc), loaded at run time
-//!   through cudarc: libnvrtc from the PyPI wheel `nvidia-cuda-nvrtc-cu12` or a CUDA toolkit, found
-//!   on `LD_LIBRARY_PATH` ([`NVRTC_HINT`]);
+//! - NVRTC, NVIDIA's runtime compiler (the front end and optimizer of nvcc), loaded at run time:
+//!   libnvrtc from `$GPUMEMSIM_NVRTC`, a versioned library on the loader's path, the PyPI wheel
+//!   `nvidia-cuda-nvrtc-cu12` or a CUDA toolkit, in [`nvrtc::candidates`]' order ([`NVRTC_HINT`]);
 //! - clang (`clang-19` or `clang`) with `-x cuda --cuda-device-only -nocudainc -nocudalib`, which
 //!   needs no CUDA installation at all; a user's source gets [`CUDA_SHIM`] in front of it, the
 //!   qualifiers and device intrinsics that nvcc and NVRTC predefine.
@@ -17,6 +17,7 @@
 //! [`compile_clang_file`] for the bundled kernels.
 
 pub mod headers;
+pub mod nvrtc;
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -29,9 +30,10 @@ use std::sync::{Mutex, OnceLock};
 /// `atomicAdd`, `__ballot_sync`, `__popc`, ... in terms of clang's NVVM builtins.
 pub const CUDA_SHIM: &str = include_str!("cuda_shim.h");
 
-/// How to make libnvrtc visible (the PyPI wheel; a CUDA toolkit's `lib64` works the same way).
-pub const NVRTC_HINT: &str = "pip install nvidia-cuda-nvrtc-cu12, then run with \
-LD_LIBRARY_PATH=\"$(python3 -c 'import nvidia.cuda_nvrtc as m; print(*m.__path__)')/lib\"";
+/// How to get a libnvrtc the simulator finds ([`nvrtc::candidates`]: the PyPI wheel's directory is
+/// searched, no `LD_LIBRARY_PATH` needed).
+pub const NVRTC_HINT: &str = "pip install nvidia-cuda-nvrtc-cu12 (found where pip puts it), or \
+install a CUDA toolkit, or set GPUMEMSIM_NVRTC to the path of a libnvrtc.so.12";
 
 /// How to get clang.
 pub const CLANG_HINT: &str = "apt-get install clang-19 (Debian, Ubuntu), or any clang 17 or newer \
@@ -93,24 +95,19 @@ pub fn target_arch(cc: (u32, u32)) -> (u32, u32) {
     }
 }
 
-/// Whether libnvrtc can be loaded.
+/// Whether libnvrtc can be loaded ([`nvrtc::library`]).
 pub fn nvrtc_available() -> bool {
-    // SAFETY: only probes whether the library can be opened.
-    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+    nvrtc::library().is_ok()
 }
 
 /// NVRTC's version, `(major, minor)`, or an error saying how to get libnvrtc.
 pub fn nvrtc_version() -> std::result::Result<(i32, i32), String> {
-    use cudarc::nvrtc::sys;
-    if !nvrtc_available() {
-        return Err(format!("libnvrtc not found: {NVRTC_HINT}"));
-    }
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: both pointers are valid for writes; the library is present (checked above).
-    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
-        .result()
-        .map_err(|e| format!("nvrtcVersion failed: {e:?}"))?;
-    Ok((major, minor))
+    nvrtc::library()?.version()
+}
+
+/// Where the libnvrtc in use was loaded from (a path, or a name the dynamic loader resolved).
+pub fn nvrtc_source() -> std::result::Result<String, String> {
+    Ok(nvrtc::library()?.source.clone())
 }
 
 /// Compiles `source`, the contents of the file `name` (`add_constant.cu`), with NVRTC and
@@ -125,37 +122,17 @@ pub fn compile_nvrtc(
     source: &str,
     options: &[&str],
 ) -> std::result::Result<String, String> {
-    use cudarc::nvrtc::result;
-    use std::ffi::{CStr, CString};
-
-    if !nvrtc_available() {
-        return Err(format!("libnvrtc not found: {NVRTC_HINT}"));
-    }
+    use std::ffi::CString;
+    let lib = nvrtc::library()?;
     let src = CString::new(source).map_err(|_| format!("{name} contains a NUL byte"))?;
     let cname = CString::new(format!("/{name}")).map_err(|_| "source name contains a NUL byte")?;
-    let prog = result::create_program(&src, Some(&cname))
-        .map_err(|e| format!("nvrtcCreateProgram({name}) failed: {e:?}"))?;
-    // SAFETY: `prog` was created above and is destroyed exactly once, at the end.
-    let outcome = unsafe {
-        match result::compile_program(prog, options) {
-            Ok(()) => result::get_ptx(prog)
-                .map(|raw| CStr::from_ptr(raw.as_ptr()).to_string_lossy().into_owned())
-                .map_err(|e| format!("nvrtcGetPTX({name}) failed: {e:?}")),
-            Err(e) => {
-                let log = result::get_program_log(prog)
-                    .map(|log| CStr::from_ptr(log.as_ptr()).to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                Err(format!(
-                    "NVRTC failed to compile {name} with {} ({e:?}):\n{}",
-                    options.join(" "),
-                    log.trim_end()
-                ))
-            }
-        }
-    };
-    // SAFETY: `prog` is valid and not used afterwards.
-    let _ = unsafe { result::destroy_program(prog) };
-    outcome
+    lib.compile(&cname, &src, options).map_err(|e| {
+        let (what, log) = e.split_once('\n').unwrap_or((&e, ""));
+        format!(
+            "NVRTC failed to compile {name} with {} ({what}):\n{log}",
+            options.join(" ")
+        )
+    })
 }
 
 /// The first clang of [`CLANG_CANDIDATES`] that runs.
