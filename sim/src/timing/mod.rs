@@ -41,6 +41,8 @@ pub mod stall;
 
 pub mod pace;
 
+pub mod tensor;
+
 mod costs;
 mod maps;
 pub(crate) mod price;
