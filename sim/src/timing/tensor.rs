@@ -100,7 +100,9 @@ pub fn check(cfg: &GpuConfig, program: &Program, ptx_name: &str) -> Result<(), S
             continue;
         };
         let line = program.lines.get(pc).copied().unwrap_or(0);
-        let text = program.texts.get(pc).map_or("", String::as_str).trim();
+        let text = program.texts.get(pc).map_or("", String::as_str);
+        // Without its trailing comment (`// end inline asm`).
+        let text = text.split("//").next().unwrap_or("").trim();
         let wmma = if shape == "m16n16k16" {
             " (nor shape = \"m16n8k16\" with these types, of which a wmma.mma is two)".to_string()
         } else {

@@ -189,9 +189,9 @@ impl Plan {
             _ => Kind::Alu,
         };
         let plan = Plan {
-            deps: match tensor {
-                Some(_) => Deps::of_tensor(inst, operands),
-                None => Deps::of(inst),
+            deps: match inst.op {
+                Op::Mma(_) | Op::Wmma(WmmaOp::Mma { .. }) => Deps::of_tensor(inst, operands),
+                _ => Deps::of(inst),
             },
             pc,
             kind,
