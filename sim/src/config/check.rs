@@ -438,8 +438,24 @@ fn dram(d: &Dram, l2: &L2) -> Check {
 /// `mma.sync` forms of PTX ISA §9.7.14.5.14 the simulator executes and `wmma.mma` m16n16k16
 /// (§9.7.14.4) with f16 multiplicands.
 pub(crate) const TENSOR_FORMS: &[(&str, &[(&str, &str)])] = &[
-    ("m16n8k8", &[("f16", "f32"), ("f16", "f16"), ("bf16", "f32"), ("tf32", "f32")]),
-    ("m16n8k16", &[("f16", "f32"), ("f16", "f16"), ("bf16", "f32"), ("s8", "s32")]),
+    (
+        "m16n8k8",
+        &[
+            ("f16", "f32"),
+            ("f16", "f16"),
+            ("bf16", "f32"),
+            ("tf32", "f32"),
+        ],
+    ),
+    (
+        "m16n8k16",
+        &[
+            ("f16", "f32"),
+            ("f16", "f16"),
+            ("bf16", "f32"),
+            ("s8", "s32"),
+        ],
+    ),
     ("m16n8k32", &[("s8", "s32")]),
     ("m16n16k16", &[("f16", "f32"), ("f16", "f16")]),
 ];

@@ -59,7 +59,10 @@ pub fn form_of(op: &Op) -> Option<(&'static str, &'static str, &'static str)> {
 }
 
 /// The entry of `forms` for (shape, A/B type, C/D type).
-fn find<'f>(forms: &'f [TensorForm], (shape, ab, cd): (&str, &str, &str)) -> Option<&'f TensorForm> {
+fn find<'f>(
+    forms: &'f [TensorForm],
+    (shape, ab, cd): (&str, &str, &str),
+) -> Option<&'f TensorForm> {
     forms
         .iter()
         .find(|f| f.shape == shape && f.ab_type == ab && f.cd_type == cd)

@@ -57,7 +57,8 @@ impl Deps {
             Op::Wmma(w) => w.regs(),
             _ => return Deps::of(inst),
         };
-        let Some(all) = operands.get(inst.target as usize..inst.target as usize + nd + na + nb + nc)
+        let Some(all) =
+            operands.get(inst.target as usize..inst.target as usize + nd + na + nb + nc)
         else {
             return Deps::of(inst);
         };

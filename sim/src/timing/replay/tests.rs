@@ -598,7 +598,10 @@ fn warps_of_one_sub_partition_share_its_tensor_pipe_and_others_do_not() {
     assert_eq!(replay(&p, &c, &[block(&[warp; 4])]), vec![25 + 30]);
     let w = replay_work(&p, &c, &[block(&[warp; 4])]);
     // Warps 1 to 3 wait 8, 16 and 24 cycles for the pipe, from cycle 1 on.
-    assert_eq!(w.stalls[0].0[usize::from(stall::MATH_PIPE_THROTTLE)], 8 + 16 + 24);
+    assert_eq!(
+        w.stalls[0].0[usize::from(stall::MATH_PIPE_THROTTLE)],
+        8 + 16 + 24
+    );
     // Four schedulers: a warp each, four pipes, all issue at cycle 1.
     let c = tensor_costs(4);
     assert_eq!(replay(&p, &c, &[block(&[warp; 4])]), vec![1 + 30]);
@@ -613,5 +616,8 @@ fn an_mma_form_the_config_lacks_keeps_the_alu_cost_in_plans() {
     let (_, mut c) = setup(vec![], 4);
     c.tensor.clear();
     let p = mma_program(&[0; 2]);
-    assert_eq!(replay(&p, &c, &[block(&[&[(0, 0), (1, 0)]])]), vec![1 + 4 + 4]);
+    assert_eq!(
+        replay(&p, &c, &[block(&[&[(0, 0), (1, 0)]])]),
+        vec![1 + 4 + 4]
+    );
 }
