@@ -4,8 +4,8 @@
 //    L1 for a given S says how its sets are indexed (8 sets x 4 ways of 64-byte lines hold 32
 //    lines at S = 64, 16 at S = 128, 8 at S = 256; a fully associative 2 KiB holds 32 at any S).
 // B. warp: each lane of W warps (one block per SM, 1 or 132 SMs) loads word (lane % K) * S / 4,
-//    the same K distinct words every iteration, the next address depending on the value loaded
-//    (the table is zero): cycles per warp-level load (the slowest warp), against K and S.
+//    the same K distinct words every iteration, independent loads as suite38's const_walk: cycles
+//    per warp-level load (the slowest warp), against K, S and W; Nsight Compute's IDC misses.
 // Build and run: nvcc -arch=sm_90 -O3 const_sets.cu -o const_sets && ./const_sets
 #include <cstdio>
 #include <cstdint>
@@ -26,15 +26,18 @@ __global__ void chase(int hops, long long* cyc, uint32_t* out) {
     cyc[0] = t1 - t0;
 }
 
-__global__ void warp_set(int k, int s_words, int iters, long long* cyc, uint32_t* out) {
+__global__ void warp_set(int k, int s_words, int iters, uint32_t advance, long long* cyc,
+                         uint32_t* out) {
+    // As tests/fixtures/suite38/constant.cu's const_walk (independent loads; `advance` is 0 at
+    // run time, so every iteration reads the same K words, but the compiler cannot hoist them).
     int lane = threadIdx.x % 32;
-    uint32_t off = (lane % k) * s_words, v = 0;
-    for (int i = 0; i < 4; ++i) v = table[(off + v) % WORDS];
+    uint32_t off = (lane % k) * s_words, base = 0, acc = 0;
+    for (int i = 0; i < 4; ++i) { acc += table[(base + off) % WORDS]; base += advance; }
     __syncthreads();
     long long t0 = clock64();
-    for (int i = 0; i < iters; ++i) v = table[(off + v) % WORDS];
+    for (int i = 0; i < iters; ++i) { acc += table[(base + off) % WORDS]; base += advance; }
     long long t1 = clock64();
-    out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
     if (lane == 0) cyc[blockIdx.x * 32 + threadIdx.x / 32] = t1 - t0;
 }
 
@@ -64,11 +67,11 @@ int main() {
     memset(h, 0, sizeof h);
     cudaMemcpyToSymbol(table, h, sizeof h);
     for (int sms : {1, 132}) {
-        for (int w : {1, 16}) {
+        for (int w : {1, 8, 16}) {
             for (int s : {4, 64, 128, 256, 512, 2048}) {
                 for (int k : {1, 2, 4, 8, 16, 32}) {
                     int iters = 1024;
-                    warp_set<<<sms, 32 * w>>>(k, s / 4, iters, cyc, out);
+                    warp_set<<<sms, 32 * w>>>(k, s / 4, iters, 0, cyc, out);
                     cudaError_t e = cudaDeviceSynchronize();
                     if (e != cudaSuccess) { printf("error %s\n", cudaGetErrorString(e)); return 1; }
                     cudaMemcpy(hc, cyc, sizeof(long long) * sms * 32, cudaMemcpyDeviceToHost);

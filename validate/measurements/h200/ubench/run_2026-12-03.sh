@@ -12,6 +12,11 @@ cuobjdump -sass /tmp/mma_pipe | grep -oE "(HMMA|IMMA)[.A-Z0-9]*" | sort | uniq -
 nvcc -arch=sm_90 -O3 validate/measurements/h200/ubench/const_sets.cu -o /tmp/const_sets &&
     /tmp/const_sets > "$OUT/const_sets.csv" 2>&1
 cuobjdump -sass /tmp/const_sets | grep -E "LDC|ULDC" | head -20 > "$OUT/const_sets_sass.txt"
+# The warp-level sets under Nsight Compute: IDC lookups and misses, GCC requests per launch
+# (launch order as in const_sets.csv's warp rows).
+ncu --clock-control none --kernel-name warp_set --csv \
+    --metrics idc__requests.sum,idc__requests_lookup_miss.sum,gcc__cache_requests_type_constant.sum,sm__cycles_elapsed.max \
+    /tmp/const_sets > "$OUT/const_sets_ncu.csv" 2>&1
 OUT=/tmp/tensor39 VALIDATE=${VALIDATE:-devbin/validate} SIM=${SIM:-devbin/sim} \
     bash tests/fixtures/tensor/h200.sh > /tmp/tensor39.log 2>&1
 cp /tmp/tensor39.log /tmp/tensor39/h200sh.log
