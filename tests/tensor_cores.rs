@@ -380,10 +380,15 @@ fn mma_pipe_chains_pay_the_latency_and_independent_mmas_the_issue_interval() {
     // latency is 1024 cycles more. Four warps of 8 accumulators, one warp per sub-partition:
     // each pipe takes 8192 mma back to back (8 x issue_cycles 8 > latency), so a cycle more
     // of issue is 8192 cycles more, and the latency changes only the last one's wait.
+    let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
+    let f = &cfg.tensor.form[0];
+    assert!(8 * f.issue_cycles > f.latency_cycles);
     let only = ["f16_k16_ilp1", "f16_k16_ilp8"];
     let base = pipe_cycles(&only, &[]);
-    let lat = pipe_cycles(&only, &[("tensor.form[0].latency_cycles", "33")]);
-    let issue = pipe_cycles(&only, &[("tensor.form[0].issue_cycles", "9")]);
+    let lat = (f.latency_cycles + 1).to_string();
+    let lat = pipe_cycles(&only, &[("tensor.form[0].latency_cycles", &lat)]);
+    let issue = (f.issue_cycles + 1).to_string();
+    let issue = pipe_cycles(&only, &[("tensor.form[0].issue_cycles", &issue)]);
     assert_eq!(lat[0] - base[0], 1024);
     assert_eq!(issue[0], base[0]);
     // Up to 64 of the 8192 intervals are off the critical path: the end is set by the
