@@ -398,3 +398,31 @@ fn mma_pipe_chains_pay_the_latency_and_independent_mmas_the_issue_interval() {
     assert!((8192 - 64..=8192).contains(&d), "{d}");
     assert!(lat[1] - base[1] <= 1, "{lat:?} {base:?}");
 }
+
+#[test]
+fn an_mma_form_the_gpu_lacks_is_refused_at_its_launch() {
+    // The V100 (sm_70) has wmma m16n16k16 but no mma.m16n8k16; the K40 no tensor cores.
+    let run_on = |config: &str, fixture: &str| {
+        let cfg = GpuConfig::load(&root().join(format!("configs/{config}.toml"))).unwrap();
+        let p = root().join(format!("tests/fixtures/tensor/{fixture}.toml"));
+        let w = Workload::resolve(p.to_str().unwrap()).unwrap();
+        run_workload(&cfg, &w, &Options::default()).map(|_| ())
+    };
+    let e = run_on("v100", "mma").unwrap_err().to_string();
+    assert!(
+        e.contains("launch[0]")
+            && e.contains("`mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f9,")
+            && e.contains("tests/fixtures/tensor/mma.ptx:362)")
+            && e.contains(
+                "configs/v100.toml (Tesla V100-SXM2-16GB, compute capability 7.0) has no \
+                 [[tensor.form]] with shape = \"m16n8k16\", ab_type = \"f16\", cd_type = \"f32\""
+            ),
+        "{e}"
+    );
+    let e = run_on("k40", "wmma").unwrap_err().to_string();
+    assert!(
+        e.contains("launch[2]") && e.contains("shape = \"m16n16k16\"") && e.contains("nor shape"),
+        "{e}"
+    );
+    run_on("v100", "wmma").unwrap();
+}
