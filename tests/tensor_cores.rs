@@ -331,3 +331,98 @@ fn an_mbarrier_phase_that_never_completes_stops_the_launch() {
         "{e}"
     );
 }
+
+/// The latency-bound cycles of mma_pipe's launches `only` (tests/fixtures/tensor/pipe/pipe.toml, 4 warps for
+/// the ILP-8 launches: one per sub-partition) on the H200 config with `sets` made to it.
+fn pipe_cycles(only: &[&str], sets: &[(&str, &str)]) -> Vec<u64> {
+    let path = root().join("configs/h200.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let sets: Vec<(String, String)> = sets
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let cfg = GpuConfig::from_toml_str_with(&text, "configs/h200.toml", &sets).unwrap();
+    assert_eq!(
+        (
+            cfg.tensor.form[0].shape.as_str(),
+            cfg.tensor.form[0].ab_type.as_str()
+        ),
+        ("m16n8k16", "f16")
+    );
+    let p = root().join("tests/fixtures/tensor/pipe/pipe.toml");
+    let w = Workload::resolve(p.to_str().unwrap()).unwrap();
+    let opts = Options {
+        only: only.iter().map(|s| s.to_string()).collect(),
+        sets: vec![("warps".into(), 4)],
+        ..Default::default()
+    };
+    let r = run_workload(&cfg, &w, &opts).unwrap_or_else(|e| panic!("{e}"));
+    // The replay's cycles (the latency bound, which sets these launches' time).
+    r.launches
+        .iter()
+        .map(|l| {
+            assert_eq!(l.timing.bound, "latency");
+            let (_, c) = l
+                .timing
+                .bounds
+                .iter()
+                .find(|(n, _)| *n == "latency")
+                .unwrap();
+            *c as u64
+        })
+        .collect()
+}
+
+#[test]
+fn mma_pipe_chains_pay_the_latency_and_independent_mmas_the_issue_interval() {
+    // mma_pipe.cu's kernel: 1024 rounds of ILP mma.sync m16n8k16 f16 -> f32 per warp. One
+    // warp, one accumulator: each of the 1024 waits for the one before, so a cycle more of
+    // latency is 1024 cycles more. Four warps of 8 accumulators, one warp per sub-partition:
+    // each pipe takes 8192 mma back to back (8 x issue_cycles 8 > latency), so a cycle more
+    // of issue is 8192 cycles more, and the latency changes only the last one's wait.
+    let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
+    let f = &cfg.tensor.form[0];
+    assert!(8 * f.issue_cycles > f.latency_cycles);
+    let only = ["f16_k16_ilp1", "f16_k16_ilp8"];
+    let base = pipe_cycles(&only, &[]);
+    let lat = (f.latency_cycles + 1).to_string();
+    let lat = pipe_cycles(&only, &[("tensor.form[0].latency_cycles", &lat)]);
+    let issue = (f.issue_cycles + 1).to_string();
+    let issue = pipe_cycles(&only, &[("tensor.form[0].issue_cycles", &issue)]);
+    assert_eq!(lat[0] - base[0], 1024);
+    assert_eq!(issue[0], base[0]);
+    // Up to 64 of the 8192 intervals are off the critical path: the end is set by the
+    // epilogue's chain of 32 dependent adds, which starts from the first accumulator (its last
+    // mma issued 7 intervals before the warp's last).
+    let d = issue[1] - base[1];
+    assert!((8192 - 64..=8192).contains(&d), "{d}");
+    assert!(lat[1] - base[1] <= 1, "{lat:?} {base:?}");
+}
+
+#[test]
+fn an_mma_form_the_gpu_lacks_is_refused_at_its_launch() {
+    // The V100 (sm_70) has wmma m16n16k16 but no mma.m16n8k16; the K40 no tensor cores.
+    let run_on = |config: &str, fixture: &str| {
+        let cfg = GpuConfig::load(&root().join(format!("configs/{config}.toml"))).unwrap();
+        let p = root().join(format!("tests/fixtures/tensor/{fixture}.toml"));
+        let w = Workload::resolve(p.to_str().unwrap()).unwrap();
+        run_workload(&cfg, &w, &Options::default()).map(|_| ())
+    };
+    let e = run_on("v100", "mma").unwrap_err().to_string();
+    assert!(
+        e.contains("launch[0]")
+            && e.contains("`mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f9,")
+            && e.contains("tests/fixtures/tensor/mma.ptx:362)")
+            && e.contains(
+                "configs/v100.toml (Tesla V100-SXM2-16GB, compute capability 7.0) has no \
+                 [[tensor.form]] with shape = \"m16n8k16\", ab_type = \"f16\", cd_type = \"f32\""
+            ),
+        "{e}"
+    );
+    let e = run_on("k40", "wmma").unwrap_err().to_string();
+    assert!(
+        e.contains("launch[2]") && e.contains("shape = \"m16n16k16\"") && e.contains("nor shape"),
+        "{e}"
+    );
+    run_on("v100", "wmma").unwrap();
+}

@@ -109,7 +109,7 @@ fn a_ten_megabyte_straight_line_kernel_runs_on_132_sms_within_the_budget() {
     ])
     .fails_with(&[
         "launch `add_one`: kernel `add_one` has 400019 instructions: the per-instruction state \
-of 4 SMs needs 555.4 MiB of host memory to simulate; ",
+of 4 SMs needs 579.9 MiB of host memory to simulate; ",
         "left of --max-memory 200.0 MiB",
     ]);
 }

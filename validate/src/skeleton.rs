@@ -411,10 +411,14 @@ pub(crate) mod tests {
         ] {
             assert!(!s.assumed.iter().any(|k| k == key), "{key}");
         }
-        assert_eq!(
-            s.assumed_tables,
-            ["constant.cache[0]", "constant.cache[1]", "l1"]
-        );
+        // The tensor pipe's forms come whole from the base config too.
+        let mut tables = vec![
+            "constant.cache[0]".to_string(),
+            "constant.cache[1]".into(),
+            "l1".into(),
+        ];
+        tables.extend((0..9).map(|i| format!("tensor.form[{i}]")));
+        assert_eq!(s.assumed_tables, tables);
         let summary = s.assumed_summary();
         assert!(
             summary.starts_with("gpu.launch_overhead_ns, gpu.host_launch_interval_ns, sm.gpcs,"),

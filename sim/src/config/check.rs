@@ -3,7 +3,7 @@
 //! Each check is a small pure function that returns the dotted key and a message of the form
 //! `<key> = <value> <what is wrong>; allowed: <what is accepted>`. The first violation wins.
 
-use super::schema::{CacheGeometry, Constant, Dram, Gpu, Shared, Sm, L1, L2};
+use super::schema::{CacheGeometry, Constant, Dram, Gpu, Shared, Sm, Tensor, L1, L2};
 use super::GpuConfig;
 
 /// A rejected value: the dotted key and what is wrong with it (the caller adds the file).
@@ -434,6 +434,73 @@ fn dram(d: &Dram, l2: &L2) -> Check {
     Ok(())
 }
 
+/// The (A/B type, C/D type) pairs PTX has for each shape the tensor pipe's table may list: the
+/// `mma.sync` forms of PTX ISA §9.7.14.5.14 the simulator executes and `wmma.mma` m16n16k16
+/// (§9.7.14.4) with f16 multiplicands.
+pub(crate) const TENSOR_FORMS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "m16n8k8",
+        &[
+            ("f16", "f32"),
+            ("f16", "f16"),
+            ("bf16", "f32"),
+            ("tf32", "f32"),
+        ],
+    ),
+    (
+        "m16n8k16",
+        &[
+            ("f16", "f32"),
+            ("f16", "f16"),
+            ("bf16", "f32"),
+            ("s8", "s32"),
+        ],
+    ),
+    ("m16n8k32", &[("s8", "s32")]),
+    ("m16n16k16", &[("f16", "f32"), ("f16", "f16")]),
+];
+
+fn tensor(t: &Tensor) -> Check {
+    for (i, f) in t.form.iter().enumerate() {
+        let key = |leaf: &str| format!("tensor.form[{i}].{leaf}");
+        let Some((_, pairs)) = TENSOR_FORMS.iter().find(|(s, _)| *s == f.shape) else {
+            let shapes: Vec<&str> = TENSOR_FORMS.iter().map(|(s, _)| *s).collect();
+            let msg = format!(
+                "shape = {:?} is not a tensor form's shape; allowed: {}",
+                f.shape,
+                shapes.join(", ")
+            );
+            return Err(invalid(&key("shape"), msg));
+        };
+        if !pairs.contains(&(f.ab_type.as_str(), f.cd_type.as_str())) {
+            let list: Vec<String> = pairs.iter().map(|(a, c)| format!("{a}/{c}")).collect();
+            let msg = format!(
+                "ab_type = {:?} with cd_type = {:?} is not a form of shape {}; allowed                  (ab_type/cd_type): {}",
+                f.ab_type,
+                f.cd_type,
+                f.shape,
+                list.join(", ")
+            );
+            return Err(invalid(&key("ab_type"), msg));
+        }
+        let same = |g: &super::schema::TensorForm| {
+            (g.shape.as_str(), g.ab_type.as_str(), g.cd_type.as_str())
+                == (f.shape.as_str(), f.ab_type.as_str(), f.cd_type.as_str())
+        };
+        if let Some(j) = t.form[..i].iter().position(same) {
+            let msg = format!(
+                "shape = {:?} (ab_type = {:?}, cd_type = {:?}) is listed twice, also as \
+                 tensor.form[{j}]; allowed: each form once",
+                f.shape, f.ab_type, f.cd_type
+            );
+            return Err(invalid(&key("shape"), msg));
+        }
+        int_range(&key("latency_cycles"), f.latency_cycles.into(), 1, 1000)?;
+        int_range(&key("issue_cycles"), f.issue_cycles.into(), 1, 1000)?;
+    }
+    Ok(())
+}
+
 /// Every range and combination check, table by table in file order.
 pub(crate) fn validate(cfg: &GpuConfig) -> Check {
     gpu(&cfg.gpu)?;
@@ -443,5 +510,6 @@ pub(crate) fn validate(cfg: &GpuConfig) -> Check {
     constant(&cfg.constant, major)?;
     l1(&cfg.l1)?;
     l2(&cfg.l2)?;
-    dram(&cfg.dram, &cfg.l2)
+    dram(&cfg.dram, &cfg.l2)?;
+    tensor(&cfg.tensor)
 }

@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 pub use schema::{
-    CacheGeometry, Constant, ConstantCache, Dram, Gpu, Shared, Sm, StorePolicy, L1, L2,
+    CacheGeometry, Constant, ConstantCache, Dram, Gpu, Shared, Sm, StorePolicy, Tensor, TensorForm,
+    L1, L2,
 };
 
 /// A validated GPU description: the TOML file's tables plus the file it came from.
@@ -57,6 +58,9 @@ pub struct GpuConfig {
     pub l2: L2,
     /// `[dram]`: device memory.
     pub dram: Dram,
+    /// `[tensor]`: the tensor pipe's forms (optional; none by default).
+    #[serde(default)]
+    pub tensor: Tensor,
 }
 
 impl GpuConfig {

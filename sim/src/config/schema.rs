@@ -256,6 +256,43 @@ pub struct Dram {
     pub latency_cycles: u32,
 }
 
+/// `[tensor]`: the tensor pipe of each SM sub-partition (SMSP, one per warp scheduler), which
+/// `mma.sync` and `wmma.mma` occupy. Optional: absent (or `form = []`, as on the GPUs before
+/// compute capability 7.0, which have no tensor cores) a kernel that uses a tensor instruction is
+/// refused at its launch, naming the form the config lacks.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tensor {
+    /// The forms the GPU executes (`[[tensor.form]]`), each (shape, A/B type, C/D type) at most
+    /// once.
+    #[serde(default)]
+    pub form: Vec<TensorForm>,
+}
+
+/// `[[tensor.form]]`: the timing of one form of `mma.sync` (or `wmma.mma`) on the tensor pipe. A
+/// warp's instruction occupies its sub-partition's pipe for `issue_cycles` (independent
+/// instructions of one or several warps of the sub-partition start that far apart) and its
+/// result (D) is ready `latency_cycles` after its issue (a dependent instruction on the same
+/// accumulator waits that long).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TensorForm {
+    /// The shape as PTX writes it: `"m16n8k8"`, `"m16n8k16"` or `"m16n8k32"` (`mma.sync`), or
+    /// `"m16n16k16"` (`wmma.mma`; without such an entry a `wmma.mma` m16n16k16 takes two of the
+    /// config's `m16n8k16` of its types, as ptxas makes it for sm_80 and later).
+    pub shape: String,
+    /// The type of A and B: `"f16"`, `"bf16"`, `"tf32"` or `"s8"` (the 8-bit integer forms, `.s8`
+    /// or `.u8` operands in any mix).
+    pub ab_type: String,
+    /// The type of C and D (the accumulator): `"f32"`, `"f16"` or `"s32"`; of an instruction
+    /// whose C and D differ, D's.
+    pub cd_type: String,
+    /// Cycles from the instruction's issue until D is ready (1 to 1000).
+    pub latency_cycles: u32,
+    /// Cycles the instruction occupies its sub-partition's tensor pipe (1 to 1000).
+    pub issue_cycles: u32,
+}
+
 /// Shape of a set-associative cache, in bytes, as the memory models need it. Build it with
 /// [`L1::geometry`], [`L2::geometry`] or [`ConstantCache::geometry`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -532,3 +532,75 @@ fn v100_a100_t4_c1060_configs_round_trip() {
         assert_eq!(back.l2.size_bytes, cfg.l2.size_bytes);
     }
 }
+
+/// The RTX 3090 config with one more `[[tensor.form]]` (its 10th, `tensor.form[9]`) of `body`.
+fn with_form(body: &str) -> String {
+    format!("{}\n[[tensor.form]]\n{body}\n", rtx3090_text())
+}
+
+#[test]
+fn tensor_forms_are_checked_by_key() {
+    let ok = "shape = \"m16n16k16\"\nab_type = \"f16\"\ncd_type = \"f32\"\nlatency_cycles = 40\nissue_cycles = 64";
+    let cfg = GpuConfig::from_toml_str(&with_form(ok), PATH).unwrap();
+    assert_eq!(cfg.tensor.form.len(), 10);
+    let bad = |from: &str, to: &str| with_form(&ok.replace(from, to));
+    assert_rejects(
+        &bad("m16n16k16", "m8n8k4"),
+        "tensor.form[9].shape",
+        &["\"m8n8k4\"", "m16n8k8, m16n8k16, m16n8k32, m16n16k16"],
+    );
+    assert_rejects(
+        &bad("ab_type = \"f16\"", "ab_type = \"tf32\""),
+        "tensor.form[9].ab_type",
+        &["not a form of shape m16n16k16", "f16/f32, f16/f16"],
+    );
+    assert_rejects(
+        &bad("latency_cycles = 40", "latency_cycles = 0"),
+        "tensor.form[9].latency_cycles",
+        &["latency_cycles = 0 is out of range; allowed: 1 to 1000"],
+    );
+    assert_rejects(
+        &bad("issue_cycles = 64", "issue_cycles = 1001"),
+        "tensor.form[9].issue_cycles",
+        &["allowed: 1 to 1000"],
+    );
+    // rtx3090.toml lists m16n8k16 f16 -> f32 first.
+    let twice = "shape = \"m16n8k16\"\nab_type = \"f16\"\ncd_type = \"f32\"\nlatency_cycles = 40\nissue_cycles = 64";
+    assert_rejects(
+        &with_form(twice),
+        "tensor.form[9].shape",
+        &["listed twice, also as tensor.form[0]"],
+    );
+    assert_rejects(
+        &with_form(&format!("{ok}\nrate = 2")),
+        "tensor.form[9].rate",
+        &["unknown field `rate`"],
+    );
+}
+
+#[test]
+fn tensor_table_is_optional_and_shipped_configs_list_their_gpus_forms() {
+    let text = rtx3090_text();
+    let cut = text.find("\n[tensor]").expect("rtx3090.toml has [tensor]");
+    let cfg = GpuConfig::from_toml_str(&text[..cut], PATH).unwrap();
+    assert!(cfg.tensor.form.is_empty());
+    let forms = |name: &str| {
+        let cfg = GpuConfig::load(&shipped(name)).unwrap();
+        let mut v: Vec<String> = (cfg.tensor.form.iter())
+            .map(|f| format!("{}.{}.{}", f.shape, f.ab_type, f.cd_type))
+            .collect();
+        v.sort();
+        v
+    };
+    for old in ["c1060.toml", "c2050.toml", "k40.toml"] {
+        assert!(forms(old).is_empty(), "{old}");
+    }
+    assert_eq!(
+        forms("v100.toml"),
+        ["m16n16k16.f16.f16", "m16n16k16.f16.f32"]
+    );
+    assert_eq!(forms("t4.toml").len(), 4);
+    for sm80 in ["a100.toml", "rtx3090.toml", "h200.toml"] {
+        assert_eq!(forms(sm80).len(), 9, "{sm80}");
+    }
+}

@@ -184,6 +184,7 @@ the GPU allows at most {} (512 KiB)",
         };
         check_tuning(f, dims.block, &ptx_name).map_err(|m| w.err(&format!("{key}.block"), m))?;
         check_hopper(cfg, &program, &spec.kernel).map_err(|m| w.err(&key, m))?;
+        crate::timing::tensor::check(cfg, &program, &ptx_name).map_err(|m| w.err(&key, m))?;
         let dynamic = match &spec.shared_bytes {
             Some(e) => w.eval(e, &format!("{key}.shared_bytes"))?,
             None => 0,

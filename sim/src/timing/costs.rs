@@ -52,6 +52,8 @@ pub struct Costs {
     pub l1_line_shift: Option<u32>,
     /// Stores to one sector this close in cycles merge before L2 (`None`: never).
     pub store_merge: Option<u32>,
+    /// The tensor pipe's forms (`[[tensor.form]]`, [`super::tensor::cost`]).
+    pub tensor: Vec<crate::config::TensorForm>,
 }
 
 impl Costs {
@@ -88,6 +90,7 @@ impl Costs {
             l1_line: u64::from(cfg.l1.line_bytes),
             l1_line_shift: line_shift(u64::from(cfg.l1.sector_bytes), u64::from(cfg.l1.line_bytes)),
             store_merge: cfg.l1.store_merge_cycles,
+            tensor: cfg.tensor.form.clone(),
         }
     }
 

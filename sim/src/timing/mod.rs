@@ -16,6 +16,8 @@
 //!   previous one; a wave's blocks join the replay when the previous wave's blocks free their
 //!   slots, on the same scheduler calendars ([`SmWork::latency`] adds up the same placement): the
 //!   tail of the last wave and a dispatch rate too slow for short blocks (reduce) both follow.
+//!   `mma.sync` and `wmma.mma` wait for their sub-partition's tensor pipe, which each occupies for
+//!   its form's issue interval, and their D is ready after the form's latency ([`tensor`]).
 //! - **throughput**: the busiest shared unit of the SM, counted from its first use (before it,
 //!   the warps wait for what the unit's work depends on): SASS instruction issue (one per
 //!   scheduler per cycle, [`sass`], as if the warps were spread evenly over the schedulers: a
@@ -40,6 +42,8 @@ pub mod sched;
 pub mod stall;
 
 pub mod pace;
+
+pub mod tensor;
 
 mod costs;
 mod maps;

@@ -14,13 +14,16 @@
 //!   (`short_scoreboard`; a bank-conflicted access's extra wavefronts are in its latency), a
 //!   constant operand or kernel parameter (`imc_miss`), an ALU result (`wait`, the fixed-latency
 //!   dependency);
+//! - `math_pipe_throttle` while its next instruction, ready, waits for a busy execution pipe (a
+//!   tensor instruction for its sub-partition's tensor pipe; the HMMA/IMMA result itself is a
+//!   fixed-latency dependency, `wait`: ptxas gives it no scoreboard);
 //! - then `not_selected` for the cycles its scheduler issued another warp's instruction;
 //! - `selected` for each issue slot it took;
 //! - `barrier` from a `bar.sync`'s issue to its block's release;
 //! - `drain` from its last issue until its stores are acknowledged (and its last results are
 //!   ready).
 //!
-//! Reasons ncu has and the replay does not model (instruction fetch, pipe and queue throttles,
+//! Reasons ncu has and the replay does not model (instruction fetch, other pipe and queue throttles,
 //! branch resolution, memory barriers, sleeping) are not reported, rather than reported as 0.
 //! Cycles are warp-cycles: every warp of the SM counts each of its cycles once, as a sampling
 //! interval of one cycle would; ncu's `smsp__average_warp_latency_issue_stalled_<reason>.ratio`
@@ -56,9 +59,12 @@ pub const BARRIER: Why = 8;
 pub const DRAIN: Why = 9;
 /// Waiting for its issue floor with no late register (after a branch or a skipped region).
 pub const MISC: Why = 10;
+/// Ready, but the execution pipe it needs is busy: a tensor instruction waiting for its
+/// sub-partition's tensor pipe ([`super::tensor`]).
+pub const MATH_PIPE_THROTTLE: Why = 11;
 
 /// Warp states counted.
-pub const STATES: usize = 11;
+pub const STATES: usize = 12;
 
 /// The reason part of each state's Nsight Compute name, in [`Why`] order; the three
 /// long-scoreboard levels are the simulator's own split of `long_scoreboard`.
@@ -74,10 +80,11 @@ pub const NAMES: [&str; STATES] = [
     "barrier",
     "drain",
     "misc",
+    "math_pipe_throttle",
 ];
 
 /// The reasons reported per launch under ncu's names: (reason, the states summed).
-pub const REASONS: [(&str, &[Why]); 10] = [
+pub const REASONS: [(&str, &[Why]); 11] = [
     ("long_scoreboard", &[LONG_L1, LONG_L2, LONG_DRAM]),
     ("short_scoreboard", &[SHORT]),
     ("imc_miss", &[IMC]),
@@ -87,6 +94,7 @@ pub const REASONS: [(&str, &[Why]); 10] = [
     ("not_selected", &[NOT_SELECTED]),
     ("selected", &[SELECTED]),
     ("misc", &[MISC]),
+    ("math_pipe_throttle", &[MATH_PIPE_THROTTLE]),
     // Not an ncu reason: the L1-hit part of long_scoreboard, listed for the table.
     ("long_scoreboard_l1", &[LONG_L1]),
 ];

@@ -116,6 +116,10 @@ pub struct SmWork {
     /// `LONG_L2` or `LONG_DRAM`; set by the replay's latency look-up).
     #[serde(skip)]
     pub(super) level: super::stall::Why,
+    /// Per SM sub-partition (warp scheduler, at most 8), the cycle (of the current wave) its
+    /// tensor pipe is free ([`super::tensor`]).
+    #[serde(skip)]
+    pub(super) tensor_free: [u32; 8],
 }
 
 impl SmWork {
@@ -166,6 +170,9 @@ impl SmWork {
     /// block): the DRAM queue keeps what it has not moved yet.
     pub fn advance(&mut self, cycles: u64) {
         self.dram_free = (self.dram_free - cycles as f64).max(0.0);
+        for t in &mut self.tensor_free {
+            *t = t.saturating_sub(u32::try_from(cycles).unwrap_or(u32::MAX));
+        }
     }
 
     /// Extrapolates a sampled launch (as [`crate::metrics::Counters::extrapolate`]); the latency

@@ -219,6 +219,7 @@ mod tests {
             op(8, MmaType::F32, MmaType::TF32),
             op(8, MmaType::F16, MmaType::F16),
             op(32, MmaType::S32, MmaType::S8),
+            op(16, MmaType::S32, MmaType::S8),
         ] {
             let (nd, na, nb, _) = o.regs();
             let (m, n, k) = (16, 8, usize::from(o.k));

@@ -12,6 +12,7 @@
 //! mma.sync.aligned.m16n8k8.row.col.{f32,f16}.f16.f16.{f32,f16}        (and .f32.bf16.bf16.f32)
 //! mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 d, a, b, c
 //! mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32 d, a, b, c
+//! mma.sync.aligned.m16n8k16.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32 d, a, b, c
 //! wmma.load.{a,b}.sync.aligned.{row,col}.m16n16k16{.global,.shared}.f16 r, [p]{, stride}
 //! wmma.load.c.sync.aligned.{row,col}.m16n16k16{.global,.shared}.{f16,f32} r, [p]{, stride}
 //! wmma.mma.sync.aligned.{row,col}.{row,col}.m16n16k16.{f16,f32}.{f16,f32} d, a, b, c
@@ -454,9 +455,10 @@ fn mma(m: &mut Mods) -> Result<Op, String> {
     use MmaType::*;
     let ok = match (mm, n, k) {
         (16, 8, 16) => {
-            matches!((a, b), (F16, F16) | (BF16, BF16))
+            (matches!((a, b), (F16, F16) | (BF16, BF16))
                 && matches!((d, c), (F32, F32) | (F16, F16))
-                && !(a == BF16 && d == F16)
+                && !(a == BF16 && d == F16))
+                || (matches!(a, S8 | U8) && matches!(b, S8 | U8) && (d, c) == (S32, S32))
         }
         (16, 8, 8) => {
             (matches!((a, b), (F16, F16)) && matches!((d, c), (F32, F32) | (F16, F16)))

@@ -113,15 +113,19 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         let log = self.log;
         let front = want == self.clock + 1;
         let slots = p.slots;
-        let (issue, last) = take_slots(port, want, slots);
-        self.account(
-            &mut work.stalls[p.pc as usize],
-            &p.deps,
-            want,
-            issue,
-            last,
-            slots,
-        );
+        // A tensor instruction waits for its sub-partition's tensor pipe too.
+        let smsp = usize::from(self.port) % MAX_SCHEDULERS;
+        let go = match p.kind {
+            Kind::Tensor => want.max(work.tensor_free[smsp]),
+            _ => want,
+        };
+        let from = self.seen + 1;
+        let (issue, last) = take_slots(port, go, slots);
+        let st = &mut work.stalls[p.pc as usize];
+        self.account(st, &p.deps, want, issue, last, slots);
+        if go > want {
+            throttled(st, want.max(from), go);
+        }
         // SASS issue slots, constant-pipe and barrier work, first use of a unit.
         work.now = issue;
         self.issued_max = self.issued_max.max(issue);
@@ -178,6 +182,10 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
                 None
             }
             Kind::Shfl => Some(issue + env.shared_latency),
+            Kind::Tensor => {
+                work.tensor_free[smsp] = issue + p.pipe;
+                Some(issue + p.result)
+            }
             Kind::Nothing => None,
             // Results of a multi-instruction expansion are late by what its last slot waited.
             Kind::Alu => Some((last + 1).saturating_sub(slots.max(1)).max(issue) + p.result),
@@ -193,6 +201,16 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
             self.clock = self.clock.max(last);
         }
         false
+    }
+}
+
+/// Counts the cycles from `from` to `go`, which [`Warp::account`] counted as `not_selected`, as
+/// `math_pipe_throttle`: the instruction was ready and its pipe was busy.
+fn throttled(st: &mut Stalls, from: u32, go: u32) {
+    if go > from {
+        let c = u64::from(go - from);
+        st.0[usize::from(stall::NOT_SELECTED)] -= c;
+        st.0[usize::from(stall::MATH_PIPE_THROTTLE)] += c;
     }
 }
 

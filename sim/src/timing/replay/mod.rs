@@ -21,6 +21,10 @@
 //!   (a loosely round-robin, oldest-first order: every ready warp gets its turn). An instruction
 //!   that could issue at the warp's floor but found the scheduler busy holds the warp's later
 //!   instructions back by as much.
+//! - **Tensor pipe.** Each scheduler's sub-partition has one tensor pipe: an `mma.sync` or
+//!   `wmma.mma` issues no sooner than the pipe is free, occupies it for its form's issue cycles
+//!   and its D is ready its form's latency after the issue ([`crate::timing::tensor`]); the wait
+//!   for the pipe is `math_pipe_throttle`.
 //! - **Barriers.** `bar.sync` waits for the warp's outstanding results, then for every warp of
 //!   its block still running; the last arrival releases them after [`Costs::barrier`].
 //!

@@ -42,6 +42,69 @@ impl Deps {
     }
 }
 
+impl Deps {
+    /// The registers a tensor instruction's plan waits for and writes, from its operands (D, A,
+    /// B, C in order from `inst.target` in `operands`; `inst.dst` holds D's first four). Its
+    /// sources are more than [`Deps`] holds (m16n8k16: 4 + 2 + 4, wmma.mma: 8 + 8 + 8), so it
+    /// waits for every distinct one where they fit, else for the first and last register of each
+    /// of A, B and C: a fragment is written by one instruction (`ldmatrix`, `wmma.load`, the
+    /// previous `mma` on the accumulator) or by several in order. It writes D's first four, and
+    /// of a longer D its first three (the ones a `wmma.store`'s plan waits for) and last (one a
+    /// dependent `wmma.mma` waits for).
+    pub(super) fn of_tensor(inst: &DInst, operands: &[u16]) -> Self {
+        let (nd, na, nb, nc) = match inst.op {
+            Op::Mma(m) => m.regs(),
+            Op::Wmma(w) => w.regs(),
+            _ => return Deps::of(inst),
+        };
+        let Some(all) =
+            operands.get(inst.target as usize..inst.target as usize + nd + na + nb + nc)
+        else {
+            return Deps::of(inst);
+        };
+        let (dr, rest) = all.split_at(nd);
+        let (ar, rest) = rest.split_at(na);
+        let (br, cr) = rest.split_at(nb);
+        let mut src: Vec<u16> = vec![];
+        let mut add = |r: u16| {
+            if !src.contains(&r) {
+                src.push(r);
+            }
+        };
+        let guard = (inst.guard != NO_REG).then_some(inst.guard);
+        let room = 7 - usize::from(guard.is_some());
+        let mut distinct = ar.iter().chain(br).chain(cr).copied().collect::<Vec<_>>();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() <= room {
+            ar.iter().chain(br).chain(cr).for_each(|&r| add(r));
+        } else {
+            for f in [ar, br, cr] {
+                if let (Some(&a), Some(&b)) = (f.first(), f.last()) {
+                    add(a);
+                    add(b);
+                }
+            }
+        }
+        guard.into_iter().for_each(&mut add);
+        let mut d = Deps::default();
+        for (k, &r) in src.iter().take(7).enumerate() {
+            d.src[k] = r;
+        }
+        d.n_src = src.len().min(7) as u8;
+        let dst: Vec<u16> = if nd <= 4 {
+            dr.to_vec()
+        } else {
+            vec![dr[0], dr[1], dr[2], dr[nd - 1]]
+        };
+        for (k, &r) in dst.iter().enumerate() {
+            d.dst[k] = r;
+        }
+        d.n_dst = dst.len() as u8;
+        d
+    }
+}
+
 /// How the replay treats an instruction once issued.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -57,6 +120,9 @@ pub(super) enum Kind {
     Shfl,
     /// `exit`, `ret`, `bar.warp.sync`: no result.
     Nothing,
+    /// `mma.sync`, `wmma.mma`: waits for its sub-partition's tensor pipe, occupies it for
+    /// [`Plan::pipe`] cycles, its D ready [`Plan::result`] after its issue ([`crate::timing::tensor`]).
+    Tensor,
     /// Everything else: its SASS steps times the ALU latency.
     #[default]
     Alu,
@@ -73,8 +139,10 @@ pub(super) struct Plan {
     pub(super) kind: Kind,
     /// SASS issue slots ([`crate::timing::sass::Sass::slots`]).
     pub(super) slots: u32,
-    /// ALU result latency (cycles), [`Costs::result_latency`].
+    /// ALU result latency (cycles), [`Costs::result_latency`]; a [`Kind::Tensor`]'s form's latency.
     pub(super) result: u32,
+    /// Cycles a [`Kind::Tensor`] occupies its sub-partition's tensor pipe (0 for other kinds).
+    pub(super) pipe: u32,
     /// Constant-pipe cycles an issue adds (a pointer parameter's LDC.64), or 0.
     pub(super) const_cycles: f64,
     /// The unit whose first use it may be.
@@ -100,14 +168,18 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    pub(super) fn of(costs: &Costs, pc: u32, inst: &DInst) -> Self {
+    /// The plan of `inst` at `pc` (`operands`: the program's operand table, [`Program::operands`]).
+    pub(super) fn of(costs: &Costs, pc: u32, inst: &DInst, operands: &[u16]) -> Self {
         let s = costs.sass.at(pc);
+        // A form the config lacks was refused at the launch (`tensor::check`); here (plans made
+        // without that check, in tests) it keeps the ALU's cost.
+        let tensor = crate::timing::tensor::cost(&costs.tensor, &inst.op).and_then(Result::ok);
         let kind = match inst.op {
+            _ if tensor.is_some() => Kind::Tensor,
             Op::BarSync | Op::BarRed(_) => Kind::Barrier,
             Op::Bra => Kind::Bra,
             // `ldmatrix` is priced as a shared load; `cp.async` and `stmatrix` as stores
             // (issued, nothing waits for them: copies land at issue, `exec::mem::tensor`).
-            // `mma` takes the ALU's placeholder cost until the tensor pipe is modelled.
             Op::Ld(_) | Op::Ldmatrix(_) | Op::Wmma(WmmaOp::Load { .. }) => Kind::Load,
             Op::Wmma(WmmaOp::Store { .. }) => Kind::Drain,
             Op::St(_) | Op::CpAsync(_) | Op::Stmatrix(_) => Kind::Drain,
@@ -118,16 +190,20 @@ impl Plan {
             _ => Kind::Alu,
         };
         let plan = Plan {
-            deps: Deps::of(inst),
+            deps: match inst.op {
+                Op::Mma(_) | Op::Wmma(WmmaOp::Mma { .. }) => Deps::of_tensor(inst, operands),
+                _ => Deps::of(inst),
+            },
             pc,
             kind,
             slots: u32::from(s.slots),
             // A load's result waits for its entry's latency alone.
-            result: if kind == Kind::Load {
-                0
-            } else {
-                costs.result_latency(pc)
+            result: match (kind, tensor) {
+                (_, Some(t)) => t.latency,
+                (Kind::Load, _) => 0,
+                _ => costs.result_latency(pc),
             },
+            pipe: tensor.map_or(0, |t| t.issue),
             // A pointer parameter is an LDC.64 on the constant pipe, always a hit.
             const_cycles: match inst.op {
                 Op::Ld(m) if m.space == StateSpace::Param => f64::from(s.ldc) * costs.const_serial,
@@ -168,6 +244,7 @@ pub(super) const IDLE: Plan = Plan {
     kind: Kind::Nothing,
     slots: 0,
     result: 0,
+    pipe: 0,
     const_cycles: 0.0,
     unit: None,
     if_converted: false,
@@ -223,7 +300,7 @@ impl Plans {
     pub fn new(costs: &Costs, program: &Program) -> Self {
         Plans(
             (program.insts.iter().enumerate())
-                .map(|(pc, i)| Plan::of(costs, pc as u32, i))
+                .map(|(pc, i)| Plan::of(costs, pc as u32, i, &program.operands))
                 .collect(),
         )
     }

@@ -494,3 +494,130 @@ fn warps_waiting_at_bar_sync_stall_on_the_barrier_until_the_release() {
     );
     assert_eq!(cycles(&w, 1, stall::SELECTED), 2);
 }
+
+/// The tensor pipe's test form: m16n8k16 f16 -> f32, latency 30, issue interval 8.
+fn tensor_costs(schedulers: u32) -> Costs {
+    let (_, mut c) = setup(vec![], schedulers);
+    c.tensor = vec![crate::config::TensorForm {
+        shape: "m16n8k16".into(),
+        ab_type: "f16".into(),
+        cd_type: "f32".into(),
+        latency_cycles: 30,
+        issue_cycles: 8,
+    }];
+    c
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` with D = C = registers `acc..acc + 4`,
+/// A = 16..20, B = 20..22 (operands from `target` in the program's table).
+fn mma_acc(acc: u16, target: u32) -> (DInst, Vec<u16>) {
+    use crate::ptx::inst::{MmaOp, MmaType};
+    let op = MmaOp {
+        m: 16,
+        n: 8,
+        k: 16,
+        d: MmaType::F32,
+        a: MmaType::F16,
+        b: MmaType::F16,
+        c: MmaType::F32,
+        satfinite: false,
+    };
+    let d = [acc, acc + 1, acc + 2, acc + 3];
+    let operands: Vec<u16> = d.iter().copied().chain(16..22).chain(d).collect();
+    let inst = DInst {
+        op: Op::Mma(op),
+        dst: d,
+        src: [Src::Reg(16), Src::Reg(17), Src::Reg(18), Src::Reg(19)],
+        nsrc: 4,
+        target,
+        ..mov(0, None)
+    };
+    (inst, operands)
+}
+
+/// A program of `mma_acc` instructions on the accumulators `accs`, in order.
+fn mma_program(accs: &[u16]) -> Program {
+    let (mut insts, mut operands) = (vec![], vec![]);
+    for &a in accs {
+        let (i, o) = mma_acc(a, operands.len() as u32);
+        insts.push(i);
+        operands.extend(o);
+    }
+    let n = insts.len();
+    Program {
+        name: "t".into(),
+        insts,
+        lines: vec![0; n],
+        locs: vec![None; n],
+        texts: vec![String::new(); n],
+        num_regs: 24,
+        reg_slots: vec![1; 24],
+        notes: vec![],
+        operands,
+    }
+}
+
+#[test]
+fn a_dependent_chain_of_mmas_takes_their_latency_each() {
+    // Five mma on one accumulator (D = C): each waits for the previous one's D, 30 cycles; the
+    // first issues at cycle 1 (the floor's next cycle), the last D is ready at 1 + 5 x 30.
+    let c = tensor_costs(4);
+    let p = mma_program(&[0; 5]);
+    let warp: Vec<(u32, u32)> = (0..5).map(|pc| (pc, 0)).collect();
+    assert_eq!(replay(&p, &c, &[block(&[&warp])]), vec![1 + 5 * 30]);
+    // The plan waits for C (not only A), so the chain is one: each wait is `wait`, the
+    // fixed-latency dependency.
+    let w = replay_work(&p, &c, &[block(&[&warp])]);
+    assert_eq!(w.stalls[4].0[usize::from(stall::WAIT)], 29);
+    assert_eq!(w.stalls[4].0[usize::from(stall::MATH_PIPE_THROTTLE)], 0);
+}
+
+#[test]
+fn independent_mmas_of_one_warp_are_an_issue_interval_apart() {
+    // Four accumulators: the pipe takes one mma every 8 cycles (issues at 1, 9, 17, 25), the
+    // last D ready 30 later; the warp waits for the busy pipe 8 cycles before each of the last
+    // three (math_pipe_throttle).
+    let c = tensor_costs(4);
+    let p = mma_program(&[0, 4, 8, 12]);
+    let warp: Vec<(u32, u32)> = (0..4).map(|pc| (pc, 0)).collect();
+    assert_eq!(replay(&p, &c, &[block(&[&warp])]), vec![25 + 30]);
+    let w = replay_work(&p, &c, &[block(&[&warp])]);
+    let throttle: Vec<u64> = (0..4)
+        .map(|pc| w.stalls[pc].0[usize::from(stall::MATH_PIPE_THROTTLE)])
+        .collect();
+    assert_eq!(throttle, vec![0, 7, 7, 7]);
+    assert_eq!(w.stalls[3].reason("math_pipe_throttle"), 7);
+}
+
+#[test]
+fn warps_of_one_sub_partition_share_its_tensor_pipe_and_others_do_not() {
+    let p = mma_program(&[0]);
+    let warp: &[(u32, u32)] = &[(0, 0)];
+    // One scheduler: four warps' mma issue at 1, 9, 17, 25 on its one pipe.
+    let c = tensor_costs(1);
+    assert_eq!(replay(&p, &c, &[block(&[warp; 4])]), vec![25 + 30]);
+    let w = replay_work(&p, &c, &[block(&[warp; 4])]);
+    // Warps 1 to 3 wait 8, 16 and 24 cycles for the pipe, from cycle 1 on.
+    assert_eq!(
+        w.stalls[0].0[usize::from(stall::MATH_PIPE_THROTTLE)],
+        8 + 16 + 24
+    );
+    // Four schedulers: a warp each, four pipes, all issue at cycle 1.
+    let c = tensor_costs(4);
+    assert_eq!(replay(&p, &c, &[block(&[warp; 4])]), vec![1 + 30]);
+    // Eight warps on four: two per pipe, the second 8 cycles later.
+    assert_eq!(replay(&p, &c, &[block(&[warp; 8])]), vec![9 + 30]);
+}
+
+#[test]
+fn an_mma_form_the_config_lacks_keeps_the_alu_cost_in_plans() {
+    // (A launch refuses it first: `tensor::check`.) No form: one ALU step of 4 cycles, still
+    // waiting for C.
+    let (_, mut c) = setup(vec![], 4);
+    c.tensor.clear();
+    let p = mma_program(&[0; 2]);
+    assert_eq!(
+        replay(&p, &c, &[block(&[&[(0, 0), (1, 0)]])]),
+        vec![1 + 4 + 4]
+    );
+}
