@@ -133,14 +133,6 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
     }
 }
 
-/// One value or a list of them.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum OneOrMany {
-    One(i64),
-    Many(Vec<i64>),
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSpec {
@@ -149,7 +141,7 @@ struct RawSpec {
     config_sets: Vec<Ordered<toml::Value>>,
     workloads: Vec<String>,
     #[serde(default)]
-    params: Ordered<OneOrMany>,
+    params: Ordered<toml::Value>,
     #[serde(default)]
     warm: bool,
     #[serde(default)]
@@ -191,15 +183,19 @@ pub fn parse(text: &str, path: &str) -> Result<Spec> {
     }
     let mut params = vec![];
     for (k, v) in raw.params.0 {
+        let key = format!("params.{k}");
         let values = match v {
-            OneOrMany::One(x) => vec![x],
-            OneOrMany::Many(xs) if xs.is_empty() => {
-                return Err(bad(
-                    &format!("params.{k}"),
-                    "is an empty list: a sweep over it has no points".into(),
-                ))
+            toml::Value::Integer(x) => vec![x],
+            toml::Value::Array(xs) if xs.is_empty() => {
+                return Err(bad(&key, "is an empty list: a sweep over it has no points".into()))
             }
-            OneOrMany::Many(xs) => xs,
+            toml::Value::Array(xs) => xs
+                .iter()
+                .map(|x| x.as_integer().ok_or_else(|| bad(&key, format!("{x} is not an integer; allowed: integers (workload params are integers)"))))
+                .collect::<Result<Vec<i64>>>()?,
+            other => {
+                return Err(bad(&key, format!("{other} is not an integer or a list of integers, e.g. n = [1024, 4096]")))
+            }
         };
         params.push((k, values));
     }
