@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 def _sim_binary() -> pathlib.Path:
     """$GPUMEMSIM_SIM, else the debug build in $CARGO_TARGET_DIR or the root's target/."""
     if os.environ.get("GPUMEMSIM_SIM"):
-        return pathlib.Path(os.environ["GPUMEMSIM_SIM"])
+        return pathlib.Path(os.environ["GPUMEMSIM_SIM"]).resolve()
     target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     return target / "debug" / "sim"
 
