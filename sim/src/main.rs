@@ -36,46 +36,6 @@ struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
-    #[command(
-        override_usage = "sim sweep [OPTIONS] FILE.toml",
-        after_help = "A sweep file lists what to combine; every point of the product runs:\n\n  \
-configs = [\"rtx3090\", \"h200\"]                    # bundled names or paths (relative to the file)\n  \
-config_sets = [{}, { \"l1.size_bytes\" = 65536 }]    # what-if variants of each config (--config-set)\n  \
-workloads = [\"pseudo_random\"]                      # bundled names or paths\n  \
-warm = false                                       # optional, as --warm\n  \
-sample = \"auto\"                                    # optional, as --sample\n  \
-[params]                                           # each a value or a list (--set)\n  \
-n = [1024, 4096, 16384]\n\n\
-That file has 2 x 2 x 1 x 3 = 12 points. Points are numbered in that order (configs outermost, the \
-last param fastest). Output: one row per launch of each point, columns `point`, `config` (with its \
-changes: h200[l1.size_bytes=65536]), `workload`, `param.NAME`, `error`, `launch`, `kernel`, then every \
-metric under its Nsight Compute name: the rows of Python's gpumemsim.sweep, and each point's numbers \
-are those of `sim run` for it. A point that fails (a bad config set, an unknown workload) is one row \
-whose `error` says why; the others still run, and the exit code stays 0 (standard error counts the \
-failed points).\n\nExamples:\n  sim sweep docs/examples/sweep.toml -o sweep.csv\n  \
-sim sweep docs/examples/sweep.toml --format json | jq '.[] | {config, launch, t: .\"gpu__time_duration.sum\"}'\n\n\
-Reference: docs/sweep-format.md."
-    )]
-    /// Run every point of a sweep file (configs x what-if config sets x workloads x params) and
-    /// print one row per launch, as CSV or JSON
-    Sweep {
-        /// The sweep file (TOML: configs, config_sets, workloads, params; see below)
-        #[arg(value_name = "FILE.toml")]
-        file: PathBuf,
-        /// Output format: CSV (a header, then one line per launch) or JSON (an array of rows)
-        #[arg(long, value_enum, default_value_t = SweepFormat::Csv)]
-        format: SweepFormat,
-        /// Write the rows to FILE instead of standard output; an existing file only with --force
-        #[arg(short = 'o', long = "out", value_name = "FILE")]
-        out: Option<PathBuf>,
-        /// Replace an existing --out file
-        #[arg(long)]
-        force: bool,
-        /// Threads running points (and their SMs) in parallel (default: one per core). Results
-        /// are identical for any number
-        #[arg(long, value_name = "N")]
-        threads: Option<usize>,
-    },
     /// Run workloads on a GPU config and print what their memory accesses cost
     #[command(
         override_usage = "sim run [OPTIONS] CONFIG WORKLOAD...\n       \
@@ -253,6 +213,46 @@ files: keys, initializers, expressions)."
         /// $GPUMEMSIM_NVDISASM, else auto. The JSON report's `instructions_from` says which
         #[arg(long, value_name = "auto|off|PATH")]
         nvdisasm: Option<sim::sass::Ptxas>,
+    },
+    #[command(
+        override_usage = "sim sweep [OPTIONS] FILE.toml",
+        after_help = "A sweep file lists what to combine; every point of the product runs:\n\n  \
+configs = [\"rtx3090\", \"h200\"]                    # bundled names or paths (relative to the file)\n  \
+config_sets = [{}, { \"l1.size_bytes\" = 65536 }]    # what-if variants of each config (--config-set)\n  \
+workloads = [\"pseudo_random\"]                      # bundled names or paths\n  \
+warm = false                                       # optional, as --warm\n  \
+sample = \"auto\"                                    # optional, as --sample\n  \
+[params]                                           # each a value or a list (--set)\n  \
+n = [1024, 4096, 16384]\n\n\
+That file has 2 x 2 x 1 x 3 = 12 points. Points are numbered in that order (configs outermost, the \
+last param fastest). Output: one row per launch of each point, columns `point`, `config` (with its \
+changes: h200[l1.size_bytes=65536]), `workload`, `param.NAME`, `error`, `launch`, `kernel`, then every \
+metric under its Nsight Compute name: the rows of Python's gpumemsim.sweep, and each point's numbers \
+are those of `sim run` for it. A point that fails (a bad config set, an unknown workload) is one row \
+whose `error` says why; the others still run, and the exit code stays 0 (standard error counts the \
+failed points).\n\nExamples:\n  sim sweep docs/examples/sweep.toml -o sweep.csv\n  \
+sim sweep docs/examples/sweep.toml --format json | jq '.[] | {config, launch, t: .\"gpu__time_duration.sum\"}'\n\n\
+Reference: docs/sweep-format.md."
+    )]
+    /// Run every point of a sweep file (configs x what-if config sets x workloads x params) and
+    /// print one row per launch, as CSV or JSON
+    Sweep {
+        /// The sweep file (TOML: configs, config_sets, workloads, params; see below)
+        #[arg(value_name = "FILE.toml")]
+        file: PathBuf,
+        /// Output format: CSV (a header, then one line per launch) or JSON (an array of rows)
+        #[arg(long, value_enum, default_value_t = SweepFormat::Csv)]
+        format: SweepFormat,
+        /// Write the rows to FILE instead of standard output; an existing file only with --force
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Replace an existing --out file
+        #[arg(long)]
+        force: bool,
+        /// Threads running points (and their SMs) in parallel (default: one per core). Results
+        /// are identical for any number
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
     },
     /// Compile a CUDA source to PTX with NVRTC or clang, as `sim run` does for `cuda = "..."`
     /// workloads, and print the PTX
