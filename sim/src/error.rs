@@ -55,6 +55,16 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A sweep file (`sim sweep FILE.toml`) is malformed or has an unknown or empty key.
+    #[error("{path}: {key}: {message}")]
+    Sweep {
+        /// The sweep file.
+        path: String,
+        /// Dotted key (`params.n`), or `-`.
+        key: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
     /// A config argument that is neither an existing file nor a bundled config's name.
     #[error("config `{name}`: {message}")]
     UnknownConfig {

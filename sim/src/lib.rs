@@ -68,6 +68,7 @@ pub mod report;
 pub mod run;
 pub mod sass;
 pub mod save;
+pub mod sweep;
 pub mod timing;
 pub mod trace;
 pub mod workload;

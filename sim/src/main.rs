@@ -214,6 +214,46 @@ files: keys, initializers, expressions)."
         #[arg(long, value_name = "auto|off|PATH")]
         nvdisasm: Option<sim::sass::Ptxas>,
     },
+    #[command(
+        override_usage = "sim sweep [OPTIONS] FILE.toml",
+        after_help = "A sweep file lists what to combine; every point of the product runs:\n\n  \
+configs = [\"rtx3090\", \"h200\"]                    # bundled names or paths (relative to the file)\n  \
+config_sets = [{}, { \"l1.size_bytes\" = 65536 }]    # what-if variants of each config (--config-set)\n  \
+workloads = [\"pseudo_random\"]                      # bundled names or paths\n  \
+warm = false                                       # optional, as --warm\n  \
+sample = \"auto\"                                    # optional, as --sample\n  \
+[params]                                           # each a value or a list (--set)\n  \
+n = [1024, 4096, 16384]\n\n\
+That file has 2 x 2 x 1 x 3 = 12 points. Points are numbered in that order (configs outermost, the \
+last param fastest). Output: one row per launch of each point, columns `point`, `config` (with its \
+changes: h200[l1.size_bytes=65536]), `workload`, `param.NAME`, `error`, `launch`, `kernel`, then every \
+metric under its Nsight Compute name: the rows of Python's gpumemsim.sweep, and each point's numbers \
+are those of `sim run` for it. A point that fails (a bad config set, an unknown workload) is one row \
+whose `error` says why; the others still run, and the exit code stays 0 (standard error counts the \
+failed points).\n\nExamples:\n  sim sweep docs/examples/sweep.toml -o sweep.csv\n  \
+sim sweep docs/examples/sweep.toml --format json | jq '.[] | {config, launch, t: .\"gpu__time_duration.sum\"}'\n\n\
+Reference: docs/sweep-format.md."
+    )]
+    /// Run every point of a sweep file (configs x what-if config sets x workloads x params) and
+    /// print one row per launch, as CSV or JSON
+    Sweep {
+        /// The sweep file (TOML: configs, config_sets, workloads, params; see below)
+        #[arg(value_name = "FILE.toml")]
+        file: PathBuf,
+        /// Output format: CSV (a header, then one line per launch) or JSON (an array of rows)
+        #[arg(long, value_enum, default_value_t = SweepFormat::Csv)]
+        format: SweepFormat,
+        /// Write the rows to FILE instead of standard output; an existing file only with --force
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Replace an existing --out file
+        #[arg(long)]
+        force: bool,
+        /// Threads running points (and their SMs) in parallel (default: one per core). Results
+        /// are identical for any number
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+    },
     /// Compile a CUDA source to PTX with NVRTC or clang, as `sim run` does for `cuda = "..."`
     /// workloads, and print the PTX
     #[command(
@@ -252,6 +292,65 @@ apt-get install clang-19 (no CUDA needed; CUDA math library functions are not av
         #[arg(long)]
         metrics: bool,
     },
+}
+
+/// `sim sweep --format`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum SweepFormat {
+    /// A header of column names, then one line per launch of each point.
+    Csv,
+    /// An array of row objects (the records of the DataFrame).
+    Json,
+}
+
+/// `sim sweep FILE`: reads and checks everything it can before the first point runs.
+fn sweep(
+    out: &mut impl Write,
+    file: &std::path::Path,
+    format: SweepFormat,
+    out_file: Option<PathBuf>,
+    force: bool,
+) -> Result<()> {
+    let text = sim::files::read_text(file, "sweep file")
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let spec = sim::sweep::parse(&text, &file.display().to_string())?;
+    if let Some(path) = &out_file {
+        sim::output::check(
+            path,
+            force,
+            &[(file.to_path_buf(), "the sweep file".into())],
+        )?;
+    } else if force {
+        bail!("--force replaces the file of --out: give it too");
+    }
+    let total = sim::sweep::points(&spec).len();
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    let dir = file.parent().unwrap_or(std::path::Path::new("."));
+    let rows = sim::sweep::run_all(&spec, dir, &|done, _| bar.set_position(done as u64));
+    bar.finish_and_clear();
+    let failed: std::collections::BTreeSet<_> = rows
+        .iter()
+        .filter(|r| r.get("error").is_some_and(|e| !e.is_null()))
+        .filter_map(|r| r.get("point").and_then(|p| p.as_u64()))
+        .collect();
+    if !failed.is_empty() {
+        eprintln!(
+            "{} of {total} points failed (their rows say why, in `error`)",
+            failed.len()
+        );
+    }
+    let bytes = match format {
+        SweepFormat::Csv => sim::sweep::table::to_csv(&rows),
+        SweepFormat::Json => sim::sweep::table::to_json(&rows).into_bytes(),
+    };
+    match &out_file {
+        Some(path) => sim::output::write_file(path, &bytes)?,
+        None => out.write_all(&bytes)?,
+    }
+    Ok(())
 }
 
 /// `sim run --format`.
@@ -413,6 +512,21 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::List { configs, metrics } => list(&mut out, configs, metrics),
+        Command::Sweep {
+            file,
+            format,
+            out: out_file,
+            force,
+            threads,
+        } => {
+            if let Some(n) = threads {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n.max(1))
+                    .build_global()
+                    .context("starting the simulation threads")?;
+            }
+            sweep(&mut out, &file, format, out_file, force)
+        }
         Command::Run {
             positional,
             config,

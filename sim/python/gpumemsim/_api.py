@@ -55,11 +55,11 @@ class Config:
 
     @property
     def label(self) -> str:
-        """The name, with the changes: ``h200[l1.size_bytes=131072]``."""
-        base = self.name or self.source
+        """The config as given, with the changes: ``h200[l1.size_bytes=131072]`` (a sweep's
+        ``config`` column; ``sim sweep`` writes the same)."""
         if not self.sets:
-            return base
-        return base + "[" + ",".join(f"{k}={v}" for k, v in self.sets) + "]"
+            return self.source
+        return self.source + "[" + ",".join(f"{k}={v}" for k, v in self.sets) + "]"
 
 
 def _literal(v: Any) -> str:

@@ -9,6 +9,7 @@ laptops, and the same client reaches a real cluster (SSH, Kubernetes, HPC job qu
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
@@ -38,7 +39,10 @@ def _one(point: tuple[int, Config, str, dict], run_kw: dict) -> list[dict]:
     base = {"point": i, "config": c.label, "workload": w, **{f"param.{k}": v for k, v in p.items()}}
     try:
         r = run(c, w, params=p, **run_kw)
-    except Exception as e:  # a bad point is a row, not the end of the sweep
+    except ValueError as e:  # a bad point is a row, not the end of the sweep
+        # The message sim prints, as `sim sweep` writes it.
+        return [dict(base, error=str(e))]
+    except Exception as e:
         return [dict(base, error=f"{type(e).__name__}: {e}")]
     rows = []
     for rec in r.metrics.to_dict("records"):
@@ -69,9 +73,12 @@ def sweep(configs: Union[str, Config, Sequence[Union[str, Config]]],
     workloads: names or paths. params: parameter name -> value or list of values.
     engine: None (a local process pool of ``workers`` processes, default one per core) or a
     ``distributed.Client`` (Dask). run_kw: passed to :func:`run` (``warm``, ``sample``).
+    Points are numbered in the order of the product: configs outermost, then workloads, then
+    the params in their order (the last varies fastest), as ``sim sweep`` numbers them.
     Returns one row per launch of each point, in point order, with columns ``point``,
     ``config`` (the label, with what-if changes), ``workload``, ``param.NAME``, ``error``
-    (None, or the message of a point that failed: then its only row), ``launch``, ``kernel`` and
+    (None, or the message of a point that failed: then its only row; for bad input the message
+    ``sim`` prints, as in ``sim sweep``'s rows), ``launch``, ``kernel`` and
     the Nsight Compute metrics. The numbers equal single :func:`run` calls (runs are
     deterministic). Progress: a tqdm bar when tqdm is installed (``progress=False``: none).
     """
@@ -79,7 +86,10 @@ def sweep(configs: Union[str, Config, Sequence[Union[str, Config]]],
     bar = _progress(len(points), progress)
     results: dict[int, list[dict]] = {}
     if engine is None:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        # spawn, not fork: a forked child would inherit the simulator's thread pool without
+        # its threads (a parent that ran a simulation already) and could hang.
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             futures = {pool.submit(_one, p, run_kw): p[0] for p in points}
             for f in as_completed(futures):
                 results[futures[f]] = f.result()

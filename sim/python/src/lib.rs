@@ -18,16 +18,7 @@ fn err(e: impl std::fmt::Display) -> PyErr {
 
 /// `--sample auto|full|N`, as `sim run` reads it.
 fn sampling(s: Option<&str>) -> PyResult<sim::exec::Sampling> {
-    use sim::exec::Sampling;
-    Ok(match s.unwrap_or("auto") {
-        "auto" => Sampling::Auto,
-        "full" => Sampling::Full,
-        n => match n.parse::<u64>() {
-            Ok(1) => Sampling::Full,
-            Ok(k) if k > 1 => Sampling::Every(k),
-            _ => return Err(err(format!("sample `{n}` is not auto, full or a positive number of waves"))),
-        },
-    })
+    sim::sweep::parse_sampling(s.unwrap_or("auto")).map_err(|m| err(format!("sample: {m}")))
 }
 
 /// The workload: a bundled name or a path, or (`inline_toml`) workload-file TOML whose relative

@@ -23,7 +23,7 @@ mod schema;
 pub mod set;
 #[cfg(test)]
 mod tests;
-mod toml_error;
+pub(crate) mod toml_error;
 
 use std::path::Path;
 
