@@ -79,6 +79,9 @@ fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
     // 4 blocks of 8 warps, 3 stages (K = 40, 16 a stage). A: one 4-byte `.ca` copy a warp and
     // stage, two in the last stage (k < K and the zero-fill branch diverge): 4 x 8 x 4 = 128.
     // B: 16-byte `.cg` copies by warps 0 and 1 only (tid < 64): 4 x 2 x 3 = 24.
+    // (The H200 reads 216: `smsp__inst_executed_op_ldgsts` also counts the 64 LDGSTS whose
+    // lanes are all predicated off, the zero-fill twins ptxas if-converts into stages 1 and 2,
+    // which the SASS counts below leave out; the simulator counts PTX `cp.async` here.)
     assert_eq!(metric(l, "smsp__inst_executed_op_ldgsts.sum"), 152);
     assert_eq!(
         metric(l, "sm__sass_inst_executed_op_ldgsts_cache_access.sum"),
@@ -94,11 +97,11 @@ fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
     // 1's rows past K in the last stage read nothing: 4 x (16 + 16 + 16 + 16 + 16) = 320 sectors
     // in 4 x 5 = 20 requests.
     assert_eq!(
-        metric(l, "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"),
+        metric(l, "smsp__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum"),
         116
     );
     assert_eq!(
-        metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"),
+        metric(l, "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"),
         640
     );
     assert_eq!(
@@ -111,16 +114,18 @@ fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
     assert_eq!(
         metric(
             l,
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"
+            "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"
         ),
         320
     );
     // Shared writes: a `.ca` warp writes 128 contiguous bytes (1 wavefront); a `.cg` warp 512
-    // (4 phases of 8 lanes, each 2 rows of 64 contiguous bytes: 1 wavefront each).
+    // (4 phases of 8 lanes, each 2 rows of 64 contiguous bytes: 1 wavefront each). The H200
+    // reads 368 wavefronts and 63 conflicts: its rule for LDGSTS's shared writes is not this one
+    // yet (issue 39).
     assert_eq!(
         metric(
             l,
-            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
         ),
         128 + 24 * 4
     );
@@ -131,11 +136,22 @@ fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
         ),
         0
     );
-    // None of it is an ordinary global load.
+    // L1TEX counts the copies' global reads as global loads too, but not as load instructions:
+    // the H200 reads 116 requests and 640 sectors, all lookup misses, in `..._global_op_ld`
+    // (tests/fixtures/tensor/h200/report.json).
     assert_eq!(
         metric(l, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-        0
+        116
     );
+    assert_eq!(
+        metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+        640
+    );
+    assert_eq!(
+        metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"),
+        640
+    );
+    assert_eq!(metric(l, "smsp__sass_inst_executed_op_global_ld.sum"), 0);
 }
 
 #[test]
@@ -158,26 +174,26 @@ fn ldmatrix_fed_mma_gemm_is_exact_and_the_swizzle_removes_the_conflicts() {
     // matrix, 32 an x4 (28 conflicts); B's rows are contiguous: 2 wavefronts an x2.
     let l = &ls[0];
     assert_eq!(
-        metric(l, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
+        metric(l, "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
         16 * 32 + 16 * 2
     );
     assert_eq!(
         metric(
             l,
-            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"
+            "smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"
         ),
         16 * 28
     );
     // Chunk c of row r at c ^ (r % 8): 8 rows in 8 distinct bank groups, 4 wavefronts an x4.
     let l = &ls[1];
     assert_eq!(
-        metric(l, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
+        metric(l, "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
         16 * 4 + 16 * 2
     );
     assert_eq!(
         metric(
             l,
-            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"
+            "smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"
         ),
         0
     );

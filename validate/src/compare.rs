@@ -281,11 +281,11 @@ pub const LABELS: &[(&str, &str)] = &[
         "LDGSTS .cg instructions",
     ),
     (
-        "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
+        "smsp__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
         "LDGSTS requests",
     ),
     (
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+        "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
         "LDGSTS sectors",
     ),
     (
@@ -293,11 +293,15 @@ pub const LABELS: &[(&str, &str)] = &[
         "LDGSTS .ca sectors",
     ),
     (
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
+        "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
         "LDGSTS .cg sectors",
     ),
     (
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access_lookup_hit.sum",
+        "LDGSTS .ca L1 hit sectors",
+    ),
+    (
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
         "LDGSTS shared wavefronts",
     ),
     (
@@ -306,12 +310,17 @@ pub const LABELS: &[(&str, &str)] = &[
     ),
     ("smsp__sass_inst_executed_op_ldsm.sum", "LDSM instructions"),
     (
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
         "LDSM wavefronts",
     ),
     (
-        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
+        "smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
         "LDSM bank conflicts",
+    ),
+    ("smsp__sass_inst_executed_op_shared_stsm.sum", "STSM instructions"),
+    (
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
+        "STSM wavefronts",
     ),
 ];
 

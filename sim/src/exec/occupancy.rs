@@ -78,11 +78,13 @@ pub fn occupancy(
     let warps = threads.div_ceil(32);
     let limit_blocks = cfg.sm.max_blocks;
     let limit_warps = (cfg.sm.max_threads / threads).min(cfg.sm.max_warps / warps);
-    let limit_shared_mem = match (cfg.shared.size_per_sm_bytes as u64).checked_div(shared_bytes) {
+    let major = cfg.compute_capability().0;
+    let limit_shared_mem = match (cfg.shared.size_per_sm_bytes as u64)
+        .checked_div(shared_allocated_per_block(major, shared_bytes))
+    {
         Some(n) => u32::try_from(n).unwrap_or(NO_LIMIT),
         None => NO_LIMIT,
     };
-    let major = cfg.compute_capability().0;
     let limit_registers = blocks_by_registers(&cfg.sm, major, warps, registers);
     if limit_registers == 0 {
         return Err(format!(
@@ -108,6 +110,28 @@ pub fn occupancy(
         limit_shared_mem,
         limit_registers,
     })
+}
+
+/// Shared memory one block of a kernel using `shared_bytes` (static plus dynamic) takes from the
+/// SM, in bytes, on compute capability `major`: its own plus the driver's reservation per block
+/// (`cudaDevAttrReservedSharedMemoryPerBlock`: 1 KiB from 8.0 on, 0 before; Nsight Compute's
+/// `launch__shared_mem_per_block_driver` reads 1024 on the H200,
+/// validate/measurements/h200/ubench/carveout_ncu.csv), rounded up to the allocation granularity
+/// (128 bytes from 8.0 on, 256 on 3.x to 7.x: `cuda_occupancy.h`,
+/// `cudaOccSMemAllocationGranularity`; 128 on 2.x and 512 on 1.x, the CUDA 4.2 occupancy
+/// calculator). 0 for a kernel without shared memory (no limit, as Nsight Compute's limit is
+/// then the block slots).
+pub fn shared_allocated_per_block(major: u32, shared_bytes: u64) -> u64 {
+    if shared_bytes == 0 {
+        return 0;
+    }
+    let (reserved, granularity) = match major {
+        0 | 1 => (0, 512),
+        2 => (0, 128),
+        3..=7 => (0, 256),
+        _ => (1024, 128),
+    };
+    (shared_bytes + reserved).div_ceil(granularity) * granularity
 }
 
 /// Registers one block of `warps` warps holds: per warp from compute 2.x on, the warp's
@@ -220,6 +244,25 @@ mod tests {
         assert_eq!(by_registers(&c1060, 96, 20), 6);
         // 17 x 32 x 6 = 3264, rounded up to 3584 (7 x 512): 4 blocks.
         assert_eq!(by_registers(&c1060, 192, 17), 4);
+    }
+
+    #[test]
+    fn each_block_s_shared_memory_includes_the_driver_s_reservation() {
+        // H200: 1 KiB reserved per block, 128-byte granules (cuda_occupancy.h). 57 KiB blocks
+        // would fit 4 times in 228 KiB; with 1 KiB each reserved, 3 (Nsight Compute on the H200:
+        // launch__shared_mem_per_block_driver = 1024, carveout_ncu.csv).
+        let h200 = config("h200.toml");
+        assert_eq!(shared_allocated_per_block(9, 1), 1152);
+        assert_eq!(shared_allocated_per_block(9, 4096), 5120);
+        assert_eq!(shared_allocated_per_block(9, 0), 0);
+        let o = occupancy(&h200, &dims(32), 57 * 1024, 16).unwrap();
+        assert_eq!((o.limit_shared_mem, o.blocks), (3, 3));
+        // The opt-in maximum (227 KiB) plus the reservation is the whole 228 KiB: one block.
+        let o = occupancy(&h200, &dims(32), 227 * 1024, 16).unwrap();
+        assert_eq!(o.limit_shared_mem, 1);
+        // Volta and before reserve nothing; Kepler's granule is 256 bytes.
+        assert_eq!(shared_allocated_per_block(7, 4096), 4096);
+        assert_eq!(shared_allocated_per_block(3, 4097), 4352);
     }
 
     #[test]

@@ -255,31 +255,29 @@ counter_table! {
         /// LDGSTS that bypass L1 (`cp.async.cg`; warp instructions).
         sum ldgsts_bypass_inst: u64 => "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum",
         /// LDGSTS requests at L1: one per warp instruction with a lane that reads global memory.
-        sum ldgsts_requests: u64 => "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
+        sum ldgsts_requests: u64 => "smsp__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
         /// Sectors (32 bytes) LDGSTS reads from global memory.
-        sum ldgsts_sectors: u64 => "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+        sum ldgsts_sectors: u64 => "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
         /// LDGSTS sectors through L1 (`.ca`).
         sum ldgsts_access_sectors: u64 => "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
         /// LDGSTS sectors that bypass L1 (`.cg`).
-        sum ldgsts_bypass_sectors: u64 => "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
-        /// LDGSTS `.ca` sectors that hit in L1 (the simulator's own count: the Nsight Compute
-        /// name of this lookup counter is not checked yet).
-        sum ldgsts_hits: u64,
+        sum ldgsts_bypass_sectors: u64 => "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
+        /// LDGSTS `.ca` sectors that hit in L1.
+        sum ldgsts_hits: u64 => "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access_lookup_hit.sum",
         /// Shared-memory wavefronts of LDGSTS's writes (one per bank pass).
-        sum ldgsts_wavefronts: u64 => "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+        sum ldgsts_wavefronts: u64 => "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
         /// Shared-memory bank conflicts of LDGSTS's writes.
         sum ldgsts_conflicts: u64 => "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
         /// `ldmatrix` (SASS LDSM; warp instructions).
         sum ldsm_inst: u64 => "smsp__sass_inst_executed_op_ldsm.sum",
         /// Shared-memory wavefronts of LDSM: one per 8x8 matrix without bank conflicts.
-        sum ldsm_wavefronts: u64 => "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+        sum ldsm_wavefronts: u64 => "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
         /// Shared-memory bank conflicts of LDSM: wavefronts beyond one per matrix.
-        sum ldsm_conflicts: u64 => "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
-        /// `stmatrix` (SASS STSM, sm_90; warp instructions). The simulator's own count: the
-        /// Nsight Compute name of STSM's counters is not checked yet.
-        sum stsm_inst: u64,
-        /// Shared-memory wavefronts of STSM (the simulator's own count, as `stsm_inst`).
-        sum stsm_wavefronts: u64,
+        sum ldsm_conflicts: u64 => "smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
+        /// `stmatrix` (SASS STSM, sm_90; warp instructions).
+        sum stsm_inst: u64 => "smsp__sass_inst_executed_op_shared_stsm.sum",
+        /// Shared-memory wavefronts of STSM: one per 8x8 matrix without bank conflicts.
+        sum stsm_wavefronts: u64 => "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
         /// `mma.sync` (SASS HMMA, IMMA; warp instructions). The simulator's own count:
         /// ptxas may split one `mma` into several HMMA (m16n8k16 on sm_80+ is one).
         sum mma_inst: u64,
@@ -518,15 +516,18 @@ mod tests {
                 "smsp__inst_executed_op_ldgsts.sum",
                 "sm__sass_inst_executed_op_ldgsts_cache_access.sum",
                 "sm__sass_inst_executed_op_ldgsts_cache_bypass.sum",
-                "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+                "smsp__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
+                "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
-                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+                "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access_lookup_hit.sum",
+                "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
                 "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
                 "smsp__sass_inst_executed_op_ldsm.sum",
-                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
-                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
+                "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+                "smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
+                "smsp__sass_inst_executed_op_shared_stsm.sum",
+                "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
             ]
         );
     }

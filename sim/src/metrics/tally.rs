@@ -91,13 +91,23 @@ impl Counters {
                 let s = u64::from(sectors);
                 if async_copy != CacheOp::Default {
                     let bypass = async_copy == CacheOp::Cg;
-                    c.ldgsts_requests += u64::from(sectors > 0);
+                    let requests = u64::from(sectors > 0);
+                    c.ldgsts_requests += requests;
                     c.ldgsts_sectors += s;
+                    // L1TEX counts an LDGSTS's global read as a global load too (requests,
+                    // sectors and lookups of `..._global_op_ld`; measured on the H200,
+                    // tests/fixtures/tensor/h200/report.json), but not as a load instruction;
+                    // a `.cg` copy's sectors all look up as misses.
+                    c.global_ld_requests += requests;
+                    c.global_ld_sectors += s;
                     if bypass {
                         c.ldgsts_bypass_sectors += s;
+                        c.l1_ld_misses += s;
                     } else {
                         c.ldgsts_access_sectors += s;
                         c.ldgsts_hits += u64::from(hits);
+                        c.l1_ld_hits += u64::from(hits);
+                        c.l1_ld_misses += s - u64::from(hits);
                     }
                     return;
                 }
@@ -289,6 +299,29 @@ mod tests {
         assert_eq!(c.global_st_sectors, 4);
         assert_eq!(c.l1_ld_hits + c.l1_ld_misses + c.global_ld_requests, 0);
         assert_eq!(ps.hits, 4);
+    }
+
+    #[test]
+    fn an_async_copy_is_a_global_load_request_but_no_load_instruction() {
+        // The H200's counts for sgemm_cp_async (tests/fixtures/tensor/h200/report.json): 116
+        // LDGSTS requests and 640 sectors, the same 116 and 640 in `..._global_op_ld`, all
+        // lookups misses, `smsp__sass_inst_executed_op_global_ld.sum` 0.
+        let copy = |async_copy, hits| Outcome::Global {
+            local: false,
+            store: false,
+            bytes: 128,
+            sectors: 4,
+            hits,
+            misses: 4 - hits,
+            lines: 1,
+            async_copy,
+        };
+        let (c, _) = counted(&[copy(CacheOp::Cg, 0), copy(CacheOp::Ca, 1)]);
+        assert_eq!((c.ldgsts_requests, c.ldgsts_sectors), (2, 8));
+        assert_eq!((c.global_ld_requests, c.global_ld_sectors), (2, 8));
+        assert_eq!((c.l1_ld_hits, c.l1_ld_misses), (1, 7));
+        assert_eq!((c.ldgsts_bypass_sectors, c.ldgsts_access_sectors, c.ldgsts_hits), (4, 4, 1));
+        assert_eq!(c.global_ld_inst, 0);
     }
 
     #[test]

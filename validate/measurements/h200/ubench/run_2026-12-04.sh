@@ -15,3 +15,15 @@ ncu --clock-control none --kernel-name smsp_set --csv \
 ncu --query-metrics --chip gh100 > /tmp/metrics.txt 2>&1
 grep -iE "ldgsts|ldsm|stsm|op_ldgdepbar|lsu_mem_shared|tma|utmaldg" /tmp/metrics.txt > "$OUT/metrics_ldgsts_ldsm.txt"
 ncu --query-metrics-mode suffix --metrics l1tex__data_pipe_lsu_wavefronts_mem_shared,l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts,l1tex__data_bank_conflicts_pipe_lsu_mem_shared --chip gh100 > "$OUT/metrics_suffix.txt" 2>&1
+
+# Second call (2026-12-04): the carveout the driver picks (carveout.cu), with the release binaries
+# of the working tree in devbin/ for tests/fixtures/tensor/h200.sh (the renamed LDGSTS/LDSM/STSM
+# metrics), run as two separate commands:
+#   OUT=/tmp/t39 VALIDATE=devbin/validate SIM=devbin/sim bash tests/fixtures/tensor/h200.sh
+#   nvcc -arch=sm_90 -O3 $d/carveout.cu -o /tmp/carveout && /tmp/carveout > "$OUT/carveout.csv"
+#   ncu --clock-control none --csv --metrics launch__shared_mem_config_size,\
+#     launch__shared_mem_per_block_driver,launch__shared_mem_per_block_dynamic,\
+#     launch__shared_mem_per_block_static,launch__occupancy_limit_shared_mem,\
+#     launch__occupancy_limit_warps,launch__occupancy_limit_blocks,\
+#     launch__occupancy_limit_registers,launch__registers_per_thread,launch__block_size \
+#     /tmp/carveout > "$OUT/carveout_ncu.csv"
