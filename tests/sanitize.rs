@@ -10,7 +10,8 @@
 //!    `__syncthreads()` reached by half of each warp.
 //! 3. forward progress: a spin-wait on a flag set by another warp or by another lane of the same
 //!    warp finishes with the published value; a spin on a flag nobody sets is still a runaway.
-//! 4. memcheck's limit (`--memcheck-limit N`): N distinct errors are listed, the rest counted.
+//! 4. memcheck's limit (`--memcheck-limit N`): N distinct errors are listed, the rest counted;
+//!    an error names the CUDA line (`kernels.cu:18`) where the PTX has `.loc`.
 //!
 //! The binary runs from the workspace root, so paths read as a user types them.
 
@@ -153,7 +154,7 @@ fn warps_at_different_barriers_are_a_deadlock_naming_both() {
     let (code, _, err) = run("mismatched", &[]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains(&format!(
-        "launch `mismatched`: deadlock: block (0,0,0) waits at 2 different barriers, none of which every running thread reaches (on the GPU the block never finishes): at `bar.sync 0` (PTX line {}: `bar.sync 0; // end inline asm`): warp 0 (threads (0,0,0)..(31,0,0)); at `bar.sync 1` (PTX line {}: `bar.sync 1; // end inline asm`): warp 1 (threads (32,0,0)..(63,0,0))",
+        "launch `mismatched`: deadlock: block (0,0,0) waits at 2 different barriers, none of which every running thread reaches (on the GPU the block never finishes): at `bar.sync 0` (PTX line {} (kernels.cu:41): `bar.sync 0; // end inline asm`): warp 0 (threads (0,0,0)..(31,0,0)); at `bar.sync 1` (PTX line {} (kernels.cu:43): `bar.sync 1; // end inline asm`): warp 1 (threads (32,0,0)..(63,0,0))",
         b0[0], b1[0]
     )), "{err}");
 }
@@ -165,7 +166,7 @@ fn a_barrier_reached_by_half_a_warp_is_a_synccheck_error() {
     let (code, _, err) = run("divergent", &["--check", "synccheck"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains(&format!(
-        "synccheck: divergent barrier: `bar.sync 0` at PTX line {} reached by lanes 0x0000ffff of warp 0 of block (0,0,0) (thread (0,0,0) first) while its live lanes 0xffff0000 (thread (16,0,0) first",
+        "synccheck: divergent barrier: `bar.sync 0` at PTX line {} (kernels.cu:51) reached by lanes 0x0000ffff of warp 0 of block (0,0,0) (thread (0,0,0) first) while its live lanes 0xffff0000 (thread (16,0,0) first",
         bar[0]
     )), "{err}");
     // Without synccheck it runs, as before.
@@ -225,4 +226,25 @@ fn memcheck_limit_keeps_that_many_distinct_errors_and_counts_the_rest() {
         err.contains("; and errors of 2 more warp instructions, not kept beyond 1 distinct errors (--memcheck-limit)"),
         "{err}"
     );
+}
+
+#[test]
+fn a_memory_error_names_the_cuda_line_where_the_ptx_has_line_info() {
+    // The tiled matmul of kernels.cu with `a` 100 floats short of n x n: the load of `a` into
+    // the shared tile (kernels.cu:18) reads past it.
+    let dir = std::env::temp_dir().join(format!("gpumemsim-memcheck-loc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let matmul = std::fs::read_to_string(root().join("tests/fixtures/sanitize/matmul.toml")).unwrap();
+    let ptx = root().join("tests/fixtures/sanitize/kernels.ptx");
+    let short = matmul
+        .replace("ptx = \"kernels.ptx\"", &format!("ptx = {:?}", ptx.display().to_string()))
+        .replacen("count = \"n * n\"\ninit = \"random:1\"", "count = \"n * n - 100\"\ninit = \"random:1\"", 1);
+    assert_ne!(short, matmul);
+    let file = dir.join("short.toml");
+    std::fs::write(&file, short).unwrap();
+    let (code, _, err) = sim(&["run", "configs/h200.toml", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("invalid global read of 4 bytes"), "{err}");
+    assert!(err.contains("(kernels.cu:18): `ld.global"), "{err}");
 }

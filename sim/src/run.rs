@@ -508,7 +508,7 @@ pub(crate) fn execute_with(
             sampled: stats.sampled,
             order: stats.order,
             hazards: (stats.hazards.iter())
-                .map(|h| hazard_message(h, &p.program, p.dims.block, p.dims.grid, &line_files))
+                .map(|h| hazard_message(h, &p.program, p.dims.block, p.dims.grid))
                 .collect(),
             printf,
         });
@@ -631,29 +631,13 @@ fn hazard_message(
     program: &crate::ptx::decode::Program,
     block: [u32; 3],
     grid: [u32; 3],
-    files: &[(u32, String)],
 ) -> String {
     let at = |(pc, t): (u32, u32)| {
         let pc = pc as usize;
-        let cuda = program
-            .locs
-            .get(pc)
-            .copied()
-            .flatten()
-            .filter(|l| l.line > 0)
-            .map(|l| {
-                let file = files
-                    .iter()
-                    .find(|f| f.0 == l.file)
-                    .map_or("?", |f| f.1.as_str());
-                let name = file.rsplit('/').next().unwrap_or(file);
-                format!(" ({name}:{})", l.line)
-            });
         let (x, y, z) = exec::barrier::thread(t, block);
         format!(
-            "thread ({x},{y},{z}) at PTX line {}{}: `{}`",
-            program.lines[pc],
-            cuda.unwrap_or_default(),
+            "thread ({x},{y},{z}) at {}: `{}`",
+            program.place(pc),
             program.texts[pc]
         )
     };

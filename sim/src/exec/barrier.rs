@@ -76,10 +76,10 @@ impl Ctx<'_> {
             return Err(Error::Fault {
                 launch: self.pass.launch.label.into(),
                 message: format!(
-                    "synccheck: divergent barrier: `bar.sync {id}` at PTX line {} reached by lanes {mask:#010x} of warp {} of block ({},{},{}) (thread ({},{},{}) first) while its live lanes {:#010x} (thread ({},{},{}) first, at PTX line {}) are elsewhere; a barrier must be reached by every non-exited thread of a warp (PTX ISA, bar.sync)",
-                    p.lines[pc as usize], w.index, c[0], c[1], c[2], first.0, first.1, first.2,
+                    "synccheck: divergent barrier: `bar.sync {id}` at {} reached by lanes {mask:#010x} of warp {} of block ({},{},{}) (thread ({},{},{}) first) while its live lanes {:#010x} (thread ({},{},{}) first, at {}) are elsewhere; a barrier must be reached by every non-exited thread of a warp (PTX ISA, bar.sync)",
+                    p.place(pc as usize), w.index, c[0], c[1], c[2], first.0, first.1, first.2,
                     w.live & !mask, other.0, other.1, other.2,
-                    p.lines.get(w.pc[away as usize] as usize).copied().unwrap_or(0),
+                    p.place(w.pc[away as usize] as usize),
                 ),
             });
         }
@@ -124,8 +124,8 @@ pub(crate) fn check_release(launch: &super::Launch, block: &[Warp], ctaid: [u32;
                 })
                 .collect();
             format!(
-                "at `bar.sync {id}` (PTX line {}: `{}`): {}",
-                p.lines[*pc as usize],
+                "at `bar.sync {id}` ({}: `{}`): {}",
+                p.place(*pc as usize),
                 p.texts[*pc as usize],
                 warps.join(", ")
             )

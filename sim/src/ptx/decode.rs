@@ -96,6 +96,8 @@ pub struct Program {
     pub lines: Vec<u32>,
     /// CUDA source location of each instruction (its `.loc`; `None` where there is none).
     pub locs: Vec<Option<crate::ptx::ast::LineLoc>>,
+    /// The module's `.file` table (index, path) that `locs` refer to; empty when not given.
+    pub files: Vec<(u32, String)>,
     /// Source text of each instruction, for reports.
     pub texts: Vec<String>,
     /// Register slots the simulator allocates per thread (every declared register, plus the
@@ -111,6 +113,24 @@ pub struct Program {
     /// Register operands of instructions with more than a [`DInst`] holds (`mma`: D, A, B, C
     /// from the instruction's `target` on).
     pub operands: Vec<u16>,
+}
+
+impl Program {
+    /// Where instruction `pc` is, for messages: `PTX line 220`, with the CUDA source line
+    /// where its `.loc` gives one (`PTX line 220 (matmul.cu:28)`, the file's base name).
+    pub fn place(&self, pc: usize) -> String {
+        let ptx = self.lines.get(pc).copied().unwrap_or(0);
+        match self.locs.get(pc).copied().flatten().filter(|l| l.line > 0) {
+            Some(l) => {
+                let file = (self.files.iter())
+                    .find(|f| f.0 == l.file)
+                    .map_or("?", |f| f.1.as_str());
+                let name = file.rsplit('/').next().unwrap_or(file);
+                format!("PTX line {ptx} ({name}:{})", l.line)
+            }
+            None => format!("PTX line {ptx}"),
+        }
+    }
 }
 
 impl Program {
@@ -192,6 +212,7 @@ pub fn decode(
         insts: vec![],
         lines: vec![],
         locs: vec![],
+        files: vec![],
         texts: vec![],
         num_regs: regs.len() + 1,
         reg_slots: {

@@ -168,7 +168,8 @@ the GPU allows at most {} (512 KiB)",
                 ),
             ));
         }
-        let program = exec::decode(f, &symbols, &text, &ptx_name)?;
+        let mut program = exec::decode(f, &symbols, &text, &ptx_name)?;
+        program.files = module.files.clone();
         let (params, args) = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
         let dims = Dims {
             grid: w.dims(

@@ -520,6 +520,7 @@ mod tests {
             name: "t".into(),
             lines: vec![0; insts.len()],
             locs: vec![None; insts.len()],
+            files: vec![],
             texts: vec![String::new(); insts.len()],
             insts,
             num_regs: 4,

@@ -147,7 +147,7 @@ impl Ctx<'_> {
         Error::Fault {
             launch: self.pass.launch.label.into(),
             message: format!(
-                "invalid {} {what} of {bytes} bytes at address {addr:#x} by thread ({},{},{}) in block ({},{},{}): {where_}; PTX line {}: `{}`",
+                "invalid {} {what} of {bytes} bytes at address {addr:#x} by thread ({},{},{}) in block ({},{},{}): {where_}; {}: `{}`",
                 space.name(),
                 tid.0,
                 tid.1,
@@ -155,7 +155,7 @@ impl Ctx<'_> {
                 c[0],
                 c[1],
                 c[2],
-                p.lines[pc as usize],
+                p.place(pc as usize),
                 p.texts[pc as usize]
             ),
         }
