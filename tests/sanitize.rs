@@ -90,6 +90,12 @@ fn the_tiled_matmul_without_its_second_barrier_is_reported_and_with_it_is_not() 
         err.contains("racecheck: launch `missing_sync`: 30 distinct hazards"),
         "{err}"
     );
+    // The JSON holds the same hazards per launch.
+    let (code, out, err) = run("matmul", &["--check", "racecheck", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let hazards = |i: usize| v["workloads"][0]["launches"][i]["hazards"].as_array().unwrap().len();
+    assert_eq!((hazards(0), hazards(1)), (0, 30), "{out}");
 }
 
 #[test]

@@ -154,6 +154,8 @@ pub fn launch(run: &WorkloadRun, l: &LaunchResult, sel: &Selection, detail: Deta
             |b| b.to_string()
         ),
         "notes": l.notes,
+        // racecheck's distinct hazards, one message each (empty without `--check racecheck`).
+        "hazards": l.hazards,
         "sampling": l.sampled,
         "warp_states": super::stalls::launch_json(l),
     });
