@@ -113,16 +113,18 @@ impl Ctx<'_> {
         }
         let mut o = ConstLevelsOutcome::default();
         let access = resolved_access(m.space, access);
+        let window = self.pass.cfg.constant.smsp_merge_cycles;
         match self.slot {
-            Some((scheduler, cycle)) => {
+            Some((scheduler, cycle)) if window > 0 => {
                 let who = Issue {
                     pc,
                     scheduler,
                     cycle,
+                    window: window.into(),
                 };
                 (self.caches).constant_load_issued_into(self.pass.params, &access, who, &mut o)
             }
-            None => (self.caches).constant_load_into(self.pass.params, &access, &mut o),
+            _ => (self.caches).constant_load_into(self.pass.params, &access, &mut o),
         }
         self.record(
             pc,

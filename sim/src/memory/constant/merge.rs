@@ -14,19 +14,11 @@
 //! The functional pass runs one warp's LDC at a time ([`crate::exec::turns`]); [`Merge`] keeps,
 //! per LDC, the lines of the last warp that led it (its "wave") and the SMSPs whose warps have
 //! joined it since. A warp of an SMSP that has not joined, issuing the same LDC within
-//! [`WINDOW`] cycles of the leader, joins: each of its requests to the line the leader looked up
+//! [`Issue::window`] cycles of the leader, joins: each of its requests to the line the leader looked up
 //! at the same position is a hit on that line (it came right after the leader's in the IDC, so
 //! nothing in between evicted it, and the cache's recency order is the one the leader left);
 //! its other requests are looked up as usual. A warp of an SMSP already in the wave (the next
 //! warp in that SMSP's queue), or one too late, leads a new wave.
-
-/// Cycles (the functional pass's estimate, [`crate::timing::Pace`]) from the cycle the leader's
-/// turn began within which a warp of another SMSP issuing the same LDC shares its wave. An
-/// assumption: the span over which the four SMSPs' queues hold the same LDC when their warps
-/// run the same code (one round of the warp schedulers over a loop body of some hundred
-/// instructions); the const_sets rows do not resolve it (any value from one loop iteration up
-/// gives the same counts there).
-pub const WINDOW: u64 = 256;
 
 /// How many LDCs (by PC) keep a wave at once: a loop body's independent loads (ptxas unrolls
 /// const_walk's loop by 4).
@@ -43,6 +35,9 @@ pub struct Issue {
     pub scheduler: u32,
     /// The functional pass's estimate of the cycle (SM clock) the warp's turn began.
     pub cycle: u64,
+    /// Cycles from the leader's `cycle` within which a warp of another SMSP issuing the same
+    /// LDC joins its wave ([`crate::config::schema::Constant::smsp_merge_cycles`]).
+    pub window: u64,
 }
 
 /// The lines the leader of one LDC's wave looked up, in request order.
@@ -76,7 +71,7 @@ impl Merge {
         let bit = 1u32 << (who.scheduler & 31);
         let slot = self.waves.iter().position(|w| w.pc == who.pc);
         if let Some(w) = slot.map(|s| &mut self.waves[s]) {
-            if w.joined & bit == 0 && who.cycle.abs_diff(w.cycle) <= WINDOW {
+            if w.joined & bit == 0 && who.cycle.abs_diff(w.cycle) <= who.window {
                 w.joined |= bit;
                 let mut shared = 0;
                 for (r, &word) in words[..n.min(usize::from(w.n))].iter().enumerate() {
@@ -129,6 +124,7 @@ mod tests {
             pc: 7,
             scheduler,
             cycle,
+            window: 256,
         };
         assert_eq!(m.issue(at(0, 0), &w, 32, 6), 0, "the first warp leads");
         assert_eq!(m.issue(at(1, 3), &w, 32, 6), u32::MAX);
@@ -136,7 +132,7 @@ mod tests {
         assert_eq!(m.issue(at(0, 9), &w, 32, 6), 0, "SMSP 0 is in the wave: a new one");
         assert_eq!(m.issue(at(1, 9), &w, 32, 6), u32::MAX);
         assert_eq!(
-            m.issue(at(2, 9 + WINDOW + 1), &w, 32, 6),
+            m.issue(at(2, 9 + 257), &w, 32, 6),
             0,
             "too late: leads"
         );
@@ -149,6 +145,7 @@ mod tests {
             pc: 1,
             scheduler,
             cycle: 0,
+            window: 256,
         };
         m.issue(at(0), &words(32, 128), 32, 6);
         // Lanes 0..16 read the leader's lines 0..16; lanes 16..32 read them again (lines 0..16).
