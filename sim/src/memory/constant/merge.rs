@@ -139,6 +139,51 @@ mod tests {
     }
 
     #[test]
+    fn an_sm_thrashing_alone_shares_fills_across_smsps() {
+        // 32 words 128 B apart: 8 lines in each of 4 sets of the H200's 4-way constant L1, the
+        // LRU's cyclic thrash for a warp alone; warps of SMSPs 1-3 at the same LDC hit every
+        // request, the next warp of SMSP 0 leads and misses every one again.
+        use crate::config::GpuConfig;
+        use crate::memory::system::{ConstLevelsOutcome, MemorySystem};
+        use crate::memory::{Level, WarpAccess};
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/h200.toml");
+        let cfg = GpuConfig::load(std::path::Path::new(path)).unwrap();
+        let mut mem = MemorySystem::new(&cfg);
+        let p = mem.params;
+        let sm = &mut mem.sms[0];
+        let a = WarpAccess::from_fn(4, |l| 128 * l as u64);
+        let mut o = ConstLevelsOutcome::default();
+        let misses = |sm: &mut crate::memory::system::SmCaches, o: &mut ConstLevelsOutcome, s| {
+            let who = Issue {
+                pc: 3,
+                scheduler: s,
+                cycle: 10 * u64::from(s),
+                window: 256,
+            };
+            sm.constant_load_issued_into(&p, &a, who, o);
+            assert_eq!((o.requests, o.hits + o.misses), (32, 32));
+            o.misses
+        };
+        for s in [0, 1, 2, 3, 0, 1] {
+            let want = if s == 0 { 32 } else { 0 };
+            assert_eq!(misses(sm, &mut o, s), want, "SMSP {s}");
+        }
+        assert!(o.served.iter().all(|&l| l == Level::Cache(0)));
+        // Half the lanes on lines of their own: those 16 are looked up (and miss), in order.
+        let b = WarpAccess::from_fn(4, |l| 128 * l as u64 + if l >= 16 { 32768 } else { 0 });
+        let who = Issue {
+            pc: 3,
+            scheduler: 2,
+            cycle: 50,
+            window: 256,
+        };
+        sm.constant_load_issued_into(&p, &b, who, &mut o);
+        assert_eq!((o.requests, o.hits, o.misses), (32, 16, 16));
+        assert_eq!(o.served[15], Level::Cache(0));
+        assert_ne!(o.served[16], Level::Cache(0));
+    }
+
+    #[test]
     fn only_requests_to_the_leaders_line_at_the_same_position_share() {
         let mut m = Merge::default();
         let at = |scheduler| Issue {
