@@ -15,8 +15,10 @@ use sim::workload::Workload;
 /// with the merge window `window`.
 fn miss_rates(window: u32, only: &[&str]) -> Vec<f64> {
     let root = env!("CARGO_MANIFEST_DIR");
-    let mut cfg = GpuConfig::load(std::path::Path::new(&format!("{root}/../configs/h200.toml")))
-        .unwrap();
+    let mut cfg = GpuConfig::load(std::path::Path::new(&format!(
+        "{root}/../configs/h200.toml"
+    )))
+    .unwrap();
     cfg.constant.smsp_merge_cycles = window;
     let w = Workload::resolve(&format!("{root}/../tests/fixtures/const_sets.toml")).unwrap();
     let opts = Options {

@@ -129,13 +129,13 @@ mod tests {
         assert_eq!(m.issue(at(0, 0), &w, 32, 6), 0, "the first warp leads");
         assert_eq!(m.issue(at(1, 3), &w, 32, 6), u32::MAX);
         assert_eq!(m.issue(at(2, 3), &w, 16, 6), 0xffff, "16 requests");
-        assert_eq!(m.issue(at(0, 9), &w, 32, 6), 0, "SMSP 0 is in the wave: a new one");
-        assert_eq!(m.issue(at(1, 9), &w, 32, 6), u32::MAX);
         assert_eq!(
-            m.issue(at(2, 9 + 257), &w, 32, 6),
+            m.issue(at(0, 9), &w, 32, 6),
             0,
-            "too late: leads"
+            "SMSP 0 is in the wave: a new one"
         );
+        assert_eq!(m.issue(at(1, 9), &w, 32, 6), u32::MAX);
+        assert_eq!(m.issue(at(2, 9 + 257), &w, 32, 6), 0, "too late: leads");
     }
 
     #[test]
@@ -151,7 +151,7 @@ mod tests {
         let mut mem = MemorySystem::new(&cfg);
         let p = mem.params;
         let sm = &mut mem.sms[0];
-        let a = WarpAccess::from_fn(4, |l| 128 * l as u64);
+        let a = WarpAccess::from_fn(4, |l| 128 * l);
         let mut o = ConstLevelsOutcome::default();
         let misses = |sm: &mut crate::memory::system::SmCaches, o: &mut ConstLevelsOutcome, s| {
             let who = Issue {
@@ -170,7 +170,7 @@ mod tests {
         }
         assert!(o.served.iter().all(|&l| l == Level::Cache(0)));
         // Half the lanes on lines of their own: those 16 are looked up (and miss), in order.
-        let b = WarpAccess::from_fn(4, |l| 128 * l as u64 + if l >= 16 { 32768 } else { 0 });
+        let b = WarpAccess::from_fn(4, |l| 128 * l + if l >= 16 { 32768 } else { 0 });
         let who = Issue {
             pc: 3,
             scheduler: 2,
