@@ -322,6 +322,12 @@ fn constant(c: &Constant, cc_major: u32) -> Check {
         64.0,
     )?;
     int_range(
+        "constant.smsp_merge_cycles",
+        c.smsp_merge_cycles.into(),
+        0,
+        100_000,
+    )?;
+    int_range(
         "constant.imc_latency_cycles",
         c.imc_latency_cycles.into(),
         0,

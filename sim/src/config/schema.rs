@@ -142,6 +142,12 @@ pub struct Constant {
     /// (the default).
     #[serde(default)]
     pub gcc_requests_per_cycle: f64,
+    /// Cycles within which LDCs of warps of different SM sub-partitions (SMSPs) at the same
+    /// instruction are served interleaved, address by address, by the IDC, sharing each line
+    /// fill ([`crate::memory::constant::merge`]); 0 to 100000, 0: each warp's LDC served whole
+    /// before the next. Optional: 0 (the default).
+    #[serde(default)]
+    pub smsp_merge_cycles: u32,
     /// Latency of a warp-uniform constant operand that hits the immediate constant cache (IMC),
     /// in SM cycles (0 to 1000).
     pub imc_latency_cycles: u32,

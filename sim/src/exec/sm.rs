@@ -454,11 +454,13 @@ pub(crate) fn run_batch_on_sm(
                 shadow.start(blk, launch.shared_bytes as usize);
             }
         }
+        // The wave's cycles count from its start.
+        caches.start_wave();
         let logs = &mut st.logs[buf][used..used + group.len()];
         let order = if turns { p.launch.order } else { Order::Serial };
         // Runs warp `w` of the wave (block `w / nwarps`) for one turn.
         macro_rules! turn {
-            ($w:expr, $deadline:expr) => {{
+            ($w:expr, $deadline:expr, $slot:expr) => {{
                 let w: usize = $w;
                 let k = w / nwarps;
                 let (blk, ctaid) = group[k];
@@ -488,6 +490,7 @@ pub(crate) fn run_batch_on_sm(
                     turn_over: false,
                     loaded: false,
                     deadline: $deadline,
+                    slot: $slot,
                     turn_start: 0,
                     async_copy: crate::ptx::inst::CacheOp::Default,
                     yielded: false,
@@ -514,7 +517,7 @@ pub(crate) fn run_batch_on_sm(
                     Order::Interleaved => st.pace.deadline(w),
                     _ => usize::MAX,
                 };
-                turn!(w, deadline);
+                turn!(w, deadline, Some(st.pace.slot(w)));
                 let (live, at_barrier) = (files.warps[w].live != 0, files.warps[w].at_barrier);
                 let flags = p.turn_flags;
                 let loads = |pc: u32| flags.get(pc as usize).is_some_and(|f| f & LOADS != 0);
@@ -566,7 +569,7 @@ pub(crate) fn run_batch_on_sm(
                     }
                     for w in k * nwarps..(k + 1) * nwarps {
                         if files.warps[w].live != 0 && !files.warps[w].at_barrier {
-                            turn!(w, usize::MAX);
+                            turn!(w, usize::MAX, None);
                         }
                     }
                     let block = &mut files.warps[k * nwarps..(k + 1) * nwarps];

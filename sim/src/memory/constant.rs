@@ -11,6 +11,8 @@
 use super::cache::{to_front, Geometry};
 use super::{Level, WarpAccess, WordSet, WARP};
 
+pub mod merge;
+
 /// One level of the constant cache: set-associative, LRU, read-only, a line filled whole by the
 /// request that missed it (one sector per line), so it keeps tags only.
 ///
@@ -48,6 +50,11 @@ impl ConstCache {
             set_mask: sets.is_power_of_two().then(|| sets - 1),
             line_shift: g.line_bytes.trailing_zeros(),
         }
+    }
+
+    /// log2 of the line size in bytes.
+    pub fn line_shift(&self) -> u32 {
+        self.line_shift
     }
 
     /// Empties the cache (invalidates every line).

@@ -178,6 +178,7 @@ impl MemorySystem {
             if let Some(c) = sm.constant.first_mut() {
                 c.clear();
             }
+            sm.merge.clear();
         }
     }
 
@@ -237,6 +238,7 @@ impl MemorySystem {
                 .iter()
                 .map(|g| constant::ConstCache::new(*g))
                 .collect(),
+            merge: Default::default(),
         };
         // Copied on every core: the copies (some MB of tags and ranks) are most of the time.
         let sms = (0..cfg.sm.count)

@@ -91,6 +91,14 @@ impl Pace {
         }
     }
 
+    /// Warp `w`'s scheduler (SMSP: `w` modulo the schedulers, as the replay assigns warps) and
+    /// the cycle its next turn begins: when it is ready and its scheduler free.
+    pub fn slot(&self, w: usize) -> (u32, u64) {
+        let p = w % self.free.len().max(1);
+        let free = self.free.get(p).copied().unwrap_or(0);
+        (p as u32, self.ready.get(w).copied().unwrap_or(0).max(free))
+    }
+
     /// Warp `w` took a turn that executed `entries` (its stream's new entries; `loads` says
     /// which instructions load a value, [`crate::exec::turns::LOADS`]; `log` is its block's
     /// log): its scheduler's cycles are taken. A turn that `yielded` leaves the warp ready the

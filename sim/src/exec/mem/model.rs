@@ -8,6 +8,7 @@ use crate::exec::decode::{DInst, Src};
 use crate::exec::step::Ctx;
 use crate::exec::warp::Warp;
 use crate::memory::coalesce;
+use crate::memory::constant::merge::Issue;
 use crate::memory::shared::{self, Banks};
 use crate::memory::system::ConstLevelsOutcome;
 use crate::memory::{Level, WarpAccess, WARP};
@@ -111,11 +112,20 @@ impl Ctx<'_> {
             return Served::Operand.lat();
         }
         let mut o = ConstLevelsOutcome::default();
-        (self.caches).constant_load_into(
-            self.pass.params,
-            &resolved_access(m.space, access),
-            &mut o,
-        );
+        let access = resolved_access(m.space, access);
+        let window = self.pass.cfg.constant.smsp_merge_cycles;
+        match self.slot {
+            Some((scheduler, cycle)) if window > 0 => {
+                let who = Issue {
+                    pc,
+                    scheduler,
+                    cycle,
+                    window: window.into(),
+                };
+                (self.caches).constant_load_issued_into(self.pass.params, &access, who, &mut o)
+            }
+            _ => (self.caches).constant_load_into(self.pass.params, &access, &mut o),
+        }
         self.record(
             pc,
             Outcome::Ldc {

@@ -107,6 +107,11 @@ pub struct Ctx<'a> {
     /// until another warp is ready to issue ([`crate::timing::Pace::deadline`]; `usize::MAX`:
     /// none), so that warps that issue at the same time have their accesses interleaved.
     pub deadline: usize,
+    /// The running warp's scheduler (SMSP) and the cycle its turn began, by the pace of the
+    /// turns ([`crate::timing::Pace::slot`]); `None` in the orders that keep no pace. LDCs of
+    /// warps of different SMSPs issued close together share line fills in the IDC
+    /// ([`crate::memory::constant::merge`]).
+    pub slot: Option<(u32, u64)>,
     /// Entries of the running warp's stream when its turn began.
     pub turn_start: usize,
     /// The turn ended by yielding, not by a stall: the warp's loads are still in flight.

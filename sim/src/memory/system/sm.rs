@@ -15,6 +15,8 @@ use crate::memory::{coalesce, constant, Level, WarpAccess};
 pub struct SmCaches {
     pub(super) l1: SectorCache,
     pub(super) constant: Vec<constant::ConstCache>,
+    /// The IDC's waves of LDCs shared across SMSPs ([`constant::merge`]).
+    pub(super) merge: constant::merge::Merge,
 }
 
 /// What a global or local access did in the SM's L1; the sectors that go on to L2.
@@ -281,6 +283,61 @@ impl SmCaches {
         // The requests: at most one per lane.
         let mut w = constant::Walk::new();
         let n = constant::distinct_words(access, p.broadcast_lanes as usize, &mut w.words);
+        self.constant_walk(w, n, o);
+    }
+
+    /// Forgets the IDC's waves ([`constant::merge`]): a wave of blocks starts, its cycles
+    /// counted from its start.
+    pub fn start_wave(&mut self) {
+        self.merge.clear();
+    }
+
+    /// [`SmCaches::constant_load_into`] of an LDC that warp `who` issues: its requests to the
+    /// lines that the leader of the LDC's wave looked up at the same positions, when the warp
+    /// joins it ([`constant::merge::Merge::issue`]), hit the nearest level without a lookup
+    /// (their recency is the leader's); the others are looked up as usual, in order.
+    pub fn constant_load_issued_into(
+        &mut self,
+        p: &Params,
+        access: &WarpAccess,
+        who: constant::merge::Issue,
+        o: &mut ConstLevelsOutcome,
+    ) {
+        let mut w = constant::Walk::new();
+        let n = constant::distinct_words(access, p.broadcast_lanes as usize, &mut w.words);
+        let shift = match self.constant.first() {
+            Some(c) => c.line_shift(),
+            None => return self.constant_walk(w, n, o),
+        };
+        let shared = self.merge.issue(who, &w.words, n, shift);
+        if shared == 0 {
+            return self.constant_walk(w, n, o);
+        }
+        // The requests not shared, in order, walk the levels on their own; then each request's
+        // outcome goes back to its place.
+        let mut rest = constant::Walk::new();
+        let mut m = 0;
+        for r in (0..n).filter(|&r| shared >> r & 1 == 0) {
+            rest.words[m] = w.words[r];
+            m += 1;
+        }
+        self.constant_walk(rest, m, o);
+        let mut served = [Level::Cache(0); 32];
+        let mut own = o.served.iter();
+        for (r, s) in served.iter_mut().enumerate().take(n) {
+            if shared >> r & 1 == 0 {
+                *s = *own.next().expect("one outcome per request walked");
+            }
+        }
+        let merged = (n - m) as u32;
+        o.requests += merged;
+        o.hits += merged;
+        o.served = smallvec::SmallVec::from_buf_and_len(served, n);
+    }
+
+    /// The level-by-level walk of requests `w.words[..n]` into `o`.
+    #[inline]
+    fn constant_walk(&mut self, mut w: constant::Walk, n: usize, o: &mut ConstLevelsOutcome) {
         // Level by level: each level sees, in order, the requests every nearer level missed (a
         // miss fills each level it passes, and the levels share nothing), so each level's
         // lookups run in one loop. `w.pending[..left]`: the requests not served yet, in order.
