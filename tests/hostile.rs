@@ -532,3 +532,48 @@ fn escape_sequences_in_names_are_printed_as_text() {
     assert!(!out.stderr.contains('\u{1b}'), "{out}");
     out.fails_with(&["no\\u{1b}[2Jsuch"]);
 }
+
+/// A bad command-line argument was clap's paragraph (the error, a tip, two usage lines and "For
+/// more information, try '--help'."): now one line naming the argument and the value, exit code
+/// 2; `--help` is unchanged.
+#[test]
+fn a_bad_argument_is_one_line_naming_it() {
+    for (args, want) in [
+        (
+            &["run", "configs/h200.toml", "add_one", "--formt", "json"][..],
+            "error: unexpected argument '--formt' found (tip: a similar argument exists: \
+             '--format'); try 'sim run --help'",
+        ),
+        (
+            &["run"],
+            "error: the following required arguments were not provided: <CONFIG|WORKLOAD>...; \
+             try 'sim run --help'",
+        ),
+        (
+            &["run", "h200", "add_one", "--format", "xml"],
+            "error: invalid value 'xml' for '--format <FORMAT>' [possible values: table, json, \
+             csv]; try 'sim run --help'",
+        ),
+        (
+            &["run", "h200", "add_one", "--set", "n=\u{1b}[2J"],
+            "error: invalid value 'n=\\u{1b}[2J' for '--set <NAME=VALUE>': `n=\\u{1b}[2J`: the \
+             value must be an integer; try 'sim run --help'",
+        ),
+        (
+            &["swep"],
+            "error: unrecognized subcommand 'swep' (tip: a similar subcommand exists: 'sweep'); \
+             try 'sim --help'",
+        ),
+    ] {
+        let out = sim(args);
+        out.fails_with(&[]);
+        assert_eq!(out.stderr.trim_end(), want, "{out}");
+    }
+    let help = sim(&["run", "--help"]);
+    help.succeeds();
+    assert!(
+        help.stdout.starts_with("Run workloads on a GPU config"),
+        "{help}"
+    );
+    assert!(help.stdout.contains("\nUsage: sim run [OPTIONS]"), "{help}");
+}

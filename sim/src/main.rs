@@ -1,7 +1,7 @@
 //! The `sim` command line: run bundled or user workloads on a GPU config and report.
 
 use anyhow::{bail, Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use sim::compile::Compiler;
 use sim::config::find::{find_with, FoundConfig};
 use sim::report::{self, select::Selection};
@@ -486,7 +486,15 @@ fn real_main() -> Result<()> {
             write!(std::io::stdout(), "{}", e.render())?;
             return Ok(());
         }
-        Err(e) => e.exit(),
+        // `sim` alone prints the help (exit code 2), as clap does.
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.exit()
+        }
+        Err(e) => {
+            let line = sim::usage::one_line(&e, &Cli::command(), std::env::args_os());
+            eprintln!("error: {line}");
+            std::process::exit(2)
+        }
     };
     let mut out = std::io::stdout().lock();
     match cli.command {
