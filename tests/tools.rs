@@ -59,7 +59,17 @@ impl Outcome {
 }
 
 fn sim(args: &[&str]) -> Outcome {
-    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+    sim_with(args, None)
+}
+
+/// `sim args...` with `COLUMNS` set to `columns`, or unset (the tables' natural layout).
+fn sim_with(args: &[&str], columns: Option<&str>) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sim"));
+    match columns {
+        Some(c) => cmd.env("COLUMNS", c),
+        None => cmd.env_remove("COLUMNS"),
+    };
+    let out = cmd
         .args(args)
         .current_dir(root())
         .output()
@@ -566,4 +576,54 @@ fn a_npy_array_initializes_a_buffer() {
         "needs '<f4'",
     ]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Before: the summary table was 162 columns wide whatever the terminal, and explanation lines
+/// ran to 489 characters. With `COLUMNS=80` every line fits in 80 columns: the summary puts the
+/// launches side by side (a row per quantity), the per-instruction tables one per instruction,
+/// the explanations wrap. A pipe without `COLUMNS`, and `-o FILE` always, keep the wide layout.
+#[test]
+fn tables_fit_the_terminal_width() {
+    let args = run_args(ONE, &["--per-instruction", "--per-line"]);
+    let narrow = sim_with(&args, Some("80")).success();
+    for line in narrow.stdout.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} > 80: {line}\n{narrow}",
+            line.chars().count()
+        );
+    }
+    let summary: Vec<&str> = narrow.stdout.lines().skip(2).take(3).collect();
+    assert!(
+        summary[1].starts_with("│ launch         │ constant │") && summary[1].ends_with("global │"),
+        "{narrow}"
+    );
+    assert!(narrow.stdout.contains("\n│ cycles         │"), "{narrow}");
+    let wide = sim_with(&args, None).success();
+    let widest = wide
+        .stdout
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap();
+    assert!(widest > 80, "{wide}");
+    assert!(
+        wide.stdout.contains("\n│ launch   │    time │ cycles │ warp insts │"),
+        "{wide}"
+    );
+    // The same numbers in both layouts.
+    let cycles = |o: &Outcome| {
+        o.json()["workloads"][0]["launches"][0]["metrics"]["gpc__cycles_elapsed.max"].clone()
+    };
+    let json = sim_with(&run_args(ONE, &["--format", "json"]), Some("80")).success();
+    let n = cycles(&json).as_u64().unwrap().to_string();
+    assert!(
+        narrow.stdout.contains(&format!(" {n} │")) && wide.stdout.contains(&format!(" {n} │")),
+        "{n}"
+    );
+    let dir = temp_dir("columns");
+    let file = dir.join("table.txt");
+    let file_args = [&args[..], &["-o", file.to_str().unwrap()]].concat();
+    sim_with(&file_args, Some("80")).success();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), wide.stdout);
 }

@@ -677,6 +677,16 @@ fn real_main() -> Result<()> {
                 per_instruction,
                 per_line,
             };
+            // Tables fit the terminal they reach (COLUMNS, else its width); a pipe or a file
+            // gets the natural layout, so that scripts see one (COLUMNS still asks for a width,
+            // -o FILE never).
+            let width = match out_file {
+                Some(_) => None,
+                None => report::fit::width(
+                    std::env::var("COLUMNS").ok().as_deref(),
+                    terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0.into()),
+                ),
+            };
             for (name, w) in workloads.iter().zip(&resolved) {
                 let result = run_workload(cfg, w, &opts).map(|mut run| {
                     if per_line || per_instruction || html.is_some() {
@@ -719,7 +729,7 @@ fn real_main() -> Result<()> {
                     )),
                     Ok(run) if stream => {
                         let mut text = vec![];
-                        tables(&mut text, cfg, &[run], &selection, detail)?;
+                        tables(&mut text, cfg, &[run], &selection, detail, width)?;
                         out.write_all(&text)?;
                     }
                     Ok(run) => runs.push(run),
@@ -734,7 +744,7 @@ fn real_main() -> Result<()> {
                     writeln!(text, "{}", serde_json::to_string_pretty(&doc)?)?;
                 }
                 Format::Csv => report::csv::write(&mut text, cfg, &runs, &selection)?,
-                Format::Table => tables(&mut text, cfg, &runs, &selection, detail)?,
+                Format::Table => tables(&mut text, cfg, &runs, &selection, detail, width)?,
             }
             match &out_file {
                 Some(path) => sim::output::write_file(path, &text)?,
@@ -843,25 +853,26 @@ fn inputs(found: &FoundConfig, workloads: &[Workload]) -> Vec<(PathBuf, String)>
 }
 
 /// The table format: per workload the summary table (or, with --metrics, the selected metrics
-/// per launch) and the per-instruction tables.
+/// per launch) and the per-instruction tables, within `width` terminal columns where given.
 fn tables(
     out: &mut Vec<u8>,
     cfg: &sim::config::GpuConfig,
     runs: &[WorkloadRun],
     selection: &Selection,
     detail: report::Detail,
+    width: Option<usize>,
 ) -> Result<()> {
     for run in runs {
         if selection.is_all() {
-            writeln!(out, "{}", report::table(cfg, run))?;
+            writeln!(out, "{}", report::table(cfg, run, width))?;
         } else {
-            writeln!(out, "{}", report::metric_table(cfg, run, selection))?;
+            writeln!(out, "{}", report::metric_table(cfg, run, selection, width))?;
         }
         if detail.per_instruction {
-            writeln!(out, "{}", report::per_instruction(run))?;
+            writeln!(out, "{}", report::per_instruction(run, width))?;
         }
         if detail.per_line {
-            writeln!(out, "{}", report::per_line(run))?;
+            writeln!(out, "{}", report::per_line(run, width))?;
         }
     }
     Ok(())
