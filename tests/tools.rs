@@ -608,7 +608,8 @@ fn tables_fit_the_terminal_width() {
         .unwrap();
     assert!(widest > 80, "{wide}");
     assert!(
-        wide.stdout.contains("\n│ launch   │    time │ cycles │ warp insts │"),
+        wide.stdout
+            .contains("\n│ launch   │    time │ cycles │ warp insts │"),
         "{wide}"
     );
     // The same numbers in both layouts.
@@ -626,4 +627,115 @@ fn tables_fit_the_terminal_width() {
     let file_args = [&args[..], &["-o", file.to_str().unwrap()]].concat();
     sim_with(&file_args, Some("80")).success();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), wide.stdout);
+}
+
+/// The kind of a JSON value as the report format promises it: counts are integers.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "real",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Differences of shape between `doc` (an example) and `real` at `path`: keys one has and the
+/// other lacks, values of another kind. Objects named `metrics` or `units` are maps of metric
+/// names, which an example may cut: there the example's keys must be real ones. An array of the
+/// example is compared element by element with the first elements of the real one.
+fn shape_differences(doc: &Value, real: &Value, path: &str, out: &mut Vec<String>) {
+    if kind(doc) != kind(real) {
+        out.push(format!(
+            "{path}: {} in the example, {} in the output",
+            kind(doc),
+            kind(real)
+        ));
+        return;
+    }
+    match (doc, real) {
+        (Value::Object(d), Value::Object(r)) => {
+            let map = path.ends_with(".metrics") || path.ends_with(".units");
+            for k in d.keys().filter(|k| !r.contains_key(*k)) {
+                out.push(format!("{path}.{k}: in the example, not in the output"));
+            }
+            if !map {
+                for k in r.keys().filter(|k| !d.contains_key(*k)) {
+                    out.push(format!("{path}.{k}: in the output, not in the example"));
+                }
+            }
+            for (k, v) in d {
+                if let Some(rv) = r.get(k) {
+                    shape_differences(v, rv, &format!("{path}.{k}"), out);
+                }
+            }
+        }
+        (Value::Array(d), Value::Array(r)) => {
+            for (i, v) in d.iter().enumerate() {
+                match r.get(i) {
+                    Some(rv) => shape_differences(v, rv, &format!("{path}[{i}]"), out),
+                    None => out.push(format!("{path}[{i}]: in the example, not in the output")),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Before: the JSON example lived in a DESIGN.md outside the repository, and the key table had
+/// no row for `instructions_source`. docs/report-format.md's example has exactly the keys of the
+/// real document of its command, with values of the same kinds, and every key of a document and
+/// of a launch has a row in the reference's tables.
+#[test]
+fn the_json_example_of_the_report_format_has_the_real_keys() {
+    let doc = std::fs::read_to_string(root().join("docs/report-format.md")).unwrap();
+    let block = doc
+        .split("```json\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a JSON example in docs/report-format.md");
+    let example: Value = serde_json::from_str(block).expect("the example is JSON");
+    let args = [
+        "run",
+        "rtx3090",
+        "pseudo_random",
+        "--set",
+        "n=8192",
+        "--format",
+        "json",
+        "--metrics",
+        "gpu__time_duration.sum",
+        "--metrics",
+        "idc__requests.sum",
+        "--metrics",
+        "dram__bytes_read.sum",
+        "--launch",
+        "constant",
+    ];
+    let flat = args.join(" ");
+    assert!(
+        doc.replace('\n', " ").contains(&format!("`sim {flat}`")),
+        "the example's command is not `sim {flat}`"
+    );
+    let real = sim(&args).success().json();
+    let mut differences = vec![];
+    shape_differences(&example, &real, "", &mut differences);
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // The reference's tables name every key.
+    let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
+    let launch = &real["workloads"][0]["launches"][0];
+    for key in real
+        .as_object()
+        .unwrap()
+        .keys()
+        .chain(launch.as_object().unwrap().keys())
+    {
+        assert!(
+            rows.iter()
+                .any(|r| r.split(" | ").next().unwrap().contains(&format!("`{key}`"))),
+            "docs/report-format.md: no table row for `{key}`"
+        );
+    }
 }

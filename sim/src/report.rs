@@ -1,8 +1,9 @@
 //! Reports of a workload run: a table for people (tabled); JSON and CSV for programs
 //! ([`doc`], [`csv`]), with the metrics a `--metrics` selection ([`select`]) keeps.
 //!
-//! The JSON layout is a contract (DESIGN.md; [`doc`] says its shape): fields may be added,
-//! never renamed. Metrics are keyed by the Nsight Compute metric names they predict.
+//! The JSON layout is a contract (docs/report-format.md, whose example tests/tools.rs checks
+//! against the real output; [`doc`] says its shape): fields may be added, never renamed. Metrics
+//! are keyed by the Nsight Compute metric names they predict.
 
 pub mod csv;
 pub mod doc;
