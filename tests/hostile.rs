@@ -234,13 +234,15 @@ fn thirty_thousand_nested_braces_are_parsed_or_refused_by_line() {
         |t| t.replacen("\tret;", &vector, 1),
         str::to_string,
     );
-    let start = std::time::Instant::now();
-    // Recovery skips the bad statement's braces with it: a few problems, not one per brace.
-    run(&p).fails_with(&[
+    // Recovery skips the bad statement's braces with it: a few problems, not one per brace;
+    // and the error quotes at most the first 120 characters of its 200 KB line. These counts,
+    // not a time bound (timed tests are not allowed), are what made it quadratic.
+    let out = run(&p);
+    out.fails_with(&[
         "add_one.ptx:48:16: a vector or argument list cannot contain another list",
         "(and 2 more problems in this file)",
     ]);
-    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+    assert!(out.stderr.len() < 600, "{} bytes\n{out}", out.stderr.len());
     // A file of many bad statements stops at the cap.
     let bad = "\tadd.u32 %r1, , ;\n".repeat(5_000) + "\tret;";
     let p = workload(
@@ -269,9 +271,9 @@ fn huge_declarations_are_refused_before_allocation() {
         ".reg .b32 \t%r<8>;",
         ".reg .b32 \t%r<2147483648>;".into(),
     );
-    let start = std::time::Instant::now();
+    // Refused before a name is built: under the 4 GiB limit of these tests, building them
+    // aborted (a memory bound where this test had a time bound).
     run(&p).fails_with(&["add_one.ptx:24:13: more than 65535 registers declared in this function"]);
-    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
     // A 4 GiB .local array: 32 lanes of it were allocated (an abort).
     let local = ".reg .b32 \t%r<8>;\n\t.local .align 4 .b8 buf[4294967296];".to_string();
     let p = decl("local", ".reg .b32 \t%r<8>;", local);
