@@ -12,7 +12,10 @@
 //! the PTX declares), `operands` (operand types ptxas refuses, immediates and arguments wider
 //! than their operands).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::root;
+use std::path::Path;
 use std::process::Command;
 
 #[path = "hostile/budget.rs"]
@@ -66,10 +69,6 @@ impl Outcome {
         assert_eq!(self.code, Some(0), "expected exit code 0\n{self}");
         assert!(!self.stderr.contains("panicked"), "{self}");
     }
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// `sim args...` from the workspace root, under a 4 GiB address-space limit where `prlimit` exists.

@@ -2,14 +2,12 @@
 //! fixture (`tests/fixtures/coverage.ptx`) whose every result is known, and the counters its
 //! atomics must produce under their Nsight Compute names.
 
+mod common;
+
+use common::root;
 use sim::config::GpuConfig;
 use sim::run::{run_workload, Options};
 use sim::workload::Workload;
-use std::path::Path;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
 
 fn u32s(bytes: &[u8]) -> Vec<u32> {
     bytes

@@ -6,14 +6,12 @@
 //! `tests/formats_agree.py` reads the CSV with Python's `csv` and the JSON with `json` and finds
 //! the same numbers; [`jq_reads_every_launchs_metrics`] runs the jq filter.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-/// The workspace root: `sim` runs there, so `configs/rtx3090.toml` is the path users type.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::root;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
 
 /// What one `sim` invocation did.
 struct Outcome {
