@@ -17,6 +17,9 @@
 //! The fixtures in `tests/fixtures/` are small hand-written PTX modules and their workload files.
 //! The binary runs from the workspace root, so paths read as a user types them.
 
+mod common;
+
+use common::root;
 use serde_json::Value;
 use sim::config::GpuConfig;
 use sim::run::{run_workload, Options};
@@ -60,14 +63,6 @@ const BUNDLED: [&str; 21] = [
     "write_offset",
 ];
 const CONFIGS: [&str; 2] = ["configs/rtx3090.toml", "configs/h200.toml"];
-
-/// The workspace root: `sim` runs there, so `configs/rtx3090.toml` is the path users type.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
 
 /// What one `sim` invocation did.
 struct Outcome {

@@ -4,16 +4,14 @@
 //! (`sim::compile::headers`; `.ci/run` installs them), and stops with `#error` unless the
 //! workload's `nvrtc_options` define `TILE`. Needs NVRTC, as `tests/user_kernel.rs` does.
 
+mod common;
+
+use common::root;
 use half::f16;
 use sim::compile::{self, Compiler};
 use sim::config::GpuConfig;
 use sim::run::{run_workload, Options};
 use sim::workload::Workload;
-use std::path::Path;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
 
 fn nvrtc_options(extra: &[&str]) -> Options {
     Options {

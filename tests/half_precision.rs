@@ -4,15 +4,13 @@
 //! more, exactly for these formats) and from brute-force references written from the PTX ISA's
 //! wording, never by the simulator's own functions.
 
+mod common;
+
+use common::root;
 use half::{bf16, f16};
 use sim::config::GpuConfig;
 use sim::run::{run_workload, Options};
 use sim::workload::Workload;
-use std::path::Path;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
 
 fn words<const N: usize>(bytes: &[u8]) -> Vec<[u8; N]> {
     bytes

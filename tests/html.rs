@@ -12,17 +12,12 @@
 //! 3. The JSON's warp states: every launch has `warp_states` under ncu's names, and the lines'
 //!    time shares add up to the whole.
 
+mod common;
+
+use common::root;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The workspace root: `sim` runs there.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
 
 /// Runs `sim ARGS...` in the workspace root: (exit code, stdout, stderr).
 fn sim(args: &[&str]) -> (Option<i32>, String, String) {

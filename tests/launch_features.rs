@@ -3,14 +3,12 @@
 //! `printf`. Kernels in `tests/fixtures/tensor/` (their `.cu` beside the committed PTX,
 //! `make_ptx.sh`); outputs recomputed here.
 
+mod common;
+
+use common::root;
 use sim::config::GpuConfig;
 use sim::run::{run_workload, LaunchResult, Options};
 use sim::workload::Workload;
-use std::path::Path;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
 
 fn try_run(config: &str, name: &str, sets: &[(&str, i64)]) -> Result<Vec<LaunchResult>, String> {
     let cfg = GpuConfig::load(&root().join(format!("configs/{config}.toml"))).unwrap();

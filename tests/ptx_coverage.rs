@@ -2,14 +2,12 @@
 //! fixture (`tests/fixtures/coverage.ptx`) whose every result is known, and the counters its
 //! atomics must produce under their Nsight Compute names.
 
+mod common;
+
+use common::root;
 use sim::config::GpuConfig;
 use sim::run::{run_workload, Options};
 use sim::workload::Workload;
-use std::path::Path;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
 
 fn u32s(bytes: &[u8]) -> Vec<u32> {
     bytes
@@ -264,4 +262,29 @@ fn an_unsupported_instruction_fails_only_the_launch_of_its_kernel() {
     ] {
         assert!(e.contains(&part), "{part} not in: {e}");
     }
+}
+
+/// Issue 40: `shfl.sync d|p` (PTX ISA "shfl.sync": `d[|p]`) writes `p` true where the source
+/// lane is in range, and `d` the lane's own `a` where it is not. One warp, `a` = lane: down by
+/// 4 (clamp 31), and up by 3 within segments of 8 lanes (`c` = 0x1800: segment mask 24, clamp
+/// 0). ptxas refuses the braces `{%r2, %p2}` (unit test in sim::ptx::decode::operands).
+#[test]
+fn shfl_writes_its_predicate_output_true_for_lanes_in_range() {
+    let run = run_fixture("tests/fixtures/shfl_pred.toml").unwrap_or_else(|e| panic!("{e}"));
+    let out = u32s(&run.launches[0].outputs[0].1);
+    let mut want = vec![];
+    for lane in 0..32u32 {
+        let down = lane + 4 <= 31;
+        let up = lane % 8 >= 3;
+        want.extend([
+            if down { lane + 4 } else { lane },
+            u32::from(down),
+            if up { lane - 3 } else { lane },
+            u32::from(up),
+        ]);
+    }
+    assert_eq!(out, want);
+    // Exact counts where the rule is exact: 28 lanes in range going down, 5 of 8 going up.
+    assert_eq!(out.iter().skip(1).step_by(4).sum::<u32>(), 28);
+    assert_eq!(out.iter().skip(3).step_by(4).sum::<u32>(), 20);
 }

@@ -7,15 +7,13 @@
 //! `exec::mem::tensor`: one wavefront per 8x8 matrix whose 8 rows of 16 bytes fall in distinct
 //! banks, a shared store's phases for the copies' writes.
 
+mod common;
+
+use common::root;
 use half::{bf16, f16};
 use sim::config::GpuConfig;
 use sim::run::{run_workload, LaunchResult, Options};
 use sim::workload::Workload;
-use std::path::Path;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
 
 fn run(name: &str) -> Vec<LaunchResult> {
     let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();

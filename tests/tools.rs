@@ -6,14 +6,12 @@
 //! `tests/formats_agree.py` reads the CSV with Python's `csv` and the JSON with `json` and finds
 //! the same numbers; [`jq_reads_every_launchs_metrics`] runs the issue's jq filter.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-/// The workspace root: `sim` runs there, so `configs/rtx3090.toml` is the path users type.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::root;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
 
 /// What one `sim` invocation did.
 struct Outcome {
@@ -59,7 +57,17 @@ impl Outcome {
 }
 
 fn sim(args: &[&str]) -> Outcome {
-    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+    sim_with(args, None)
+}
+
+/// `sim args...` with `COLUMNS` set to `columns`, or unset (the tables' natural layout).
+fn sim_with(args: &[&str], columns: Option<&str>) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sim"));
+    match columns {
+        Some(c) => cmd.env("COLUMNS", c),
+        None => cmd.env_remove("COLUMNS"),
+    };
+    let out = cmd
         .args(args)
         .current_dir(root())
         .output()
@@ -566,4 +574,166 @@ fn a_npy_array_initializes_a_buffer() {
         "needs '<f4'",
     ]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Before: the summary table was 162 columns wide whatever the terminal, and explanation lines
+/// ran to 489 characters. With `COLUMNS=80` every line fits in 80 columns: the summary puts the
+/// launches side by side (a row per quantity), the per-instruction tables one per instruction,
+/// the explanations wrap. A pipe without `COLUMNS`, and `-o FILE` always, keep the wide layout.
+#[test]
+fn tables_fit_the_terminal_width() {
+    let args = run_args(ONE, &["--per-instruction", "--per-line"]);
+    let narrow = sim_with(&args, Some("80")).success();
+    for line in narrow.stdout.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} > 80: {line}\n{narrow}",
+            line.chars().count()
+        );
+    }
+    let summary: Vec<&str> = narrow.stdout.lines().skip(2).take(3).collect();
+    assert!(
+        summary[1].starts_with("│ launch         │ constant │") && summary[1].ends_with("global │"),
+        "{narrow}"
+    );
+    assert!(narrow.stdout.contains("\n│ cycles         │"), "{narrow}");
+    let wide = sim_with(&args, None).success();
+    let widest = wide
+        .stdout
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap();
+    assert!(widest > 80, "{wide}");
+    assert!(
+        wide.stdout
+            .contains("\n│ launch   │    time │ cycles │ warp insts │"),
+        "{wide}"
+    );
+    // The same numbers in both layouts.
+    let cycles = |o: &Outcome| {
+        o.json()["workloads"][0]["launches"][0]["metrics"]["gpc__cycles_elapsed.max"].clone()
+    };
+    let json = sim_with(&run_args(ONE, &["--format", "json"]), Some("80")).success();
+    let n = cycles(&json).as_u64().unwrap().to_string();
+    assert!(
+        narrow.stdout.contains(&format!(" {n} │")) && wide.stdout.contains(&format!(" {n} │")),
+        "{n}"
+    );
+    let dir = temp_dir("columns");
+    let file = dir.join("table.txt");
+    let file_args = [&args[..], &["-o", file.to_str().unwrap()]].concat();
+    sim_with(&file_args, Some("80")).success();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), wide.stdout);
+}
+
+/// The kind of a JSON value as the report format promises it: counts are integers.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "real",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Differences of shape between `doc` (an example) and `real` at `path`: keys one has and the
+/// other lacks, values of another kind. Objects named `metrics` or `units` are maps of metric
+/// names, which an example may cut: there the example's keys must be real ones. An array of the
+/// example is compared element by element with the first elements of the real one.
+fn shape_differences(doc: &Value, real: &Value, path: &str, out: &mut Vec<String>) {
+    if kind(doc) != kind(real) {
+        out.push(format!(
+            "{path}: {} in the example, {} in the output",
+            kind(doc),
+            kind(real)
+        ));
+        return;
+    }
+    match (doc, real) {
+        (Value::Object(d), Value::Object(r)) => {
+            let map = path.ends_with(".metrics") || path.ends_with(".units");
+            for k in d.keys().filter(|k| !r.contains_key(*k)) {
+                out.push(format!("{path}.{k}: in the example, not in the output"));
+            }
+            if !map {
+                for k in r.keys().filter(|k| !d.contains_key(*k)) {
+                    out.push(format!("{path}.{k}: in the output, not in the example"));
+                }
+            }
+            for (k, v) in d {
+                if let Some(rv) = r.get(k) {
+                    shape_differences(v, rv, &format!("{path}.{k}"), out);
+                }
+            }
+        }
+        (Value::Array(d), Value::Array(r)) => {
+            for (i, v) in d.iter().enumerate() {
+                match r.get(i) {
+                    Some(rv) => shape_differences(v, rv, &format!("{path}[{i}]"), out),
+                    None => out.push(format!("{path}[{i}]: in the example, not in the output")),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Before: the JSON example lived in a DESIGN.md outside the repository, and the key table had
+/// no row for `instructions_source`. docs/report-format.md's example has exactly the keys of the
+/// real document of its command, with values of the same kinds, and every key of a document and
+/// of a launch has a row in the reference's tables.
+#[test]
+fn the_json_example_of_the_report_format_has_the_real_keys() {
+    let doc = std::fs::read_to_string(root().join("docs/report-format.md")).unwrap();
+    let block = doc
+        .split("```json\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a JSON example in docs/report-format.md");
+    let example: Value = serde_json::from_str(block).expect("the example is JSON");
+    let args = [
+        "run",
+        "rtx3090",
+        "pseudo_random",
+        "--set",
+        "n=8192",
+        "--format",
+        "json",
+        "--metrics",
+        "gpu__time_duration.sum",
+        "--metrics",
+        "idc__requests.sum",
+        "--metrics",
+        "dram__bytes_read.sum",
+        "--launch",
+        "constant",
+    ];
+    let flat = args.join(" ");
+    assert!(
+        doc.replace('\n', " ").contains(&format!("`sim {flat}`")),
+        "the example's command is not `sim {flat}`"
+    );
+    let real = sim(&args).success().json();
+    let mut differences = vec![];
+    shape_differences(&example, &real, "", &mut differences);
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // The reference's tables name every key.
+    let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
+    let launch = &real["workloads"][0]["launches"][0];
+    for key in real
+        .as_object()
+        .unwrap()
+        .keys()
+        .chain(launch.as_object().unwrap().keys())
+    {
+        assert!(
+            rows.iter()
+                .any(|r| r.split(" | ").next().unwrap().contains(&format!("`{key}`"))),
+            "docs/report-format.md: no table row for `{key}`"
+        );
+    }
 }

@@ -11,6 +11,9 @@
 //! by `make_nvcc_ptx.sh` on a machine with the CUDA toolkit; each is stamped with the SHA-256 of the
 //! `.cu` it came from. Once the nvcc variant is committed it is compared like the others.
 
+mod common;
+
+use common::root;
 use sha2::{Digest, Sha256};
 use sim::compile::{self, Compiler};
 use sim::config::GpuConfig;
@@ -18,17 +21,10 @@ use sim::metrics::Counters;
 use sim::run::{run_workload, LaunchResult, Options};
 use sim::workload::init::{build, Elem};
 use sim::workload::{Source, Workload};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const DIR: &str = "tests/fixtures/user_kernel";
 const CONFIGS: [&str; 2] = ["configs/h200.toml", "configs/rtx3090.toml"];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
 
 fn config(path: &str) -> GpuConfig {
     GpuConfig::load(&root().join(path)).expect("shipped config loads")

@@ -71,6 +71,7 @@ pub mod save;
 pub mod sweep;
 pub mod timing;
 pub mod trace;
+pub mod usage;
 pub mod workload;
 
 pub use error::{Error, Result};

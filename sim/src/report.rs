@@ -1,11 +1,13 @@
 //! Reports of a workload run: a table for people (tabled); JSON and CSV for programs
 //! ([`doc`], [`csv`]), with the metrics a `--metrics` selection ([`select`]) keeps.
 //!
-//! The JSON layout is a contract (DESIGN.md; [`doc`] says its shape): fields may be added,
-//! never renamed. Metrics are keyed by the Nsight Compute metric names they predict.
+//! The JSON layout is a contract (docs/report-format.md, whose example tests/tools.rs checks
+//! against the real output; [`doc`] says its shape): fields may be added, never renamed. Metrics
+//! are keyed by the Nsight Compute metric names they predict.
 
 pub mod csv;
 pub mod doc;
+pub mod fit;
 pub mod html;
 pub mod select;
 pub mod source;
@@ -13,10 +15,11 @@ pub mod stalls;
 
 pub use source::per_line;
 
+use fit::render;
+
 use crate::config::GpuConfig;
 use crate::metrics::PcStats;
 use crate::run::{LaunchResult, WorkloadRun};
-use tabled::settings::{object::Columns, Alignment, Modify, Style};
 
 /// The value of one metric: a count (events, bytes, cycles, registers, blocks), or a real number
 /// (the time in nanoseconds). JSON and CSV write counts as integers.
@@ -299,24 +302,6 @@ pub fn explain(l: &LaunchResult) -> String {
     format!("{}: {}", l.label, parts.join("; "))
 }
 
-/// Renders `rows` (the first is the header) as a rounded table, the columns after the first
-/// `text_columns` right-aligned, dropping
-/// the columns after the first whose every cell is `-` (say, shared-memory columns of a kernel
-/// without shared memory).
-fn render(rows: Vec<Vec<String>>, text_columns: usize) -> String {
-    let keep: Vec<usize> = (0..rows[0].len())
-        .filter(|&c| c == 0 || rows[1..].iter().any(|r| r[c] != "-"))
-        .collect();
-    let rows: Vec<Vec<String>> = rows
-        .into_iter()
-        .map(|r| keep.iter().map(|&c| r[c].clone()).collect())
-        .collect();
-    let mut t = tabled::builder::Builder::from(rows).build();
-    t.with(Style::rounded())
-        .with(Modify::new(Columns::new(text_columns..)).with(Alignment::right()));
-    t.to_string()
-}
-
 fn header(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
 }
@@ -338,12 +323,13 @@ pub fn printable(s: &str) -> String {
 }
 
 /// The table of one workload run, with the constant/global ratio and the explanations; names
-/// and descriptions from the workload file made [`printable`].
-pub fn table(cfg: &GpuConfig, run: &WorkloadRun) -> String {
-    printable(&table_text(cfg, run))
+/// and descriptions from the workload file made [`printable`]. `width`: the terminal columns
+/// to fit the table to ([`fit::width`]; `None`: its natural width).
+pub fn table(cfg: &GpuConfig, run: &WorkloadRun, width: Option<usize>) -> String {
+    printable(&table_text(cfg, run, width))
 }
 
-fn table_text(cfg: &GpuConfig, run: &WorkloadRun) -> String {
+fn table_text(cfg: &GpuConfig, run: &WorkloadRun, width: Option<usize>) -> String {
     let mut rows = vec![header(&[
         "launch",
         "time",
@@ -396,8 +382,8 @@ fn table_text(cfg: &GpuConfig, run: &WorkloadRun) -> String {
         ]);
     }
     let params: Vec<String> = run.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut out = format!(
-        "{} on {} ({}){}\n",
+    let title = format!(
+        "{} on {} ({}){}",
         run.workload,
         cfg.gpu.name,
         cfg.path,
@@ -407,16 +393,20 @@ fn table_text(cfg: &GpuConfig, run: &WorkloadRun) -> String {
             format!(", {}", params.join(" "))
         }
     );
+    let mut out = fit::wrap_line(&title, width, 4) + "\n";
     if !run.description.is_empty() {
-        out.push_str(&format!("{}\n", run.description));
+        out.push_str(&fit::wrap_line(&run.description, width, 4));
+        out.push('\n');
     }
     if let Some(c) = &run.compiled {
-        out.push_str(&format!(
-            "PTX compiled from {} by {} for {}\n",
+        let compiled = format!(
+            "PTX compiled from {} by {} for {}",
             c.source, c.compiler, c.arch
-        ));
+        );
+        out.push_str(&fit::wrap_line(&compiled, width, 4));
+        out.push('\n');
     }
-    out.push_str(&render(rows, 1));
+    out.push_str(&render(rows, 1, width));
     out.push('\n');
     let find = |label: &str| run.launches.iter().find(|l| l.label == label);
     if let (Some(c), Some(g)) = (find("constant"), find("global")) {
@@ -425,19 +415,28 @@ fn table_text(cfg: &GpuConfig, run: &WorkloadRun) -> String {
             c.timing.time_ns / g.timing.time_ns
         ));
     }
+    let mut line = |text: String| {
+        out.push_str(&fit::wrap_line(&text, width, 4));
+        out.push('\n');
+    };
     for l in &run.launches {
-        out.push_str(&format!("  {}\n", explain(l)));
-        out.push_str(&format!("  {}\n", stalls::summary(l)));
+        line(format!("  {}", explain(l)));
+        line(format!("  {}", stalls::summary(l)));
         for n in &l.notes {
-            out.push_str(&format!("  {}: note: {n}\n", l.label));
+            line(format!("  {}: note: {n}", l.label));
         }
     }
     out
 }
 
 /// The metrics `sel` keeps of one workload run: a row per metric (name, unit), a column per
-/// launch; what the table format prints with `--metrics`.
-pub fn metric_table(cfg: &GpuConfig, run: &WorkloadRun, sel: &select::Selection) -> String {
+/// launch; what the table format prints with `--metrics`, within `width` columns as [`table`].
+pub fn metric_table(
+    cfg: &GpuConfig,
+    run: &WorkloadRun,
+    sel: &select::Selection,
+    width: Option<usize>,
+) -> String {
     let mut head = vec!["metric".to_string(), "unit".to_string()];
     head.extend(run.launches.iter().map(|l| l.label.clone()));
     let values: Vec<Vec<(&str, MetricValue)>> = run.launches.iter().map(launch_values).collect();
@@ -453,12 +452,12 @@ pub fn metric_table(cfg: &GpuConfig, run: &WorkloadRun, sel: &select::Selection)
         }
         rows.push(row);
     }
-    let mut t = tabled::builder::Builder::from(rows).build();
-    t.with(Style::rounded())
-        .with(Modify::new(Columns::new(2..)).with(Alignment::right()));
     printable(&format!(
-        "{} on {} ({})\n{t}",
-        run.workload, cfg.gpu.name, cfg.path
+        "{} on {} ({})\n{}",
+        run.workload,
+        cfg.gpu.name,
+        cfg.path,
+        fit::render(rows, 2, width)
     ))
 }
 
@@ -475,11 +474,11 @@ pub struct Detail {
 /// launch first (sectors, wavefronts or requests summed over its executions:
 /// [`crate::metrics::lines::cost`]) so the line to fix is on top, then the bank picture of the
 /// worst shared accesses with conflicts.
-pub fn per_instruction(run: &WorkloadRun) -> String {
-    printable(&per_instruction_text(run))
+pub fn per_instruction(run: &WorkloadRun, width: Option<usize>) -> String {
+    printable(&per_instruction_text(run, width))
 }
 
-fn per_instruction_text(run: &WorkloadRun) -> String {
+fn per_instruction_text(run: &WorkloadRun, width: Option<usize>) -> String {
     let mut out = String::new();
     for l in &run.launches {
         let executed = l.per_pc.iter().filter(|(_, _, s)| s.executed > 0).count();
@@ -560,12 +559,13 @@ fn per_instruction_text(run: &WorkloadRun) -> String {
                 stalls::top_text(&s.stalls, 1),
             ]);
         }
-        out.push_str(&format!(
-            "{} ({}): memory instructions, most costly first ({hidden} other executed instructions not shown)\n{}\n",
-            l.label,
-            l.kernel,
-            render(t, 3)
-        ));
+        let caption = format!(
+            "{} ({}): memory instructions, most costly first ({hidden} other executed \
+             instructions not shown)",
+            l.label, l.kernel,
+        );
+        out.push_str(&fit::wrap_line(&caption, width, 4));
+        out.push_str(&format!("\n{}\n", render(t, 3, width)));
         for (line, text, s) in rows.iter().filter(|(_, _, s)| s.conflicts > 0).take(3) {
             if let Some(w) = &s.worst {
                 out.push_str(&format!(

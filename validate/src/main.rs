@@ -1,6 +1,6 @@
 //! The `validate` binary: see `validate --help` and the crate documentation.
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -16,7 +16,18 @@ fn main() -> ExitCode {
         Err(e) if !e.use_stderr() => write!(std::io::stdout(), "{}", e.render())
             .map(|()| ExitCode::SUCCESS)
             .map_err(|e| anyhow::Error::new(e).context("cannot write to standard output")),
-        Err(e) => e.exit(),
+        // `validate` alone prints the help (exit code 2), as clap does.
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.exit()
+        }
+        Err(e) => {
+            let cmd = validate::Cli::command();
+            eprintln!(
+                "error: {}",
+                sim::usage::one_line(&e, &cmd, std::env::args_os())
+            );
+            return ExitCode::from(2);
+        }
     };
     // Output still buffered at exit would be lost silently on a full disk: flush it here.
     let result = result.and_then(|code| {

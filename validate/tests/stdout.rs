@@ -69,3 +69,31 @@ fn a_full_disk_is_one_error_line() {
         );
     }
 }
+
+/// A bad argument was clap's paragraph (error, usage, "For more information, try '--help'."):
+/// now one line naming the argument, exit code 2.
+#[test]
+fn a_bad_argument_is_one_line_naming_it() {
+    for (args, want) in [
+        (
+            &["compare", "--repeat", "0"][..],
+            "error: invalid value '0' for '--repeat <N>': 0 is not in 1..=4294967295; try \
+             'validate compare --help'",
+        ),
+        (
+            &["report", "--markdwn"],
+            "error: unexpected argument '--markdwn' found (tip: a similar argument exists: \
+             '--markdown'); try 'validate report --help'",
+        ),
+        (
+            &["--foo"],
+            "error: unexpected argument '--foo' found; try 'validate --help'",
+        ),
+    ] {
+        let out = validate(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "validate {args:?}: {err}");
+        assert_eq!(err.trim_end(), want, "validate {args:?}");
+        assert!(out.stdout.is_empty(), "validate {args:?}");
+    }
+}

@@ -95,8 +95,8 @@ fn clip(s: &str) -> String {
     }
 }
 
-/// The per-line tables of every launch of `run`.
-pub fn per_line(run: &WorkloadRun) -> String {
+/// The per-line tables of every launch of `run`, within `width` columns as [`super::table`].
+pub fn per_line(run: &WorkloadRun, width: Option<usize>) -> String {
     let mut out = String::new();
     for l in &run.launches {
         let lines = by_line(&l.per_pc, &l.locs);
@@ -104,8 +104,8 @@ pub fn per_line(run: &WorkloadRun) -> String {
         let total_cost: u64 = lines.iter().map(|x| x.cost).sum();
         let total_time: u64 = lines.iter().map(|x| x.stats.stalls.total()).sum();
         let with_info = l.locs.iter().any(Option::is_some);
-        out.push_str(&format!(
-            "{} ({}): source lines, most costly first{}\n",
+        let caption = format!(
+            "{} ({}): source lines, most costly first{}",
             l.label,
             l.kernel,
             if with_info {
@@ -113,7 +113,9 @@ pub fn per_line(run: &WorkloadRun) -> String {
             } else {
                 " (the PTX has no .loc line info: PTX lines)"
             }
-        ));
+        );
+        out.push_str(&super::fit::wrap_line(&caption, width, 4));
+        out.push('\n');
         if lines.is_empty() {
             out.push_str("  no instruction executed\n");
             continue;
@@ -162,7 +164,7 @@ pub fn per_line(run: &WorkloadRun) -> String {
                 super::stalls::top_text(&s.stalls, 2),
             ]);
         }
-        out.push_str(&render(t, 2));
+        out.push_str(&render(t, 2, width));
         out.push('\n');
         if lines.len() > TABLE_ROWS {
             out.push_str(&format!(
@@ -170,7 +172,8 @@ pub fn per_line(run: &WorkloadRun) -> String {
                 lines.len() - TABLE_ROWS
             ));
         }
-        out.push_str(&format!("  {SHARE_NOTE}\n\n"));
+        out.push_str(&super::fit::wrap_line(&format!("  {SHARE_NOTE}"), width, 4));
+        out.push_str("\n\n");
         for x in lines.iter().filter(|x| x.stats.conflicts > 0).take(3) {
             if let Some(w) = &x.stats.worst {
                 out.push_str(&format!(

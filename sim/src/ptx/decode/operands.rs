@@ -336,6 +336,47 @@ mod tests {
         assert!(p.notes[0].contains("low 16 bits (0)"), "{:?}", p.notes);
     }
 
+    /// `d|p` in braces, `{%r2, %p2}`: ptxas 12.9 refuses it ("Arguments mismatch for
+    /// instruction 'shfl'", and 'setp', 'match'); it was taken as `d|p`. `ld.v2` still takes a
+    /// vector of two.
+    #[test]
+    fn a_pair_destination_in_braces_is_refused_as_ptxas_refuses_it() {
+        let text = |body: &str| {
+            format!(
+                ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n\
+                 .reg .pred %p<3>; .reg .b32 %r<5>; .reg .b64 %rd<5>;\n{body}\nret;\n}}\n"
+            )
+        };
+        for (bad, op, spelling) in [
+            (
+                "shfl.sync.down.b32 {%r2, %p2}, %r1, 4, 31, -1;",
+                "shfl",
+                "%r2|%p2",
+            ),
+            ("setp.lt.s32 {%p1, %p2}, %r1, 4;", "setp", "%p1|%p2"),
+            (
+                "match.all.sync.b32 {%r2, %p2}, %r1, -1;",
+                "match",
+                "%r2|%p2",
+            ),
+        ] {
+            let e = crate::ptx::parse(&text(bad), "t.ptx")
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                e.lines().next().unwrap(),
+                format!(
+                    "t.ptx:7:{}: `{op}` writes a second destination after `|` (`{spelling}`), \
+                     not in a vector `{{...}}` (ptxas: \"Arguments mismatch for instruction \
+                     '{op}'\"): `{bad}`",
+                    bad.find('{').unwrap() + 1
+                ),
+                "{bad}"
+            );
+        }
+        crate::ptx::parse(&text("ld.global.v2.u32 {%r2, %r3}, [%rd1];"), "t.ptx").unwrap();
+    }
+
     /// Each case as ptxas 12.9 (`-arch=sm_90`) answered it: accepted, or its message.
     #[test]
     fn warp_and_pack_operands_are_typed_as_ptxas_types_them() {

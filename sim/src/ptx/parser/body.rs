@@ -252,6 +252,7 @@ impl<'s> Parser<'s> {
             });
         };
         let mut args = vec![];
+        let first = self.span();
         if self.peek() != Some(Token::Semi) {
             loop {
                 let mut a = self.operand()?;
@@ -263,6 +264,11 @@ impl<'s> Parser<'s> {
                     break;
                 }
             }
+        }
+        // `d|p` is parsed as a vector of two, like `{d, p}`, which ptxas refuses for these
+        // instructions: checked here, where the braces are still seen.
+        if self.src.as_bytes().get(first.start) == Some(&b'{') && pair_destination(op) {
+            return Err(self.error_at(first, &braced_pair(opcode, &args[0])));
         }
         self.expect(Token::Semi, "`;` after the operands")?;
         Ok(Instruction {
@@ -439,4 +445,37 @@ pub(super) fn predefined_constant(name: &str) -> Option<i64> {
         "WARP_SZ" => Some(32),
         _ => None,
     }
+}
+
+/// Whether `op`'s destination may be a register and a predicate, or two predicates, written
+/// `d|p` (PTX ISA: `setp` "p[|q]", `shfl.sync` and `match.all.sync` "d[|p]", the `.f16x2` `setp`
+/// "p|q"), never as a vector.
+fn pair_destination(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Setp { .. } | Op::HalfSetp { .. } | Op::Shfl(_) | Op::Match { .. }
+    )
+}
+
+/// The error for `{d, p}` written where `d|p` is meant (ptxas 12.9: "Arguments mismatch for
+/// instruction 'shfl'"), with the spelling to use.
+fn braced_pair(opcode: &str, dst: &Operand) -> String {
+    let names: Vec<&str> = match dst {
+        Operand::Vector(v) => v
+            .iter()
+            .filter_map(|o| match o {
+                Operand::Reg(r) | Operand::Symbol(r) => Some(r.as_str()),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    };
+    let spelling = match names[..] {
+        [d, p] => format!(" (`{d}|{p}`)"),
+        _ => String::new(),
+    };
+    format!(
+        "`{opcode}` writes a second destination after `|`{spelling}, not in a vector `{{...}}` \
+(ptxas: \"Arguments mismatch for instruction '{opcode}'\")"
+    )
 }
