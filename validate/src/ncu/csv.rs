@@ -28,25 +28,18 @@ pub struct KernelMetrics {
     pub missing: Vec<String>,
 }
 
-/// Splits one CSV line into fields (double quotes, `""` inside quotes).
+/// Splits one CSV line into fields (RFC 4180: double quotes, `""` inside quotes), by the `csv`
+/// crate. Line by line, because ncu interleaves lines that are not CSV (the profiled program's
+/// own output may hold an unbalanced quote); empty for a line that is not a record.
 pub fn split_line(line: &str) -> Vec<String> {
-    let mut fields = vec![];
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.trim_end_matches(['\r', '\n']).chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
+    let mut reader = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(line.as_bytes());
+    match reader.records().next() {
+        Some(Ok(record)) => record.iter().map(str::to_string).collect(),
+        _ => vec![],
     }
-    fields.push(cur);
-    fields
 }
 
 /// The factor that turns a value in `unit` into the simulator's unit (ns, bytes, counts).
@@ -224,6 +217,8 @@ some output of the profiled program, with, commas
     #[test]
     fn quoted_fields_and_values() {
         assert_eq!(split_line(r#""a,b","c""d",e"#), vec!["a,b", "c\"d", "e"]);
+        assert_eq!(split_line("\"x\",\"y\"\r\n"), vec!["x", "y"]);
+        assert!(split_line("").is_empty());
         assert_eq!(parse_value("1,600,000"), Some(1.6e6));
         assert_eq!(parse_value("0.5"), Some(0.5));
         assert_eq!(parse_value("n/a"), None);
