@@ -12,6 +12,7 @@ use crate::memory::shared::{self, Banks};
 use crate::memory::system::ConstLevelsOutcome;
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
+use crate::sass::merge;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::MemOp;
 use crate::trace::{Outcome, Served, SharedOp};
@@ -152,7 +153,6 @@ impl Ctx<'_> {
         step: Option<(u64, u64)>,
         store: bool,
     ) -> u32 {
-        let bytes = m.bytes_per_thread();
         let banks = Banks {
             banks: self.pass.cfg.shared.banks,
             width: self.pass.launch.bank_width,
@@ -174,7 +174,31 @@ impl Ctx<'_> {
             }
             _ => (run, step),
         };
-        let wf = shared::wavefronts_of_step(&access, banks, run, step);
+        let merged = (self.pass.launch.program.shared_widths)
+            .get(pc as usize)
+            .copied()
+            .unwrap_or(merge::AS_PTX);
+        let wide;
+        let (access, run, step) = match merged {
+            merge::AS_PTX => (&*access, run, step),
+            // Its data came with another PTX line's LDS.128/STS.128: no wavefront of its own.
+            merge::ABSORBED => return Served::Shared { wavefronts: 0 }.lat(),
+            w => {
+                let w = u32::from(w);
+                let lanes = (0..WARP).filter(|&l| access.mask >> l & 1 == 1);
+                if !lanes.clone().all(|l| access.addrs[l] % u64::from(w) == 0) {
+                    // A later member of a merged group (its first is the aligned one).
+                    return Served::Shared { wavefronts: 0 }.lat();
+                }
+                wide = WarpAccess {
+                    bytes: w,
+                    ..*access
+                };
+                (&wide, None, None)
+            }
+        };
+        let bytes = access.bytes;
+        let wf = shared::lsu_wavefronts(access, banks, run, step);
         let op = if store {
             SharedOp::Store
         } else {
@@ -189,7 +213,7 @@ impl Ctx<'_> {
             },
         );
         let ps = &mut self.per_pc[pc as usize];
-        note_worst(&mut ps.worst, &access, bytes, banks, wf.wavefronts);
+        note_worst(&mut ps.worst, access, bytes, banks, wf.wavefronts);
         Served::Shared {
             wavefronts: wf.wavefronts,
         }
