@@ -26,7 +26,8 @@ fn merged_broadcast_takes_the_lds128_wavefronts() {
     let warps = 4;
     // Every lane adds tile[0..3] = 0 + 1 + 2 + 3.
     let out = &l.outputs.iter().find(|(n, _)| n == "out").unwrap().1;
-    assert!(out.chunks(4).all(|b| f32::from_le_bytes(b.try_into().unwrap()) == 6.0));
+    let vals: Vec<f32> = (out.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap()))).collect();
+    assert!(vals.iter().all(|&v| v == 6.0), "{vals:?}");
     if l.instructions_source.is_none() {
         println!("skipped: no ptxas or nvdisasm (pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm)");
         assert_eq!(c.shared_ld_inst, 4 * warps);
