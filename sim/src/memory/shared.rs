@@ -20,6 +20,9 @@ use super::{WarpAccess, WARP};
 
 mod phase;
 
+#[cfg(test)]
+mod lsu_tests;
+
 use phase::phase_wavefronts;
 
 /// The bank organisation of shared memory.
@@ -60,8 +63,10 @@ pub fn lanes_per_phase(bytes: u32, banks: Banks) -> u32 {
 /// - 8 bytes: one phase for the whole warp when each lane pair (2k, 2k+1) reads one word (the
 ///   pair is one 8-byte request: a broadcast, a uniform address); else half-warp phases;
 /// - 16 bytes: quarter-warp phases, except that the two quarter-warps of a half-warp share their
-///   wavefronts when each reads at most two distinct 16-byte words (a broadcast per half-warp:
-///   2 wavefronts for a warp-wide broadcast, not 4). 15 of the 16 probed patterns follow it.
+///   wavefronts when each of its lane pairs reads one word, or each quarter-warp reads at most
+///   two distinct 16-byte words (a broadcast per half-warp: 2 wavefronts for a warp-wide
+///   broadcast, not 4). All 16 probed patterns follow it (a rule fitted to them: patterns
+///   beyond these may differ).
 ///
 /// Other sizes and bank organisations: [`wavefronts_of_step`].
 pub fn lsu_wavefronts(
@@ -81,12 +86,13 @@ pub fn lsu_wavefronts(
         }
     };
     let on = |l: usize| access.mask >> l & 1 == 1;
+    // Lane pair (2k, 2k+1) reads one word (or has one lane on).
+    let pair = |k: usize| {
+        let (a, b) = (2 * k, 2 * k + 1);
+        !(on(a) && on(b)) || access.addrs[a] == access.addrs[b]
+    };
     if access.bytes == 8 {
-        let pairs_agree = (0..WARP / 2).all(|k| {
-            let (a, b) = (2 * k, 2 * k + 1);
-            !(on(a) && on(b)) || access.addrs[a] == access.addrs[b]
-        });
-        if pairs_agree {
+        if (0..WARP / 2).all(pair) {
             phase(access.mask);
         } else {
             phase(access.mask & 0xffff);
@@ -113,7 +119,7 @@ pub fn lsu_wavefronts(
     };
     for h in 0..2 {
         let half = access.mask & (0xffff << (16 * h));
-        if few(2 * h) && few(2 * h + 1) {
+        if (8 * h..8 * h + 8).all(pair) || (few(2 * h) && few(2 * h + 1)) {
             phase(half);
         } else {
             phase(half & (0xff << (16 * h)));
