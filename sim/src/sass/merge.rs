@@ -99,6 +99,59 @@ pub fn shared_widths(f: &Function, program: &Program) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ptx::decode;
+    use crate::sass::listing::parse;
+
+    /// Four `ld.shared.f32` of `[%rd1]` .. `[%rd1+12]` (PTX lines 8 to 11), a store (line 12).
+    fn program() -> Program {
+        let text = ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 k_p)\n{\n.reg .b64 %rd<2>; .reg .f32 %f<5>;\n\
+             ld.param.u64 %rd1, [k_p];\nld.shared.f32 %f1, [%rd1];\n\
+             ld.shared.f32 %f2, [%rd1+4];\nld.shared.f32 %f3, [%rd1+8];\n\
+             ld.shared.f32 %f4, [%rd1+12];\nst.shared.f32 [%rd1], %f1;\nret;\n}\n";
+        let m = crate::ptx::parse(text, "t.ptx").unwrap();
+        let symbols = HashMap::from([("k_p".to_string(), decode::SymbolAddr::Param(0))]);
+        decode::decode(m.entry("k").unwrap(), &symbols, text, "t.ptx").unwrap()
+    }
+
+    fn function(sass: &str) -> Function {
+        parse(&format!(".text.k:\n{sass}/*0f00*/ EXIT ;\n")).unwrap().functions.remove(0)
+    }
+
+    #[test]
+    fn four_loads_merged_into_one_lds128() {
+        let p = program();
+        let f = function(
+            "//## File \"p\", line 8\n/*0000*/ LDS.128 R4, [UR4] ;\n\
+             //## File \"p\", line 12\n/*0010*/ STS [UR4], R4 ;\n",
+        );
+        let w = shared_widths(&f, &p);
+        // (The decoder's closing instructions after line 12 are not shared accesses.)
+        let by_line: Vec<(u32, u8)> = p.lines.iter().copied().zip(w).take(6).collect();
+        assert_eq!(
+            by_line,
+            [
+                (7, AS_PTX),
+                (8, WIDE_16),
+                (9, ABSORBED),
+                (10, ABSORBED),
+                (11, ABSORBED),
+                (12, AS_PTX)
+            ]
+        );
+    }
+
+    #[test]
+    fn unmerged_or_mixed_widths_stay_as_the_ptx() {
+        let p = program();
+        let scalar = "//## File \"p\", line 8\n/*0000*/ LDS R4, [UR4] ;\n\
+             //## File \"p\", line 9\n/*0010*/ LDS R5, [UR4+0x4] ;\n";
+        assert!(shared_widths(&function(scalar), &p).is_empty());
+        // An unrolled loop's merged copy and its scalar remainder: which one ran is not known.
+        let mixed = "//## File \"p\", line 8\n/*0000*/ LDS.128 R4, [UR4] ;\n\
+             /*0010*/ LDS R5, [UR4] ;\n";
+        assert!(shared_widths(&function(mixed), &p).is_empty());
+    }
 
     #[test]
     fn widths_from_the_opcode() {
