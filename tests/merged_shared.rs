@@ -26,7 +26,10 @@ fn merged_broadcast_takes_the_lds128_wavefronts() {
     let warps = 4;
     // Every lane adds tile[0..3] = 0 + 1 + 2 + 3.
     let out = &l.outputs.iter().find(|(n, _)| n == "out").unwrap().1;
-    let vals: Vec<f32> = (out.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap()))).collect();
+    let vals: Vec<f32> = (out
+        .chunks(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap())))
+    .collect();
     assert!(vals.iter().all(|&v| v == 6.0), "{vals:?}");
     if l.instructions_source.is_none() {
         println!("skipped: no ptxas or nvdisasm (pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm)");
@@ -35,6 +38,10 @@ fn merged_broadcast_takes_the_lds128_wavefronts() {
         return;
     }
     assert_eq!(c.shared_ld_inst, warps, "one LDS.128 a warp");
-    assert_eq!(c.shared_ld_wavefronts, 2 * warps, "one wavefront per half-warp");
+    assert_eq!(
+        c.shared_ld_wavefronts,
+        2 * warps,
+        "one wavefront per half-warp"
+    );
     assert_eq!(c.shared_ld_conflicts, 0);
 }

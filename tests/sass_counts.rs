@@ -124,5 +124,8 @@ fn suite37_counts_match_the_h200_on_the_sass() {
     // Merged LDS.64/LDS.128 as one access (sim::sass::merge) and the measured 8/16-byte phase
     // rules: every sgemm and lud launch equal; the misses are scan and stencil2d (measured up
     // to 3.4% more than the addresses give).
-    assert!(lds_wf + 4 >= n, "shared load wavefronts equal on {lds_wf} of {n}");
+    assert!(
+        lds_wf + 4 >= n,
+        "shared load wavefronts equal on {lds_wf} of {n}"
+    );
 }

@@ -38,7 +38,11 @@ pub const ABSORBED: u8 = u8::MAX;
 /// Bytes per lane of a SASS shared access from its opcode (`LDS.128` 16, `STS.64` 8, `LDS.U8`
 /// and plain `LDS` at most 4: returned as 4).
 fn sass_bytes(opcode: &str) -> u32 {
-    match opcode.split('.').skip(1).find(|m| *m == "128" || *m == "64") {
+    match opcode
+        .split('.')
+        .skip(1)
+        .find(|m| *m == "128" || *m == "64")
+    {
         Some("128") => 16,
         Some("64") => 8,
         _ => 4,
@@ -115,7 +119,10 @@ mod tests {
     }
 
     fn function(sass: &str) -> Function {
-        parse(&format!(".text.k:\n{sass}/*0f00*/ EXIT ;\n")).unwrap().functions.remove(0)
+        parse(&format!(".text.k:\n{sass}/*0f00*/ EXIT ;\n"))
+            .unwrap()
+            .functions
+            .remove(0)
     }
 
     #[test]

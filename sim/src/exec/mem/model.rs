@@ -12,9 +12,9 @@ use crate::memory::shared::{self, Banks};
 use crate::memory::system::ConstLevelsOutcome;
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
-use crate::sass::merge;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::MemOp;
+use crate::sass::merge;
 use crate::trace::{Outcome, Served, SharedOp};
 
 impl Ctx<'_> {
