@@ -185,8 +185,8 @@ impl Ctx<'_> {
             merge::ABSORBED => return Served::Shared { wavefronts: 0 }.lat(),
             w => {
                 let w = u32::from(w);
-                let lanes = (0..WARP).filter(|&l| access.mask >> l & 1 == 1);
-                if !lanes.clone().all(|l| access.addrs[l] % u64::from(w) == 0) {
+                let mut lanes = (0..WARP).filter(|&l| access.mask >> l & 1 == 1);
+                if !lanes.all(|l| access.addrs[l].is_multiple_of(u64::from(w))) {
                     // A later member of a merged group (its first is the aligned one).
                     return Served::Shared { wavefronts: 0 }.lat();
                 }
