@@ -14,7 +14,7 @@ use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::MemOp;
-use crate::sass::merge;
+use crate::sass::merge::Merge;
 use crate::trace::{Outcome, Served, SharedOp};
 
 impl Ctx<'_> {
@@ -177,22 +177,34 @@ impl Ctx<'_> {
         let merged = (self.pass.launch.program.shared_widths)
             .get(pc as usize)
             .copied()
-            .unwrap_or(merge::AS_PTX);
+            .unwrap_or_default();
         let wide;
         let (access, run, step) = match merged {
-            merge::AS_PTX => (&*access, run, step),
+            Merge::AsPtx => (&*access, run, step),
             // Its data came with another PTX line's LDS.128/STS.128: no wavefront of its own.
-            merge::ABSORBED => return Served::Shared { wavefronts: 0 }.lat(),
-            w => {
-                let w = u32::from(w);
+            Merge::Absorbed => return Served::Shared { wavefronts: 0 }.lat(),
+            Merge::Aligned { bytes } => {
+                let w = u64::from(bytes);
                 let mut lanes = (0..WARP).filter(|&l| access.mask >> l & 1 == 1);
-                if !lanes.all(|l| access.addrs[l].is_multiple_of(u64::from(w))) {
-                    // A later member of a merged group (its first is the aligned one).
+                if !lanes.all(|l| access.addrs[l].is_multiple_of(w)) {
+                    // A later iteration of a merged group (its first is the aligned one).
                     return Served::Shared { wavefronts: 0 }.lat();
                 }
                 wide = WarpAccess {
-                    bytes: w,
+                    bytes: u32::from(bytes),
                     ..*access
+                };
+                (&wide, None, None)
+            }
+            Merge::Group { bytes, back } => {
+                let mut addrs = access.addrs;
+                for a in &mut addrs {
+                    *a = a.wrapping_sub(u64::from(back));
+                }
+                wide = WarpAccess {
+                    mask: access.mask,
+                    addrs,
+                    bytes: u32::from(bytes),
                 };
                 (&wide, None, None)
             }
