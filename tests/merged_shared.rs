@@ -45,3 +45,29 @@ fn merged_broadcast_takes_the_lds128_wavefronts() {
     );
     assert_eq!(c.shared_ld_conflicts, 0);
 }
+
+/// `tests/fixtures/tensor/mma.ptx` stores each lane's four halves with four `st.shared.u16`,
+/// which ptxas makes one `STS.64` attributed to the last of them: the store wavefronts are then
+/// the H200's (`tests/fixtures/tensor/h200/report.json`: 640 and 256), not four stores' (2560
+/// and 1024) nor none.
+#[test]
+fn merged_half_stores_take_the_h200s_wavefronts() {
+    let cfg = GpuConfig::load(Path::new(&format!("{ROOT}/configs/h200.toml"))).unwrap();
+    let w = Workload::resolve(&format!("{ROOT}/tests/fixtures/tensor/mma.toml")).unwrap();
+    let opts = Options {
+        only: vec!["ldmatrix".into(), "ldmatrix_swizzled".into()],
+        ..Options::default()
+    };
+    let run = run_workload(&cfg, &w, &opts).unwrap();
+    let st: Vec<u64> = run
+        .launches
+        .iter()
+        .map(|l| l.counters.shared_st_wavefronts)
+        .collect();
+    if run.launches[0].instructions_source.is_none() {
+        println!("skipped: no ptxas or nvdisasm (pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm)");
+        assert_eq!(st, [2560, 1024]);
+        return;
+    }
+    assert_eq!(st, [640, 256]);
+}
