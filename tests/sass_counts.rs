@@ -122,8 +122,8 @@ fn suite37_counts_match_the_h200_on_the_sass() {
     // Of the five launches whose LDC requests differ, two are left out as large twins.
     assert!(idc + 3 >= n, "idc requests equal on {idc} of {n}");
     // Merged LDS.64/LDS.128 as one access (sim::sass::merge) and the measured 8/16-byte phase
-    // rules: every sgemm and lud launch equal; the misses are scan and stencil2d (measured up
-    // to 3.4% more than the addresses give).
+    // rules: every sgemm and lud launch run here equal; the misses are scan and stencil2d
+    // (measured up to 3.4% more than the addresses give).
     assert!(
         lds_wf + 4 >= n,
         "shared load wavefronts equal on {lds_wf} of {n}"
