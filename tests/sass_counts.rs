@@ -6,7 +6,8 @@
 //! With ptxas and nvdisasm found (the PyPI wheels `.ci/run` installs), every launch is counted on
 //! its SASS and: `smsp__inst_executed.sum` is within 3% of Nsight Compute's on at least 90% of the
 //! launches, shared load and store instructions equal on all, `idc__requests.sum` equal on all but
-//! three (predicated LDC select chains; an LU kernel's parameter LDC). The 13 larger twins of
+//! three (predicated LDC select chains; an LU kernel's parameter LDC), shared load wavefronts
+//! equal on all but four (scan and stencil2d, within 3.4%). The 13 larger twins of
 //! other launches are left out for time ([`LARGE`]). Without them the test says so and checks only that the counts are marked estimated.
 
 use sim::config::GpuConfig;
@@ -45,6 +46,7 @@ fn suite37_counts_match_the_h200_on_the_sass() {
     )
     .unwrap();
     let (mut n, mut sass, mut inst3, mut lds, mut sts, mut idc) = (0, 0, 0, 0, 0, 0);
+    let mut lds_wf = 0;
     let mut misses = vec![];
     for w in report["workloads"].as_array().unwrap() {
         let file = w["workload"].as_str().unwrap();
@@ -88,11 +90,22 @@ fn suite37_counts_match_the_h200_on_the_sass() {
             lds += usize::from(eq("smsp__sass_inst_executed_op_shared_ld.sum"));
             sts += usize::from(eq("smsp__sass_inst_executed_op_shared_st.sum"));
             idc += usize::from(eq("idc__requests.sum"));
+            let wf = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
+            if eq(wf) {
+                lds_wf += 1;
+            } else {
+                misses.push(format!(
+                    "{file}/{label}: shared load wavefronts {} predicted, {} measured",
+                    p[wf],
+                    m(wf)
+                ));
+            }
         }
     }
     println!(
         "{n} launches, {sass} counted on their SASS: warp instructions within 3% on {inst3}, \
-         shared loads equal on {lds}, shared stores on {sts}, idc requests on {idc}\n{}",
+         shared loads equal on {lds}, shared stores on {sts}, idc requests on {idc}, shared load \
+         wavefronts on {lds_wf}\n{}",
         misses.join("\n")
     );
     assert_eq!(n, 42 - LARGE.len());
@@ -108,4 +121,11 @@ fn suite37_counts_match_the_h200_on_the_sass() {
     assert_eq!((lds, sts), (n, n), "shared instructions");
     // Of the five launches whose LDC requests differ, two are left out as large twins.
     assert!(idc + 3 >= n, "idc requests equal on {idc} of {n}");
+    // Merged LDS.64/LDS.128 as one access (sim::sass::merge) and the measured 8/16-byte phase
+    // rules: every sgemm and lud launch run here equal; the misses are scan and stencil2d
+    // (measured up to 3.4% more than the addresses give).
+    assert!(
+        lds_wf + 4 >= n,
+        "shared load wavefronts equal on {lds_wf} of {n}"
+    );
 }

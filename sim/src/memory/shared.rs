@@ -20,6 +20,9 @@ use super::{WarpAccess, WARP};
 
 mod phase;
 
+#[cfg(test)]
+mod lsu_tests;
+
 use phase::phase_wavefronts;
 
 /// The bank organisation of shared memory.
@@ -51,6 +54,79 @@ impl Wavefronts {
 pub fn lanes_per_phase(bytes: u32, banks: Banks) -> u32 {
     let per_wavefront = banks.banks * banks.width;
     (per_wavefront / bytes.max(1)).clamp(1, banks.banks.min(32))
+}
+
+/// As [`wavefronts_of_step`], for an `LDS`/`STS` as the GPU executes it: on 32 banks of 4 bytes
+/// (every GPU since Maxwell), 8- and 16-byte accesses follow the rules measured on an H200
+/// (sm_90, Nsight Compute, `tests/fixtures/vector_banks/`), which NVIDIA does not document:
+///
+/// - 8 bytes: one phase for the whole warp when each lane pair (2k, 2k+1) reads one word (the
+///   pair is one 8-byte request: a broadcast, a uniform address); else half-warp phases;
+/// - 16 bytes: quarter-warp phases, except that the two quarter-warps of a half-warp share their
+///   wavefronts when each of its lane pairs reads one word, or each quarter-warp reads at most
+///   two distinct 16-byte words (a broadcast per half-warp: 2 wavefronts for a warp-wide
+///   broadcast, not 4). All 16 probed patterns follow it (a rule fitted to them: patterns
+///   beyond these may differ).
+///
+/// Other sizes and bank organisations: [`wavefronts_of_step`].
+pub fn lsu_wavefronts(
+    access: &WarpAccess,
+    banks: Banks,
+    run: Option<u64>,
+    step: Option<(u64, u64)>,
+) -> Wavefronts {
+    if banks.banks != 32 || banks.width != 4 || !matches!(access.bytes, 8 | 16) {
+        return wavefronts_of_step(access, banks, run, step);
+    }
+    let mut out = Wavefronts::default();
+    let mut phase = |mask: u32| {
+        if mask != 0 {
+            out.ideal += 1;
+            out.wavefronts += phase_wavefronts(access, mask, banks);
+        }
+    };
+    let on = |l: usize| access.mask >> l & 1 == 1;
+    // Lane pair (2k, 2k+1) reads one word (or has one lane on).
+    let pair = |k: usize| {
+        let (a, b) = (2 * k, 2 * k + 1);
+        !(on(a) && on(b)) || access.addrs[a] == access.addrs[b]
+    };
+    if access.bytes == 8 {
+        if (0..WARP / 2).all(pair) {
+            phase(access.mask);
+        } else {
+            phase(access.mask & 0xffff);
+            phase(access.mask & 0xffff_0000);
+        }
+        return out;
+    }
+    // At most two distinct addresses among the active lanes of quarter-warp `q`.
+    let few = |q: usize| {
+        let mut seen: [Option<u64>; 2] = [None; 2];
+        (8 * q..8 * q + 8).filter(|&l| on(l)).all(|l| {
+            let a = Some(access.addrs[l]);
+            if seen.contains(&a) {
+                return true;
+            }
+            match seen.iter().position(Option::is_none) {
+                Some(i) => {
+                    seen[i] = a;
+                    true
+                }
+                None => false,
+            }
+        })
+    };
+    for h in 0..2 {
+        let half = access.mask & (0xffff << (16 * h));
+        if (8 * h..8 * h + 8).all(pair) || (few(2 * h) && few(2 * h + 1)) {
+            phase(half);
+        } else {
+            phase(half & (0xff << (16 * h)));
+            phase(half & (0xff00 << (16 * h)));
+        }
+    }
+    out
 }
 
 /// Wavefronts of `access` on `banks`.

@@ -113,6 +113,9 @@ pub struct Program {
     /// Register operands of instructions with more than a [`DInst`] holds (`mma`: D, A, B, C
     /// from the instruction's `target` on).
     pub operands: Vec<u16>,
+    /// Per instruction, where ptxas merged shared loads or stores into wider SASS ones
+    /// ([`crate::sass::merge`]; empty: none known, every access as the PTX says).
+    pub shared_widths: Vec<crate::sass::merge::Merge>,
 }
 
 impl Program {
@@ -221,6 +224,7 @@ pub fn decode(
         },
         notes: vec![],
         operands: vec![],
+        shared_widths: vec![],
     };
     let notes = RefCell::new(vec![]);
     let operands = RefCell::new(vec![]);

@@ -250,6 +250,12 @@ the GPU allows at most {} (512 KiB)",
             sass::module_listing(&opts.ptxas, cfg.compute_capability(), &text, &ptx_name)
         });
         let sass = listing.kernel(&spec.kernel);
+        let mut program = program;
+        if let Ok(k) = &sass {
+            // Shared accesses ptxas merged (LDS.128 of four ld.shared.f32): their wavefronts
+            // are the wide access's.
+            program.shared_widths = sass::merge::shared_widths(&k.function, &program);
+        }
         launches.push(PlannedLaunch {
             label: spec.label.clone(),
             kernel: spec.kernel.clone(),

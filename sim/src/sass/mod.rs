@@ -26,6 +26,7 @@ pub mod disasm;
 pub mod find;
 pub mod flow;
 pub mod listing;
+pub mod merge;
 pub mod ptxas;
 
 use crate::error::{Error, Result};

@@ -527,6 +527,7 @@ mod tests {
             reg_slots: vec![1; 4],
             notes: vec![],
             operands: vec![],
+            shared_widths: vec![],
         };
         let mut params = 0x1122_3344_5566_7788u64.to_le_bytes().to_vec();
         params.extend((-2i32).to_le_bytes());

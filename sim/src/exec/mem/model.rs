@@ -15,6 +15,7 @@ use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::MemOp;
+use crate::sass::merge::Merge;
 use crate::trace::{Outcome, Served, SharedOp};
 
 impl Ctx<'_> {
@@ -162,7 +163,6 @@ impl Ctx<'_> {
         step: Option<(u64, u64)>,
         store: bool,
     ) -> u32 {
-        let bytes = m.bytes_per_thread();
         let banks = Banks {
             banks: self.pass.cfg.shared.banks,
             width: self.pass.launch.bank_width,
@@ -184,7 +184,43 @@ impl Ctx<'_> {
             }
             _ => (run, step),
         };
-        let wf = shared::wavefronts_of_step(&access, banks, run, step);
+        let merged = (self.pass.launch.program.shared_widths)
+            .get(pc as usize)
+            .copied()
+            .unwrap_or_default();
+        let wide;
+        let (access, run, step) = match merged {
+            Merge::AsPtx => (&*access, run, step),
+            // Its data came with another PTX line's LDS.128/STS.128: no wavefront of its own.
+            Merge::Absorbed => return Served::Shared { wavefronts: 0 }.lat(),
+            Merge::Aligned { bytes } => {
+                let w = u64::from(bytes);
+                let mut lanes = (0..WARP).filter(|&l| access.mask >> l & 1 == 1);
+                if !lanes.all(|l| access.addrs[l].is_multiple_of(w)) {
+                    // A later iteration of a merged group (its first is the aligned one).
+                    return Served::Shared { wavefronts: 0 }.lat();
+                }
+                wide = WarpAccess {
+                    bytes: u32::from(bytes),
+                    ..*access
+                };
+                (&wide, None, None)
+            }
+            Merge::Group { bytes, back } => {
+                let mut addrs = access.addrs;
+                for a in &mut addrs {
+                    *a = a.wrapping_sub(u64::from(back));
+                }
+                wide = WarpAccess {
+                    mask: access.mask,
+                    addrs,
+                    bytes: u32::from(bytes),
+                };
+                (&wide, None, None)
+            }
+        };
+        let bytes = access.bytes;
+        let wf = shared::lsu_wavefronts(access, banks, run, step);
         let op = if store {
             SharedOp::Store
         } else {
@@ -199,7 +235,7 @@ impl Ctx<'_> {
             },
         );
         let ps = &mut self.per_pc[pc as usize];
-        note_worst(&mut ps.worst, &access, bytes, banks, wf.wavefronts);
+        note_worst(&mut ps.worst, access, bytes, banks, wf.wavefronts);
         Served::Shared {
             wavefronts: wf.wavefronts,
         }

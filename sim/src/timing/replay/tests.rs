@@ -65,6 +65,7 @@ fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
         reg_slots: vec![1; 8],
         notes: vec![],
         operands: vec![],
+        shared_widths: vec![],
     };
     (program, costs)
 }
@@ -556,6 +557,7 @@ fn mma_program(accs: &[u16]) -> Program {
         reg_slots: vec![1; 24],
         notes: vec![],
         operands,
+        shared_widths: vec![],
     }
 }
 
