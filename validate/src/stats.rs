@@ -44,6 +44,17 @@ impl TimeStats {
     }
 }
 
+/// The median of `values` (the mean of the middle two for an even count), NaNs left out; `None`
+/// when none is left.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(median_sorted(&v))
+}
+
 fn median_sorted(s: &[f64]) -> f64 {
     let n = s.len();
     if n % 2 == 1 {

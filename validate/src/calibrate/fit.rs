@@ -48,20 +48,8 @@ pub fn linear(points: &[(f64, f64)]) -> Option<Line> {
     })
 }
 
-/// The median of `values` (the mean of the middle two for an even count); `None` when empty.
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    })
-}
+/// The median of `values`, NaNs left out ([`crate::stats::median`]).
+pub use crate::stats::median;
 
 /// A plateau of a latency-versus-working-set curve: one cache level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
