@@ -71,3 +71,21 @@ fn merged_half_stores_take_the_h200s_wavefronts() {
     }
     assert_eq!(st, [640, 256]);
 }
+
+/// One `ld.shared.v4.f32` that every lane reads at the same 16 bytes: 2 wavefronts a warp on
+/// the H200 (measured, `probe1.ncu.csv` `k128<0>`) and on the other GPUs since compute 3.x, to
+/// which the H200's rule is applied; Fermi (`c2050.toml`) keeps the CUDA guide's quarter-warp
+/// requests for 128-bit accesses (CUDA C Programming Guide 4.2 §F.4.3): 4 a warp.
+#[test]
+fn a_16_byte_broadcast_takes_the_rule_of_its_gpu() {
+    let w = Workload::resolve(&format!("{ROOT}/tests/fixtures/vector_banks/bcast_v4.toml")).unwrap();
+    let warps = 4;
+    for (config, per_warp) in [("h200", 2), ("rtx3090", 2), ("c2050", 4)] {
+        let cfg = GpuConfig::load(Path::new(&format!("{ROOT}/configs/{config}.toml"))).unwrap();
+        let run = run_workload(&cfg, &w, &Options::default()).unwrap();
+        let c = &run.launches[0].counters;
+        assert_eq!(c.shared_ld_inst, warps, "{config}");
+        assert_eq!(c.shared_ld_wavefronts, per_warp * warps, "{config}");
+        assert_eq!(c.shared_ld_conflicts, 0, "{config}");
+    }
+}

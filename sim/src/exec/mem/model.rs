@@ -220,7 +220,14 @@ impl Ctx<'_> {
             }
         };
         let bytes = access.bytes;
-        let wf = shared::lsu_wavefronts(access, banks, run, step);
+        // The 8- and 16-byte phase rules measured on the H200 are applied from compute 3.x on
+        // (unmeasured before sm_90); Fermi keeps the rules the CUDA C Programming Guide 4.2
+        // documents for compute 2.x (§F.4.3).
+        let wf = if matches!(access.bytes, 8 | 16) && self.pass.cfg.compute_capability().0 < 3 {
+            shared::wavefronts_of_step(access, banks, run, step)
+        } else {
+            shared::lsu_wavefronts(access, banks, run, step)
+        };
         let op = if store {
             SharedOp::Store
         } else {
