@@ -28,13 +28,15 @@ pub fn sass_counts(
 }
 
 /// Replaces the counts the PTX estimate gave with the SASS's: warp instructions, shared load
-/// and store instructions, and constant-cache requests (`idc__requests.sum`; the misses stay the
+/// and store instructions, LDGSTS issued (`smsp__inst_executed_op_ldgsts`, which counts those
+/// with every lane predicated off too), and constant-cache requests (`idc__requests.sum`; the misses stay the
 /// model's, the hits are the rest). The LDC counts of the table (`ld.const` and indexed
 /// `ld.param`) stay the PTX's.
 pub fn apply_sass_counts(c: &mut Counters, s: &SassCounts) {
     c.inst_executed = s.inst_executed;
     c.shared_ld_inst = s.shared_ld_inst;
     c.shared_st_inst = s.shared_st_inst;
+    c.ldgsts_inst = s.ldgsts_issued;
     c.idc_requests = s.idc_requests;
     c.idc_misses = c.idc_misses.min(s.idc_requests);
     c.idc_hits = s.idc_requests - c.idc_misses;

@@ -27,6 +27,10 @@ pub struct SassCounts {
     /// Their requests to the constant cache (`idc__requests.sum`): one per LDC of a fixed
     /// address; for an indexed one (`c[0x0][R0+0x224]`) the PTX line's requests per execution.
     pub idc_requests: u64,
+    /// LDGSTS issued, those whose lanes are all predicated off included
+    /// (`smsp__inst_executed_op_ldgsts.sum`: measured on the H200, 216 for sgemm_cp_async's 152
+    /// with a lane on, tests/fixtures/tensor/h200/report.json).
+    pub ldgsts_issued: u64,
     /// Warp instructions per PTX line (SASS attributed to the line by its line info).
     pub per_line: HashMap<u32, u64>,
 }
@@ -52,7 +56,7 @@ pub fn count(
     let counts: HashMap<u32, LineCount> = lines.iter().map(|(&l, r)| (l, r.count)).collect();
     let x = block_counts(f, &cfg, &counts, warps)?;
     let mut c = SassCounts::default();
-    let mut exact = [0f64; 7];
+    let mut exact = [0f64; 8];
     // Per (counter slot, PTX line) of the predicated copies: their count, and how many there are.
     let mut guarded: std::collections::BTreeMap<(usize, u32), (f64, f64)> = Default::default();
     let mut ldc_requests: HashMap<u32, f64> = HashMap::new();
@@ -78,6 +82,9 @@ pub fn count(
             continue;
         }
         exact[0] += n;
+        if inst.base() == "LDGSTS" {
+            exact[7] += n;
+        }
         *c.per_line.entry(inst.ptx_line).or_default() += n.round() as u64;
         let Some(slot) = slot.filter(|_| inst.guard.is_empty()) else {
             continue;
@@ -107,6 +114,7 @@ pub fn count(
     c.global_st_inst = r(exact[4]);
     c.ldc_inst = r(exact[5]);
     c.idc_requests = r(exact[6]);
+    c.ldgsts_issued = r(exact[7]);
     Ok(c)
 }
 
