@@ -78,7 +78,8 @@ fn merged_half_stores_take_the_h200s_wavefronts() {
 /// requests for 128-bit accesses (CUDA C Programming Guide 4.2 §F.4.3): 4 a warp.
 #[test]
 fn a_16_byte_broadcast_takes_the_rule_of_its_gpu() {
-    let w = Workload::resolve(&format!("{ROOT}/tests/fixtures/vector_banks/bcast_v4.toml")).unwrap();
+    let w =
+        Workload::resolve(&format!("{ROOT}/tests/fixtures/vector_banks/bcast_v4.toml")).unwrap();
     let warps = 4;
     for (config, per_warp) in [("h200", 2), ("rtx3090", 2), ("c2050", 4)] {
         let cfg = GpuConfig::load(Path::new(&format!("{ROOT}/configs/{config}.toml"))).unwrap();

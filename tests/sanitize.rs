@@ -94,7 +94,12 @@ fn the_tiled_matmul_without_its_second_barrier_is_reported_and_with_it_is_not() 
     let (code, out, err) = run("matmul", &["--check", "racecheck", "--format", "json"]);
     assert_eq!(code, Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let hazards = |i: usize| v["workloads"][0]["launches"][i]["hazards"].as_array().unwrap().len();
+    let hazards = |i: usize| {
+        v["workloads"][0]["launches"][i]["hazards"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
     assert_eq!((hazards(0), hazards(1)), (0, 30), "{out}");
 }
 
@@ -240,11 +245,19 @@ fn a_memory_error_names_the_cuda_line_where_the_ptx_has_line_info() {
     // the shared tile (kernels.cu:18) reads past it.
     let dir = std::env::temp_dir().join(format!("gpumemsim-memcheck-loc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let matmul = std::fs::read_to_string(root().join("tests/fixtures/sanitize/matmul.toml")).unwrap();
+    let matmul =
+        std::fs::read_to_string(root().join("tests/fixtures/sanitize/matmul.toml")).unwrap();
     let ptx = root().join("tests/fixtures/sanitize/kernels.ptx");
     let short = matmul
-        .replace("ptx = \"kernels.ptx\"", &format!("ptx = {:?}", ptx.display().to_string()))
-        .replacen("count = \"n * n\"\ninit = \"random:1\"", "count = \"n * n - 100\"\ninit = \"random:1\"", 1);
+        .replace(
+            "ptx = \"kernels.ptx\"",
+            &format!("ptx = {:?}", ptx.display().to_string()),
+        )
+        .replacen(
+            "count = \"n * n\"\ninit = \"random:1\"",
+            "count = \"n * n - 100\"\ninit = \"random:1\"",
+            1,
+        );
     assert_ne!(short, matmul);
     let file = dir.join("short.toml");
     std::fs::write(&file, short).unwrap();

@@ -81,7 +81,11 @@ fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
     // 64 LDGSTS whose lanes are all predicated off, the zero-fill twins ptxas if-converts into
     // stages 1 and 2, which the `sm__sass_*` counts below leave out: 216, as the H200 reads
     // (tests/fixtures/tensor/h200/report.json); without it, the PTX's 152 `cp.async`.
-    let issued = if l.instructions_source.is_some() { 216 } else { 152 };
+    let issued = if l.instructions_source.is_some() {
+        216
+    } else {
+        152
+    };
     assert_eq!(metric(l, "smsp__inst_executed_op_ldgsts.sum"), issued);
     assert_eq!(
         metric(l, "sm__sass_inst_executed_op_ldgsts_cache_access.sum"),
@@ -97,11 +101,17 @@ fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
     // 1's rows past K in the last stage read nothing: 4 x (16 + 16 + 16 + 16 + 16) = 320 sectors
     // in 4 x 5 = 20 requests.
     assert_eq!(
-        metric(l, "smsp__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum"),
+        metric(
+            l,
+            "smsp__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum"
+        ),
         116
     );
     assert_eq!(
-        metric(l, "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"),
+        metric(
+            l,
+            "smsp__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"
+        ),
         640
     );
     assert_eq!(
@@ -148,7 +158,10 @@ fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
         640
     );
     assert_eq!(
-        metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"),
+        metric(
+            l,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"
+        ),
         640
     );
     assert_eq!(metric(l, "smsp__sass_inst_executed_op_global_ld.sum"), 0);
@@ -174,7 +187,10 @@ fn ldmatrix_fed_mma_gemm_is_exact_and_the_swizzle_removes_the_conflicts() {
     // matrix, 32 an x4 (28 conflicts); B's rows are contiguous: 2 wavefronts an x2.
     let l = &ls[0];
     assert_eq!(
-        metric(l, "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
+        metric(
+            l,
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"
+        ),
         16 * 32 + 16 * 2
     );
     assert_eq!(
@@ -187,7 +203,10 @@ fn ldmatrix_fed_mma_gemm_is_exact_and_the_swizzle_removes_the_conflicts() {
     // Chunk c of row r at c ^ (r % 8): 8 rows in 8 distinct bank groups, 4 wavefronts an x4.
     let l = &ls[1];
     assert_eq!(
-        metric(l, "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
+        metric(
+            l,
+            "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"
+        ),
         16 * 4 + 16 * 2
     );
     assert_eq!(

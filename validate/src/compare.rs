@@ -317,7 +317,10 @@ pub const LABELS: &[(&str, &str)] = &[
         "smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
         "LDSM bank conflicts",
     ),
-    ("smsp__sass_inst_executed_op_shared_stsm.sum", "STSM instructions"),
+    (
+        "smsp__sass_inst_executed_op_shared_stsm.sum",
+        "STSM instructions",
+    ),
     (
         "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
         "STSM wavefronts",

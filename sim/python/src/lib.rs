@@ -28,7 +28,8 @@ fn workload(name: &str, inline_toml: Option<&str>, base_dir: Option<&str>) -> Py
         None => Workload::resolve(name).map_err(err),
         Some(text) => {
             let dir = std::path::Path::new(base_dir.unwrap_or("."));
-            Workload::from_toml_str(text, Source::File(dir.join(format!("{name}.toml")))).map_err(err)
+            Workload::from_toml_str(text, Source::File(dir.join(format!("{name}.toml"))))
+                .map_err(err)
         }
     }
 }
@@ -67,7 +68,13 @@ fn run<'py>(
 ) -> PyResult<(String, Vec<Bound<'py, PyDict>>)> {
     let found = find_with(config, &config_sets).map_err(err)?;
     let w = workload(workload_name, inline_toml, base_dir)?;
-    let opts = Options { sets: params, warm, keep_outputs, sampling: sampling(sample)?, ..Default::default() };
+    let opts = Options {
+        sets: params,
+        warm,
+        keep_outputs,
+        sampling: sampling(sample)?,
+        ..Default::default()
+    };
     // The simulation runs without the GIL: other Python threads go on.
     let result = py.allow_threads(|| {
         run_workload(&found.config, &w, &opts).map(|mut run| {
@@ -81,7 +88,9 @@ fn run<'py>(
     let mut outputs = vec![];
     for l in &run.launches {
         for (name, bytes) in &l.outputs {
-            let Some(spec) = run.outputs.iter().find(|o| &o.name == name) else { continue };
+            let Some(spec) = run.outputs.iter().find(|o| &o.name == name) else {
+                continue;
+            };
             let d = PyDict::new(py);
             d.set_item("launch", &l.label)?;
             d.set_item("buffer", name)?;
@@ -91,7 +100,10 @@ fn run<'py>(
             outputs.push(d);
         }
     }
-    let detail = Detail { per_instruction, per_line };
+    let detail = Detail {
+        per_instruction,
+        per_line,
+    };
     let document = doc::document(&found, &[run], &[], &Selection::all(), detail);
     Ok((serde_json::to_string(&document).map_err(err)?, outputs))
 }
@@ -99,8 +111,14 @@ fn run<'py>(
 /// The bundled configs and workloads: (config names, workload names).
 #[pyfunction]
 fn bundled() -> (Vec<String>, Vec<String>) {
-    let c = gpumemsim::configs().iter().map(|c| c.name.to_string()).collect();
-    let w = gpumemsim::workloads().iter().map(|w| w.name.to_string()).collect();
+    let c = gpumemsim::configs()
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    let w = gpumemsim::workloads()
+        .iter()
+        .map(|w| w.name.to_string())
+        .collect();
     (c, w)
 }
 

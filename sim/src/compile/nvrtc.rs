@@ -178,20 +178,21 @@ impl Nvrtc {
                 std::ptr::null(),
             );
             self.check(s, "nvrtcCreateProgram")?;
-            let text = |size: unsafe extern "C" fn(Program, *mut usize) -> Status,
-                        get: unsafe extern "C" fn(Program, *mut c_char) -> Status| {
-                let mut n = 0usize;
-                if size(prog, &mut n) != 0 || n == 0 {
-                    return String::new();
-                }
-                let mut buf = vec![0u8; n];
-                if get(prog, buf.as_mut_ptr().cast()) != 0 {
-                    return String::new();
-                }
-                CStr::from_bytes_until_nul(&buf)
-                    .map(|c| c.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            };
+            let text =
+                |size: unsafe extern "C" fn(Program, *mut usize) -> Status,
+                 get: unsafe extern "C" fn(Program, *mut c_char) -> Status| {
+                    let mut n = 0usize;
+                    if size(prog, &mut n) != 0 || n == 0 {
+                        return String::new();
+                    }
+                    let mut buf = vec![0u8; n];
+                    if get(prog, buf.as_mut_ptr().cast()) != 0 {
+                        return String::new();
+                    }
+                    CStr::from_bytes_until_nul(&buf)
+                        .map(|c| c.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                };
             let s = (self.api.compile)(prog, n, ptrs.as_ptr());
             let out = match self.check(s, "nvrtcCompileProgram") {
                 Ok(()) => Ok(text(self.api.ptx_size, self.api.ptx)),
@@ -214,7 +215,10 @@ mod tests {
         assert_eq!(c[0], PathBuf::from("libnvrtc.so.12"));
         assert_eq!(c.last(), Some(&PathBuf::from("libnvrtc.so")));
         let first_wheel = c.iter().position(|p| p.starts_with(&wheel)).unwrap();
-        let unversioned = c.iter().position(|p| p == &PathBuf::from("libnvrtc.so")).unwrap();
+        let unversioned = c
+            .iter()
+            .position(|p| p == &PathBuf::from("libnvrtc.so"))
+            .unwrap();
         assert!(first_wheel < unversioned, "{c:?}");
         assert_eq!(c[first_wheel], wheel.join("libnvrtc.so.12"));
     }

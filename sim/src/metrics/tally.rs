@@ -320,7 +320,14 @@ mod tests {
         assert_eq!((c.ldgsts_requests, c.ldgsts_sectors), (2, 8));
         assert_eq!((c.global_ld_requests, c.global_ld_sectors), (2, 8));
         assert_eq!((c.l1_ld_hits, c.l1_ld_misses), (1, 7));
-        assert_eq!((c.ldgsts_bypass_sectors, c.ldgsts_access_sectors, c.ldgsts_hits), (4, 4, 1));
+        assert_eq!(
+            (
+                c.ldgsts_bypass_sectors,
+                c.ldgsts_access_sectors,
+                c.ldgsts_hits
+            ),
+            (4, 4, 1)
+        );
         assert_eq!(c.global_ld_inst, 0);
     }
 
