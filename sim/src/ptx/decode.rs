@@ -10,7 +10,10 @@ use std::collections::HashMap;
 
 mod half;
 mod operands;
+mod program;
 mod tensor;
+
+pub use program::Program;
 
 /// Marks an unused register slot.
 pub const NO_REG: u16 = u16::MAX;
@@ -82,67 +85,6 @@ impl SymbolAddr {
             | Self::Shared(a)
             | Self::Local(a) => a,
         }
-    }
-}
-
-/// A kernel ready to run.
-#[derive(Debug, Clone)]
-pub struct Program {
-    /// Entry name.
-    pub name: String,
-    /// Instructions; labels are gone.
-    pub insts: Vec<DInst>,
-    /// PTX line of each instruction.
-    pub lines: Vec<u32>,
-    /// CUDA source location of each instruction (its `.loc`; `None` where there is none).
-    pub locs: Vec<Option<crate::ptx::ast::LineLoc>>,
-    /// The module's `.file` table (index, path) that `locs` refer to; empty when not given.
-    pub files: Vec<(u32, String)>,
-    /// Source text of each instruction, for reports.
-    pub texts: Vec<String>,
-    /// Register slots the simulator allocates per thread (every declared register, plus the
-    /// hidden carry flag); not what ptxas would allocate (see `exec::regs`).
-    pub num_regs: usize,
-    /// 32-bit hardware registers each register index needs: 1 up to 32 bits, 2 for 64 bits;
-    /// 0 for predicates and the hidden carry flag, which live in predicate and condition
-    /// registers, not in the register file.
-    pub reg_slots: Vec<u8>,
-    /// What decoding noticed that a user should know (an immediate wider than its operand:
-    /// `decode::operands`).
-    pub notes: Vec<String>,
-    /// Register operands of instructions with more than a [`DInst`] holds (`mma`: D, A, B, C
-    /// from the instruction's `target` on).
-    pub operands: Vec<u16>,
-    /// Per instruction, where ptxas merged shared loads or stores into wider SASS ones
-    /// ([`crate::sass::merge`]; empty: none known, every access as the PTX says).
-    pub shared_widths: Vec<crate::sass::merge::Merge>,
-}
-
-impl Program {
-    /// Where instruction `pc` is, for messages: `PTX line 220`, with the CUDA source line
-    /// where its `.loc` gives one (`PTX line 220 (matmul.cu:28)`, the file's base name).
-    pub fn place(&self, pc: usize) -> String {
-        let ptx = self.lines.get(pc).copied().unwrap_or(0);
-        match self.locs.get(pc).copied().flatten().filter(|l| l.line > 0) {
-            Some(l) => {
-                let file = (self.files.iter())
-                    .find(|f| f.0 == l.file)
-                    .map_or("?", |f| f.1.as_str());
-                let name = file.rsplit('/').next().unwrap_or(file);
-                format!("PTX line {ptx} ({name}:{})", l.line)
-            }
-            None => format!("PTX line {ptx}"),
-        }
-    }
-}
-
-impl Program {
-    /// Whether any instruction is a block barrier (`bar.sync`, `bar.red`): without one, a block's
-    /// warps never wait for each other.
-    pub fn has_barriers(&self) -> bool {
-        self.insts
-            .iter()
-            .any(|i| matches!(i.op, Op::BarSync | Op::BarRed(_)))
     }
 }
 
