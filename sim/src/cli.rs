@@ -164,7 +164,7 @@ files: keys, initializers, expressions)."
         /// Which waves to simulate: `full`, `auto` (full unless a launch has more than 512 waves of
         /// blocks; then about 256 waves spread evenly, extrapolated, with the estimated error
         /// printed), or N (wave 0, every N-th wave and the last)
-        #[arg(long, default_value = "auto", value_parser = parse_sampling, value_name = "auto|full|N")]
+        #[arg(long, default_value = "auto", value_parser = sim::sweep::parse_sampling, value_name = "auto|full|N")]
         sample: sim::exec::Sampling,
         /// Threads simulating SMs in parallel (default: one per core). Results are identical
         /// for any number
@@ -324,22 +324,6 @@ fn parse_arch(s: &str) -> std::result::Result<(u32, u32), String> {
         _ => Err(format!(
             "`{s}`: expected an architecture such as sm_90 or 9.0"
         )),
-    }
-}
-
-/// `--sample auto|full|N`.
-fn parse_sampling(s: &str) -> std::result::Result<sim::exec::Sampling, String> {
-    use sim::exec::Sampling;
-    match s {
-        "auto" => Ok(Sampling::Auto),
-        "full" => Ok(Sampling::Full),
-        n => match n.parse::<u64>() {
-            Ok(0) | Err(_) => Err(format!(
-                "`{n}` is not auto, full or a positive number of waves"
-            )),
-            Ok(1) => Ok(Sampling::Full),
-            Ok(k) => Ok(Sampling::Every(k)),
-        },
     }
 }
 

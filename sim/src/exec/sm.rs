@@ -328,6 +328,9 @@ pub(crate) struct Pass1<'a> {
     pub(crate) clear: Option<&'a [u16]>,
     /// Per instruction, where a warp's turn ends ([`super::turns::flags`]).
     pub(crate) turn_flags: &'a [u8],
+    /// Whether 8- and 16-byte shared accesses take the phase rules measured on the H200
+    /// ([`crate::memory::shared::lsu_wavefronts`]: compute 3.x on) rather than Fermi's.
+    pub(crate) measured_vector_phases: bool,
 }
 
 /// One batch of waves for pass 1: the blocks `first..last`, logged in log buffer `buf`, with

@@ -222,6 +222,7 @@ pub fn run_with(
         nwarps,
         clear: clear.as_deref(),
         turn_flags: &turn_flags,
+        measured_vector_phases: cfg.compute_capability().0 >= 3,
     };
     let cx = crate::timing::replay::Ctx {
         program: launch.program,

@@ -223,10 +223,10 @@ impl Ctx<'_> {
         // The 8- and 16-byte phase rules measured on the H200 are applied from compute 3.x on
         // (unmeasured before sm_90); Fermi keeps the rules the CUDA C Programming Guide 4.2
         // documents for compute 2.x (§F.4.3).
-        let wf = if matches!(access.bytes, 8 | 16) && self.pass.cfg.compute_capability().0 < 3 {
-            shared::wavefronts_of_step(access, banks, run, step)
-        } else {
+        let wf = if self.pass.measured_vector_phases {
             shared::lsu_wavefronts(access, banks, run, step)
+        } else {
+            shared::wavefronts_of_step(access, banks, run, step)
         };
         let op = if store {
             SharedOp::Store
