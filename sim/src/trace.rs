@@ -12,6 +12,14 @@ pub mod order;
 mod outcome;
 pub use outcome::{Outcome, SharedOp};
 
+/// A count of a sampled launch, extrapolated: what the waves before the sample gathered
+/// (`first`), the sampled waves' part (`snap - first`) scaled by `factor` (waves stood for per
+/// wave simulated) and rounded to the nearest count, and what the last wave added (`now - snap`).
+/// Counters, per-PC statistics, the SMs' work and stall cycles all extrapolate by this rule.
+pub fn sampled(first: u64, snap: u64, now: u64, factor: f64) -> u64 {
+    first + ((snap - first) as f64 * factor).round() as u64 + (now - snap)
+}
+
 /// Marks [`Entry::lat`] (or [`MemRec::lat`]) as a ticket: the low bits index [`BlockLog::reqs`].
 const TICKET: u32 = 1 << 31;
 /// Marks [`Entry::lat`] of a global or local access: the low bits index [`BlockLog::mems`].

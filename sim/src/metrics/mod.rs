@@ -130,7 +130,7 @@ macro_rules! counter_table {
     (@add sum, $s:expr, $o:expr) => { $s += $o };
     (@add max, $s:expr, $o:expr) => { $s = $s.max($o) };
     (@extrapolate sum, $s:expr, $first:expr, $snap:expr, $factor:expr) => {
-        $s = $first + $crate::metrics::scale($snap - $first, $factor) + ($s - $snap)
+        $s = $crate::trace::sampled($first, $snap, $s, $factor)
     };
     (@extrapolate max, $s:expr, $first:expr, $snap:expr, $factor:expr) => {};
 }
@@ -324,16 +324,11 @@ pub struct PcStats {
     pub stalls: crate::timing::stall::Stalls,
 }
 
-/// `n` scaled by `factor`, rounded to the nearest count.
-pub fn scale(n: u64, factor: f64) -> u64 {
-    (n as f64 * factor).round() as u64
-}
-
 impl PcStats {
     /// As [`Counters::extrapolate`].
     pub fn extrapolate(&mut self, first: &PcStats, snap: &PcStats, factor: f64) {
         macro_rules! ex {
-            ($($f:ident)*) => { $( self.$f = first.$f + scale(snap.$f - first.$f, factor) + (self.$f - snap.$f); )* };
+            ($($f:ident)*) => { $( self.$f = crate::trace::sampled(first.$f, snap.$f, self.$f, factor); )* };
         }
         ex!(executed threads requests sectors hits misses wavefronts conflicts);
     }

@@ -23,33 +23,11 @@
 
 use super::listing::Function;
 use crate::ptx::ast::StateSpace;
+/// The decoded program carries each access's merge; this module finds them.
+pub use crate::ptx::decode::Merge;
 use crate::ptx::decode::Program;
 use crate::ptx::inst::Op;
 use std::collections::HashMap;
-
-/// What the GPU executes for one PTX shared load or store ([`Program::shared_widths`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Merge {
-    /// The access as the PTX says.
-    #[default]
-    AsPtx,
-    /// No SASS access of its own: another line's wide access carried its data.
-    Absorbed,
-    /// A loop's line merged across iterations into `bytes`-byte accesses (8 or 16): an execution
-    /// whose active lanes are all `bytes`-aligned is one such access, the others none.
-    Aligned {
-        /// Bytes per lane of the SASS access.
-        bytes: u8,
-    },
-    /// The line ptxas attributed a group's `bytes`-byte access to: one access per execution,
-    /// from each lane's address minus `back` bytes (the group's first).
-    Group {
-        /// Bytes per lane of the SASS access.
-        bytes: u8,
-        /// Bytes from the group's first address to this line's.
-        back: u8,
-    },
-}
 
 /// Bytes per lane of a SASS shared access from its opcode (`LDS.128` 16, `STS.64` 8, `LDS.U8`
 /// and plain `LDS` at most 4: returned as 4).

@@ -139,12 +139,12 @@ impl Stalls {
         v
     }
 
-    /// As [`crate::metrics::Counters::extrapolate`]: the part between `first` and `snap`
-    /// scaled by `factor`.
+    /// Extrapolates a sampled launch ([`crate::trace::sampled`]): the part between `first` and
+    /// `snap` scaled by `factor`.
     pub fn extrapolate(&mut self, first: &Stalls, snap: &Stalls, factor: f64) {
         for i in 0..STATES {
             let (a, b) = (first.0[i], snap.0[i]);
-            self.0[i] = a + crate::metrics::scale(b - a, factor) + (self.0[i] - b);
+            self.0[i] = crate::trace::sampled(a, b, self.0[i], factor);
         }
     }
 

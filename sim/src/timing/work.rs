@@ -175,11 +175,11 @@ impl SmWork {
         }
     }
 
-    /// Extrapolates a sampled launch (as [`crate::metrics::Counters::extrapolate`]); the latency
+    /// Extrapolates a sampled launch (by [`crate::trace::sampled`], as the counters); the latency
     /// of each wave that was not simulated is the mean of the simulated waves between wave 0 and
     /// the last.
     pub fn extrapolate(&mut self, first: &SmWork, snap: &SmWork, factor: f64, simulated: &[bool]) {
-        let ex = |a: u64, b: u64, c: u64| a + crate::metrics::scale(b - a, factor) + (c - b);
+        let ex = |a: u64, b: u64, c: u64| crate::trace::sampled(a, b, c, factor);
         let exf = |a: f64, b: f64, c: f64| a + (b - a) * factor + (c - b);
         self.warp_insts = ex(first.warp_insts, snap.warp_insts, self.warp_insts);
         self.issue_slots = ex(first.issue_slots, snap.issue_slots, self.issue_slots);

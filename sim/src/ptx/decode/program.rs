@@ -33,7 +33,7 @@ pub struct Program {
     pub operands: Vec<u16>,
     /// Per instruction, where ptxas merged shared loads or stores into wider SASS ones
     /// ([`crate::sass::merge`]; empty: none known, every access as the PTX says).
-    pub shared_widths: Vec<crate::sass::merge::Merge>,
+    pub shared_widths: Vec<Merge>,
 }
 
 impl Program {
@@ -60,4 +60,28 @@ impl Program {
             .iter()
             .any(|i| matches!(i.op, Op::BarSync | Op::BarRed(_)))
     }
+}
+
+/// What the GPU executes for one PTX shared load or store ([`Program::shared_widths`], found from the SASS by `sass::merge`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Merge {
+    /// The access as the PTX says.
+    #[default]
+    AsPtx,
+    /// No SASS access of its own: another line's wide access carried its data.
+    Absorbed,
+    /// A loop's line merged across iterations into `bytes`-byte accesses (8 or 16): an execution
+    /// whose active lanes are all `bytes`-aligned is one such access, the others none.
+    Aligned {
+        /// Bytes per lane of the SASS access.
+        bytes: u8,
+    },
+    /// The line ptxas attributed a group's `bytes`-byte access to: one access per execution,
+    /// from each lane's address minus `back` bytes (the group's first).
+    Group {
+        /// Bytes per lane of the SASS access.
+        bytes: u8,
+        /// Bytes from the group's first address to this line's.
+        back: u8,
+    },
 }
