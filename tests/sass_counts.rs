@@ -6,7 +6,7 @@
 //! With ptxas and nvdisasm found (the PyPI wheels `.ci/run` installs), every launch is counted on
 //! its SASS and: `smsp__inst_executed.sum` is within 3% of Nsight Compute's on at least 90% of the
 //! launches, shared load and store instructions equal on all, `idc__requests.sum` equal on all but
-//! three (predicated LDC select chains; an LU kernel's parameter LDC), shared load wavefronts
+//! one (an LU kernel's parameter LDC), shared load wavefronts
 //! equal on all but four (scan and stencil2d, within 3.4%). The 13 larger twins of
 //! other launches are left out for time ([`LARGE`]). Without them the test says so and checks only that the counts are marked estimated.
 
@@ -87,6 +87,12 @@ fn suite37_counts_match_the_h200_on_the_sass() {
                 ));
             }
             let eq = |k: &str| p[k] == m(k);
+            if label == "local_1m" {
+                // ptxas selects from the by-value array instead of copying it to local memory:
+                // the H200 writes only the output to L2 (the PTX's st.local wrote 16x more).
+                let k = "lts__t_sectors_srcunit_tex_op_write.sum";
+                assert_eq!(p[k], m(k), "{file}/{label}: {k}");
+            }
             lds += usize::from(eq("smsp__sass_inst_executed_op_shared_ld.sum"));
             sts += usize::from(eq("smsp__sass_inst_executed_op_shared_st.sum"));
             idc += usize::from(eq("idc__requests.sum"));
@@ -119,8 +125,10 @@ fn suite37_counts_match_the_h200_on_the_sass() {
         "warp instructions within 3% on {inst3} of {n}"
     );
     assert_eq!((lds, sts), (n, n), "shared instructions");
-    // Of the five launches whose LDC requests differ, two are left out as large twins.
-    assert!(idc + 3 >= n, "idc requests equal on {idc} of {n}");
+    // The one launch run here whose LDC requests differ is lud's peri_512 (-25%, its twin
+    // peri_2048 is left out); param_table_local's select over parameters is equal since ptxas's
+    // registers for local memory are modelled (sim::sass::merge::local_in_registers).
+    assert!(idc + 1 >= n, "idc requests equal on {idc} of {n}");
     // Merged LDS.64/LDS.128 as one access (sim::sass::merge) and the measured 8/16-byte phase
     // rules: every sgemm and lud launch run here equal; the misses are scan and stencil2d
     // (measured up to 3.4% more than the addresses give).

@@ -14,6 +14,7 @@ impl Counters {
     pub fn tally(&mut self, o: &Outcome) {
         let c = self;
         match *o {
+            Outcome::InRegisters { .. } => {}
             Outcome::Uniform { imc, idc } => {
                 c.imc_requests += imc;
                 c.idc_requests += idc;
@@ -159,6 +160,8 @@ impl PcStats {
     pub fn tally(&mut self, o: &Outcome) {
         match *o {
             Outcome::Uniform { .. } | Outcome::ConstOperand => {}
+            // The words read, as an indexed LDC's distinct addresses (`sass::count`).
+            Outcome::InRegisters { words } => self.requests += u64::from(words),
             Outcome::Ldc {
                 requests,
                 hits,

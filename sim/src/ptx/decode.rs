@@ -167,6 +167,7 @@ pub fn decode(
         notes: vec![],
         operands: vec![],
         shared_widths: vec![],
+        local_in_registers: false,
     };
     let notes = RefCell::new(vec![]);
     let operands = RefCell::new(vec![]);

@@ -255,6 +255,8 @@ the GPU allows at most {} (512 KiB)",
             // Shared accesses ptxas merged (LDS.128 of four ld.shared.f32): their wavefronts
             // are the wide access's.
             program.shared_widths = sass::merge::shared_widths(&k.function, &program);
+            // A by-value array that ptxas selects from instead of storing: no local traffic.
+            program.local_in_registers = sass::merge::local_in_registers(&k.function, &program);
         }
         launches.push(PlannedLaunch {
             label: spec.label.clone(),

@@ -2,7 +2,9 @@
 //! [`crate::sass::count`], and its result into the launch's counters.
 
 use crate::metrics::{Counters, PcStats};
+use crate::ptx::ast::StateSpace;
 use crate::ptx::decode::{Program, NO_REG};
+use crate::ptx::inst::Op;
 use crate::sass::count::{count, LineRun, SassCounts};
 use crate::sass::KernelSass;
 use std::collections::HashMap;
@@ -24,7 +26,14 @@ pub fn sass_counts(
         r.requests += s.requests;
     }
     let warps = per_pc.first().map_or(0, |s| s.executed);
-    count(&k.function, &lines, warps)
+    // The words read by local loads that ptxas kept in registers ([`Program::local_in_registers`]).
+    let selected = program.local_in_registers.then(|| {
+        (program.insts.iter().zip(per_pc))
+            .filter(|(i, _)| matches!(i.op, Op::Ld(m) if m.space == StateSpace::Local))
+            .map(|(_, s)| s.requests)
+            .sum()
+    });
+    count(&k.function, &lines, warps, selected)
 }
 
 /// Replaces the counts the PTX estimate gave with the SASS's: warp instructions, shared load

@@ -45,12 +45,15 @@ pub struct LineRun {
     pub requests: u64,
 }
 
-/// The counts of `f` for a launch of `warps` warps whose PTX lines ran as `lines`. Errors as
-/// [`block_counts`].
+/// The counts of `f` for a launch of `warps` warps whose PTX lines ran as `lines`. `selected`:
+/// where ptxas kept the kernel's local memory in registers, the words its local loads read
+/// (distinct addresses per execution, summed), which bound the requests of its predicated
+/// fixed-address LDCs (below). Errors as [`block_counts`].
 pub fn count(
     f: &Function,
     lines: &HashMap<u32, LineRun>,
     warps: u64,
+    selected: Option<u64>,
 ) -> Result<SassCounts, String> {
     let cfg = Cfg::new(f);
     let counts: HashMap<u32, LineCount> = lines.iter().map(|(&l, r)| (l, r.count)).collect();
@@ -59,7 +62,8 @@ pub fn count(
     let mut exact = [0f64; 8];
     // Per (counter slot, PTX line) of the predicated copies: their count, and how many there are.
     let mut guarded: std::collections::BTreeMap<(usize, u32), (f64, f64)> = Default::default();
-    let mut ldc_requests: HashMap<u32, f64> = HashMap::new();
+    // Per PTX line of predicated LDCs: requests per execution, and whether they are indexed.
+    let mut ldc_requests: HashMap<u32, (f64, bool)> = HashMap::new();
     for (i, inst) in f.insts.iter().enumerate() {
         // Block counts are whole warps where the program pins them; the solver's last digits
         // are not. (A split of an unrolled loop's trips can be fractional on average.)
@@ -75,7 +79,8 @@ pub fn count(
             g.0 += n.max(0.0);
             g.1 += 1.0;
             if slot == 5 {
-                ldc_requests.insert(inst.ptx_line, requests_per_ldc(inst, lines));
+                let per = requests_per_ldc(inst, lines);
+                ldc_requests.insert(inst.ptx_line, (per, indexed(inst)));
             }
         }
         if n <= 0.0 {
@@ -96,16 +101,24 @@ pub fn count(
     }
     // Nsight Compute counts a load or store instruction, and an LDC's requests, where at least
     // one lane's guard holds: a predicated copy (if-converted, or guarded in the PTX) at most as
-    // often as the PTX line ran. (A line ptxas turned into several predicated LDCs, a select
-    // chain over a by-value array, is counted in full: which of them have a lane on is not known.)
+    // often as the PTX line ran.
+    let mut select_requests = 0.0;
     for ((slot, line), (n, copies)) in guarded {
         let ran = lines.get(&line).map_or(0.0, |l| l.count.executed as f64);
         let n = n.min(ran * copies);
         exact[slot] += n;
         if slot == 5 {
-            exact[6] += n * ldc_requests.get(&line).copied().unwrap_or(1.0);
+            match ldc_requests.get(&line).copied().unwrap_or((1.0, false)) {
+                (_, false) if selected.is_some() => select_requests += n,
+                (per, _) => exact[6] += n * per,
+            }
         }
     }
+    // A by-value array of parameters that ptxas selects from (one predicated LDC per element
+    // and lookup) sends a request from the LDCs whose guard holds on some lane: one per word
+    // a lookup's lanes read (measured on the H200: 20 requests a warp for param_table_local's
+    // 35 LDCs, tests/fixtures/suite37).
+    exact[6] += selected.map_or(select_requests, |w| select_requests.min(w as f64));
     let r = |v: f64| v.round() as u64;
     c.inst_executed = r(exact[0]);
     c.shared_ld_inst = r(exact[1]);
@@ -134,13 +147,7 @@ fn slot_of(inst: &Inst) -> Option<usize> {
 /// (`c[0x0][R0+0x224]`, lanes may differ) the requests per execution of its PTX line where the
 /// PTX counted any, else 1.
 fn requests_per_ldc(inst: &Inst, lines: &HashMap<u32, LineRun>) -> f64 {
-    let indexed = inst
-        .operands
-        .split("c[")
-        .nth(1)
-        .and_then(|r| r.split_once("]["))
-        .is_some_and(|(_, addr)| addr.contains('R') && !addr.starts_with("RZ"));
-    if !indexed {
+    if !indexed(inst) {
         return 1.0;
     }
     match lines.get(&inst.ptx_line) {
@@ -149,6 +156,14 @@ fn requests_per_ldc(inst: &Inst, lines: &HashMap<u32, LineRun>) -> f64 {
         }
         _ => 1.0,
     }
+}
+
+/// Whether LDC `inst` reads a register-indexed address (`c[0x0][R0+0x224]`, lanes may differ),
+/// not a fixed one (`c[0x0][0x218]`, `c[0x0][RZ+0x10]`).
+fn indexed(inst: &Inst) -> bool {
+    (inst.operands.split("c[").nth(1))
+        .and_then(|r| r.split_once("]["))
+        .is_some_and(|(_, addr)| addr.contains('R') && !addr.starts_with("RZ"))
 }
 
 #[cfg(test)]
@@ -184,7 +199,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let c = count(&f, &lines, 4).unwrap();
+        let c = count(&f, &lines, 4, None).unwrap();
         assert_eq!(c.inst_executed, 24);
         assert_eq!(c.shared_ld_inst, 4);
         assert_eq!(c.shared_st_inst, 4);
@@ -192,5 +207,31 @@ mod tests {
         // 4 for the fixed LDC, 16 per execution of the indexed one.
         assert_eq!(c.idc_requests, 4 + 64);
         assert_eq!(c.per_line[&6], 12);
+    }
+
+    #[test]
+    fn a_select_over_parameters_requests_the_words_its_lookups_read() {
+        // Two lookups (P0 from lane & 1, P1 warp-uniform) into a 2-element by-value array of
+        // parameters: one predicated LDC per element and lookup, at the element's ld.param line.
+        let text = ".text.k:\n\
+            //## File \"p\", line 1\n/*0000*/ @P0 LDC R0, c[0x0][0x210] ;\n\
+            /*0010*/ @P1 LDC R1, c[0x0][0x210] ;\n\
+            //## File \"p\", line 2\n/*0020*/ @!P0 LDC R0, c[0x0][0x214] ;\n\
+            /*0030*/ @!P1 LDC R1, c[0x0][0x214] ;\n/*0040*/ EXIT ;\n";
+        let f = parse(text).unwrap().functions.remove(0);
+        let once = LineRun {
+            count: LineCount {
+                executed: 1,
+                threads: 32,
+                guarded: false,
+            },
+            requests: 0,
+        };
+        let lines: HashMap<u32, LineRun> = [(1, once), (2, once)].into_iter().collect();
+        // Not known which have a lane on: all four.
+        assert_eq!(count(&f, &lines, 1, None).unwrap().idc_requests, 4);
+        // The lookups read 2 words and 1 word: 3 of the LDCs have a lane on.
+        let c = count(&f, &lines, 1, Some(3)).unwrap();
+        assert_eq!((c.idc_requests, c.ldc_inst), (3, 4));
     }
 }

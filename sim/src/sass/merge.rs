@@ -119,6 +119,20 @@ pub fn shared_widths(f: &Function, program: &Program) -> Vec<Merge> {
     out
 }
 
+/// Whether ptxas kept every local access of `program` in registers
+/// ([`Program::local_in_registers`]): the PTX loads or stores local memory, and the SASS
+/// function `f` of the same kernel has no `LDL`/`STL`, nor a generic `LD`/`ST` that could reach
+/// local memory. (NVRTC copies a by-value array parameter to the stack and indexes it there;
+/// ptxas selects from the parameters instead, with one predicated LDC per element:
+/// tests/fixtures/suite37's `param_table_local`, no local request measured on the H200.)
+pub fn local_in_registers(f: &Function, program: &Program) -> bool {
+    let local = program.insts.iter().any(|i| match i.op {
+        Op::Ld(m) | Op::St(m) => m.space == StateSpace::Local,
+        _ => false,
+    });
+    local && !(f.insts.iter()).any(|i| matches!(i.base(), "LDL" | "STL" | "LD" | "ST"))
+}
+
 /// The (base register, offset) and kind (store?) of instruction `pc` when it is a shared load
 /// or store (base `None`: an immediate address).
 fn shared_access(program: &Program, pc: usize) -> Option<((Option<u16>, i64), bool)> {
@@ -244,5 +258,27 @@ mod tests {
         assert_eq!(sass_bytes("STS.64"), 8);
         assert_eq!(sass_bytes("LDS.U8"), 4);
         assert_eq!(sass_bytes("LDS"), 4);
+    }
+
+    #[test]
+    fn local_memory_is_in_registers_only_where_the_sass_has_no_local_access() {
+        let text = ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 k_p)\n{\n\
+             .reg .b64 %rd<2>; .reg .f32 %f<2>;\nld.param.u64 %rd1, [k_p];\n\
+             st.local.f32 [%rd1], %f1;\nld.local.f32 %f1, [%rd1];\nret;\n}\n";
+        let m = crate::ptx::parse(text, "t.ptx").unwrap();
+        let symbols = HashMap::from([("k_p".to_string(), decode::SymbolAddr::Param(0))]);
+        let p = decode::decode(m.entry("k").unwrap(), &symbols, text, "t.ptx").unwrap();
+        let selects = function("/*0000*/ @P0 LDC R0, c[0x0][0x224] ;\n/*0010*/ MOV R1, R0 ;\n");
+        assert!(local_in_registers(&selects, &p));
+        for sass in [
+            "/*0000*/ STL [R1], R0 ;\n",
+            "/*0000*/ LDL.64 R2, [R1] ;\n",
+            "/*0000*/ LD.E R2, [R4.64] ;\n",
+        ] {
+            assert!(!local_in_registers(&function(sass), &p), "{sass}");
+        }
+        // A kernel without local accesses keeps nothing in registers.
+        assert!(!local_in_registers(&selects, &program()));
     }
 }

@@ -138,7 +138,10 @@ impl SmWork {
                 self.l1_sectors += u64::from(sectors);
                 self.l1_tags += u64::from(lines);
             }
-            Outcome::Uniform { .. } | Outcome::ConstOperand | Outcome::Ldc { .. } => {}
+            Outcome::Uniform { .. }
+            | Outcome::ConstOperand
+            | Outcome::Ldc { .. }
+            | Outcome::InRegisters { .. } => {}
         }
     }
 

@@ -61,6 +61,15 @@ pub enum Outcome {
         /// `Default` for an ordinary load or store.
         async_copy: crate::ptx::inst::CacheOp,
     },
+    /// A local load or store that ptxas kept in registers (the kernel's SASS has no local-memory
+    /// instruction, [`crate::ptx::decode::Program::local_in_registers`]): no memory access on the
+    /// GPU, so nothing is counted but, for a load, the words its lanes read.
+    InRegisters {
+        /// Distinct addresses of a load's active lanes (0 for a store): an indexed read of a
+        /// by-value array becomes a select over that many values, each an LDC where the array
+        /// holds kernel parameters (`sass::count`).
+        words: u32,
+    },
     /// A global atomic (`returns`: ATOMG, its old value is used) or reduction (RED), at L1.
     Atomic {
         /// Its result is read.

@@ -50,16 +50,7 @@ impl Ctx<'_> {
     /// constant-cache request per distinct address of the warp. Counted in the instruction's
     /// statistics only (its `requests`), which the SASS counts read (`sass::count`).
     fn param_lanes(&mut self, pc: u32, access: &WarpAccess) {
-        let mut seen = [0u64; WARP];
-        let mut n = 0;
-        for l in (0..WARP).filter(|&l| access.mask >> l & 1 == 1) {
-            let a = access.addrs[l];
-            if !seen[..n].contains(&a) {
-                seen[n] = a;
-                n += 1;
-            }
-        }
-        self.per_pc[pc as usize].requests += n as u64;
+        self.per_pc[pc as usize].requests += u64::from(distinct_addresses(access));
     }
 
     /// Hands the warp-level access to the memory models and records the outcome; returns the
@@ -92,12 +83,24 @@ impl Ctx<'_> {
                 self.param_model(pc, m)
             }
             StateSpace::Const => self.model_const(inst, pc, m, access),
+            StateSpace::Local if self.pass.launch.program.local_in_registers => {
+                self.in_registers(pc, access, store)
+            }
             StateSpace::Global | StateSpace::Local => {
                 self.model_global(w, pc, m, space, access, run, step, store)
             }
             StateSpace::Shared => self.model_shared(w, pc, m, access, run, step, store),
             StateSpace::Reg | StateSpace::Generic => 0,
         }
+    }
+
+    /// [`Self::model`] for a local access that ptxas kept in registers: recorded with the
+    /// distinct words a load's lanes read, served as a register operand.
+    #[inline(never)]
+    fn in_registers(&mut self, pc: u32, access: &WarpAccess, store: bool) -> u32 {
+        let words = if store { 0 } else { distinct_addresses(access) };
+        self.record(pc, Outcome::InRegisters { words });
+        Served::Operand.lat()
     }
 
     /// [`Self::model`] for an indexed or fixed constant load.
@@ -271,4 +274,18 @@ pub(super) fn note_worst(
             wavefronts,
         });
     }
+}
+
+/// Distinct addresses among the active lanes of `access`.
+fn distinct_addresses(access: &WarpAccess) -> u32 {
+    let mut seen = [0u64; WARP];
+    let mut n = 0;
+    for l in (0..WARP).filter(|&l| access.mask >> l & 1 == 1) {
+        let a = access.addrs[l];
+        if !seen[..n].contains(&a) {
+            seen[n] = a;
+            n += 1;
+        }
+    }
+    n as u32
 }

@@ -34,6 +34,12 @@ pub struct Program {
     /// Per instruction, where ptxas merged shared loads or stores into wider SASS ones
     /// ([`crate::sass::merge`]; empty: none known, every access as the PTX says).
     pub shared_widths: Vec<Merge>,
+    /// ptxas kept every local access of the kernel in registers: its SASS has no local-memory
+    /// instruction (`LDL`, `STL`, nor a generic `LD`/`ST`/`ATOM` that could reach local memory)
+    /// while the PTX has `ld.local`/`st.local` (NVRTC's copy of a by-value array parameter,
+    /// which ptxas turns into a select over predicated LDCs). Found by `sass::merge`; `false`
+    /// without SASS.
+    pub local_in_registers: bool,
 }
 
 impl Program {

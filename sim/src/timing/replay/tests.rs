@@ -66,6 +66,7 @@ fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
         notes: vec![],
         operands: vec![],
         shared_widths: vec![],
+        local_in_registers: false,
     };
     (program, costs)
 }
@@ -558,6 +559,7 @@ fn mma_program(accs: &[u16]) -> Program {
         notes: vec![],
         operands,
         shared_widths: vec![],
+        local_in_registers: false,
     }
 }
 
