@@ -87,6 +87,15 @@ fn suite37_counts_match_the_h200_on_the_sass() {
                 ));
             }
             let eq = |k: &str| p[k] == m(k);
+            if label == "table_1m" || label == "local_1m" {
+                // An indexed parameter is an LDC of each lane's address, and ptxas's select over
+                // a by-value array one predicated LDC per element: their constant-pipe work (the
+                // H200's measured pipe rate, configs/h200.toml) is the kernels' time. Before
+                // either was modelled, these launches were predicted 29.5% and 89% off.
+                let k = "gpu__time_duration.sum";
+                let e = (p[k] - m(k)) / m(k);
+                assert!(e.abs() < 0.15, "{file}/{label}: time {:+.1}%", 100.0 * e);
+            }
             if label == "local_1m" {
                 // ptxas selects from the by-value array instead of copying it to local memory:
                 // the H200 writes only the output to L2 (the PTX's st.local wrote 16x more).

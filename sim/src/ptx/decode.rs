@@ -13,7 +13,7 @@ mod operands;
 mod program;
 mod tensor;
 
-pub use program::{Merge, Program};
+pub use program::{LocalMemory, Merge, Program};
 
 /// Marks an unused register slot.
 pub const NO_REG: u16 = u16::MAX;
@@ -167,7 +167,7 @@ pub fn decode(
         notes: vec![],
         operands: vec![],
         shared_widths: vec![],
-        local_in_registers: false,
+        local: Default::default(),
     };
     let notes = RefCell::new(vec![]);
     let operands = RefCell::new(vec![]);

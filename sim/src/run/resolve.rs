@@ -256,7 +256,7 @@ the GPU allows at most {} (512 KiB)",
             // are the wide access's.
             program.shared_widths = sass::merge::shared_widths(&k.function, &program);
             // A by-value array that ptxas selects from instead of storing: no local traffic.
-            program.local_in_registers = sass::merge::local_in_registers(&k.function, &program);
+            program.local = sass::merge::local_memory(&k.function, &program);
         }
         launches.push(PlannedLaunch {
             label: spec.label.clone(),

@@ -26,8 +26,8 @@ pub fn sass_counts(
         r.requests += s.requests;
     }
     let warps = per_pc.first().map_or(0, |s| s.executed);
-    // The words read by local loads that ptxas kept in registers ([`Program::local_in_registers`]).
-    let selected = program.local_in_registers.then(|| {
+    // The words read by local loads that ptxas kept in registers ([`Program::local`]).
+    let selected = program.local.in_registers().then(|| {
         (program.insts.iter().zip(per_pc))
             .filter(|(i, _)| matches!(i.op, Op::Ld(m) if m.space == StateSpace::Local))
             .map(|(_, s)| s.requests)

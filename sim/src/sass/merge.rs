@@ -23,9 +23,9 @@
 
 use super::listing::Function;
 use crate::ptx::ast::StateSpace;
-/// The decoded program carries each access's merge; this module finds them.
-pub use crate::ptx::decode::Merge;
 use crate::ptx::decode::Program;
+/// The decoded program carries each access's merge; this module finds them.
+pub use crate::ptx::decode::{LocalMemory, Merge};
 use crate::ptx::inst::Op;
 use std::collections::HashMap;
 
@@ -119,18 +119,33 @@ pub fn shared_widths(f: &Function, program: &Program) -> Vec<Merge> {
     out
 }
 
-/// Whether ptxas kept every local access of `program` in registers
-/// ([`Program::local_in_registers`]): the PTX loads or stores local memory, and the SASS
-/// function `f` of the same kernel has no `LDL`/`STL`, nor a generic `LD`/`ST` that could reach
-/// local memory. (NVRTC copies a by-value array parameter to the stack and indexes it there;
-/// ptxas selects from the parameters instead, with one predicated LDC per element:
-/// tests/fixtures/suite37's `param_table_local`, no local request measured on the H200.)
-pub fn local_in_registers(f: &Function, program: &Program) -> bool {
+/// Where the local memory of `program` is on the GPU ([`Program::local`]), from the SASS
+/// function `f` of the same kernel: in registers where the PTX loads or stores local memory and
+/// `f` has no `LDL`/`STL`, nor a generic `LD`/`ST` that could reach local memory; holding
+/// parameters where `f` also has predicated LDCs of fixed addresses (the select chain over a
+/// by-value array parameter: tests/fixtures/suite37's `param_table_local`, no local request and
+/// 16 `@P0 LDC R0, c[0x0][0x224..0x260]` per lookup on the H200).
+pub fn local_memory(f: &Function, program: &Program) -> LocalMemory {
     let local = program.insts.iter().any(|i| match i.op {
         Op::Ld(m) | Op::St(m) => m.space == StateSpace::Local,
         _ => false,
     });
-    local && !(f.insts.iter()).any(|i| matches!(i.base(), "LDL" | "STL" | "LD" | "ST"))
+    let memory = (f.insts.iter()).any(|i| matches!(i.base(), "LDL" | "STL" | "LD" | "ST"));
+    if !local || memory {
+        return LocalMemory::Memory;
+    }
+    let selects = (f.insts.iter())
+        .filter(|i| i.base() == "LDC" && !i.guard.is_empty() && !i.operands.contains("][R"))
+        .count();
+    let loads = (program.insts.iter())
+        .filter(|i| matches!(i.op, Op::Ld(m) if m.space == StateSpace::Local))
+        .count();
+    match selects.checked_div(loads) {
+        Some(ldcs) if ldcs > 0 => LocalMemory::ParameterSelect {
+            ldcs: ldcs.min(usize::from(u16::MAX)) as u16,
+        },
+        _ => LocalMemory::Registers,
+    }
 }
 
 /// The (base register, offset) and kind (store?) of instruction `pc` when it is a shared load
@@ -270,15 +285,24 @@ mod tests {
         let symbols = HashMap::from([("k_p".to_string(), decode::SymbolAddr::Param(0))]);
         let p = decode::decode(m.entry("k").unwrap(), &symbols, text, "t.ptx").unwrap();
         let selects = function("/*0000*/ @P0 LDC R0, c[0x0][0x224] ;\n/*0010*/ MOV R1, R0 ;\n");
-        assert!(local_in_registers(&selects, &p));
+        assert_eq!(
+            local_memory(&selects, &p),
+            LocalMemory::ParameterSelect { ldcs: 1 }
+        );
+        let moves = function("/*0000*/ @P0 MOV R0, R2 ;\n/*0010*/ LDC R1, c[0x0][R3+0x224] ;\n");
+        assert_eq!(local_memory(&moves, &p), LocalMemory::Registers);
         for sass in [
             "/*0000*/ STL [R1], R0 ;\n",
             "/*0000*/ LDL.64 R2, [R1] ;\n",
             "/*0000*/ LD.E R2, [R4.64] ;\n",
         ] {
-            assert!(!local_in_registers(&function(sass), &p), "{sass}");
+            assert_eq!(
+                local_memory(&function(sass), &p),
+                LocalMemory::Memory,
+                "{sass}"
+            );
         }
         // A kernel without local accesses keeps nothing in registers.
-        assert!(!local_in_registers(&selects, &program()));
+        assert_eq!(local_memory(&selects, &program()), LocalMemory::Memory);
     }
 }

@@ -17,7 +17,7 @@
 //! (`tests/measured_h200.rs`).
 
 use crate::ptx::ast::{StateSpace, Type};
-use crate::ptx::decode::{DInst, Program, Src, NO_REG};
+use crate::ptx::decode::{DInst, LocalMemory, Program, Src, NO_REG};
 use crate::ptx::inst::{AluOp, MulMode, Op};
 
 /// The SASS of one PTX instruction.
@@ -54,10 +54,14 @@ pub fn sass(inst: &DInst, text: &str) -> Sass {
             // Kernel parameters: LDC/ULDC (pointers, sizes), or folded into an operand (ULDC
             // feeding an ISETP, copy_float). One SASS instruction each on average; a 64-bit one is
             // an LDC.64 on the constant pipe (reduce, global_access: `LDC.64 R2, c[0x0][0x210]`).
+            // One indexed by a register (a `__grid_constant__` table) is an LDC of each lane's
+            // address (suite37 param_table: `LDC R0, c[0x0][R0+0x224]`).
             StateSpace::Param => Sass {
                 slots: 1,
                 steps: 0,
-                ldc: u8::from(m.ty.bytes() == 8 && matches!(inst.op, Op::Ld(_))),
+                ldc: u8::from(
+                    matches!(inst.op, Op::Ld(_)) && (m.ty.bytes() == 8 || !fixed_address(inst)),
+                ),
             },
             // A fixed-address constant becomes an operand (stencil_1d: `FFMA R0, R3, UR9, R0`
             // after one ULDC.64 per pair of taps): half a slot per tap on average; an indexed one
@@ -169,6 +173,8 @@ pub struct Profile {
     pub skip: Vec<Option<Skip>>,
     /// A fixed-address `ld.const` that becomes a constant operand (IMC) rather than an LDC.
     pub const_operand: Vec<bool>,
+    /// Where the program's local memory is ([`Program::local`]).
+    pub local: LocalMemory,
 }
 
 impl Profile {
@@ -196,6 +202,24 @@ impl Profile {
             }
         }
         pair_constant_loads(p, &leader, &mut per_pc);
+        if p.local.in_registers() {
+            // A local store ptxas kept in registers is gone; a load is a select among the values
+            // stored, of predicated LDCs where they are kernel parameters.
+            let ldc = u8::from(matches!(p.local, LocalMemory::ParameterSelect { .. }));
+            for (i, s) in p.insts.iter().zip(&mut per_pc) {
+                match i.op {
+                    Op::St(m) if m.space == StateSpace::Local => *s = Sass::new(0, 0),
+                    Op::Ld(m) if m.space == StateSpace::Local => {
+                        *s = Sass {
+                            slots: 1,
+                            steps: 1 - ldc,
+                            ldc,
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
         // Every kernel starts with `LDC R1, c[0x0][0x28]` (the stack pointer) and, when it
         // touches global or local memory, `ULDC.64 UR4, c[0x0][0x208]` (the memory descriptor
         // every LDG/STG names): one or two SASS instructions no PTX instruction stands for.
@@ -278,6 +302,7 @@ impl Profile {
             per_pc,
             skip,
             const_operand,
+            local: p.local,
         }
     }
 

@@ -14,6 +14,7 @@ use crate::memory::system::ConstLevelsOutcome;
 use crate::memory::{Level, WarpAccess, WARP};
 use crate::metrics::SharedSample;
 use crate::ptx::ast::StateSpace;
+use crate::ptx::decode::LocalMemory;
 use crate::ptx::inst::MemOp;
 use crate::sass::merge::Merge;
 use crate::trace::{Outcome, Served, SharedOp};
@@ -45,14 +46,6 @@ impl Ctx<'_> {
         Served::Operand.lat()
     }
 
-    /// An indexed kernel-parameter load (`ld.param.f32 %f1, [%rd10]`, a `__grid_constant__`
-    /// table): ptxas makes it an LDC with a register index (`LDC R0, c[0x0][R8+0x224]`), one
-    /// constant-cache request per distinct address of the warp. Counted in the instruction's
-    /// statistics only (its `requests`), which the SASS counts read (`sass::count`).
-    fn param_lanes(&mut self, pc: u32, access: &WarpAccess) {
-        self.per_pc[pc as usize].requests += u64::from(distinct_addresses(access));
-    }
-
     /// Hands the warp-level access to the memory models and records the outcome; returns the
     /// stream entry's latency field ([`crate::trace::Lat`]: where it was served, or a ticket).
     /// `access`: the warp's addresses as generated (generic ones not yet resolved), `run` its
@@ -77,13 +70,15 @@ impl Ctx<'_> {
     ) -> u32 {
         match space {
             StateSpace::Param => {
-                if !matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_))) {
-                    self.param_lanes(pc, access);
+                if matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_))) {
+                    self.param_model(pc, m)
+                } else {
+                    let n = distinct_addresses(access);
+                    self.parameter_ldc(pc, n, n)
                 }
-                self.param_model(pc, m)
             }
             StateSpace::Const => self.model_const(inst, pc, m, access),
-            StateSpace::Local if self.pass.launch.program.local_in_registers => {
+            StateSpace::Local if self.pass.launch.program.local.in_registers() => {
                 self.in_registers(pc, access, store)
             }
             StateSpace::Global | StateSpace::Local => {
@@ -95,12 +90,37 @@ impl Ctx<'_> {
     }
 
     /// [`Self::model`] for a local access that ptxas kept in registers: recorded with the
-    /// distinct words a load's lanes read, served as a register operand.
+    /// distinct words a load's lanes read, served as a register operand; a load that selects
+    /// among kernel parameters ([`LocalMemory::ParameterSelect`]) is that many LDC requests.
     #[inline(never)]
     fn in_registers(&mut self, pc: u32, access: &WarpAccess, store: bool) -> u32 {
         let words = if store { 0 } else { distinct_addresses(access) };
+        if let (LocalMemory::ParameterSelect { ldcs }, true) =
+            (self.pass.launch.program.local, words > 0)
+        {
+            // Each of the select's LDCs takes the constant pipe, those predicated off too.
+            return self.parameter_ldc(pc, words, u32::from(ldcs).max(words));
+        }
         self.record(pc, Outcome::InRegisters { words });
         Served::Operand.lat()
+    }
+
+    /// An LDC of `requests` distinct kernel-parameter addresses, all hits (kernel parameters
+    /// are read at the kernel's start): recorded, and served by the constant caches (its latency
+    /// and constant-pipe work priced by `timing::price`). An indexed kernel-parameter load
+    /// (`ld.param.f32 %f1, [%rd10]`, a `__grid_constant__` table) is one: ptxas makes it an LDC
+    /// with a register index (`LDC R0, c[0x0][R8+0x224]`), a request per distinct address.
+    /// `passes`: the constant-pipe passes it takes (`requests` for one LDC; a select's
+    /// predicated LDCs, [`LocalMemory::ParameterSelect`], take one each).
+    fn parameter_ldc(&mut self, pc: u32, requests: u32, passes: u32) -> u32 {
+        let o = Outcome::Ldc {
+            requests,
+            hits: requests,
+            misses: 0,
+            beyond: 0,
+        };
+        self.record(pc, o);
+        self.log.ldc_served(pc, passes, 0, &[])
     }
 
     /// [`Self::model`] for an indexed or fixed constant load.

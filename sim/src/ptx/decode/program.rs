@@ -34,12 +34,37 @@ pub struct Program {
     /// Per instruction, where ptxas merged shared loads or stores into wider SASS ones
     /// ([`crate::sass::merge`]; empty: none known, every access as the PTX says).
     pub shared_widths: Vec<Merge>,
-    /// ptxas kept every local access of the kernel in registers: its SASS has no local-memory
-    /// instruction (`LDL`, `STL`, nor a generic `LD`/`ST`/`ATOM` that could reach local memory)
-    /// while the PTX has `ld.local`/`st.local` (NVRTC's copy of a by-value array parameter,
-    /// which ptxas turns into a select over predicated LDCs). Found by `sass::merge`; `false`
-    /// without SASS.
-    pub local_in_registers: bool,
+    /// Where the kernel's local memory is on the GPU (found by `sass::merge::local_memory`;
+    /// [`LocalMemory::Memory`] without SASS).
+    pub local: LocalMemory,
+}
+
+/// Where a kernel's local memory (`ld.local`/`st.local`) is on the GPU, as its SASS shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LocalMemory {
+    /// In local memory, through L1 and L2 (`LDL`/`STL`), as the PTX says.
+    #[default]
+    Memory,
+    /// In registers: the SASS has no local-memory instruction (`LDL`, `STL`, nor a generic
+    /// `LD`/`ST` that could reach it) although the PTX has some; a load is a select among the
+    /// values stored.
+    Registers,
+    /// In registers, holding kernel parameters: NVRTC copies a by-value array parameter to the
+    /// stack and indexes it there; ptxas selects from the parameters instead, with one
+    /// predicated LDC per element and lookup, so a load requests one LDC per word its lanes read
+    /// (tests/fixtures/suite37's `param_table_local` on the H200: 20 IDC requests a warp).
+    /// Every LDC of the select takes the constant pipe, those predicated off too.
+    ParameterSelect {
+        /// Predicated LDCs per local load (the array's elements).
+        ldcs: u16,
+    },
+}
+
+impl LocalMemory {
+    /// Whether local accesses are register operands on the GPU, not memory accesses.
+    pub fn in_registers(self) -> bool {
+        self != LocalMemory::Memory
+    }
 }
 
 impl Program {

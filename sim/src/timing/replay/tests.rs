@@ -66,7 +66,7 @@ fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
         notes: vec![],
         operands: vec![],
         shared_widths: vec![],
-        local_in_registers: false,
+        local: Default::default(),
     };
     (program, costs)
 }
@@ -559,7 +559,7 @@ fn mma_program(accs: &[u16]) -> Program {
         notes: vec![],
         operands,
         shared_widths: vec![],
-        local_in_registers: false,
+        local: Default::default(),
     }
 }
 
