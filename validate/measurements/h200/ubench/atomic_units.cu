@@ -1,0 +1,67 @@
+// Which lines of global memory share an L2 atomic unit (issue 38), nvcc -O3 -arch=sm_90.
+//
+// ubench J (shared_units.cu) showed that atomics on several lines are not served in parallel line
+// by line: 2 lines 128 B apart take longer than 1 line, 8 consecutive lines (1 KiB) are only
+// twice as fast as 2, 32 consecutive lines about 8 times as fast as 1, while lines 4 KiB apart
+// come close to one unit per line. So lines share units, by address.
+//
+// P: every warp of 528 blocks x 256 threads does `iters` REDs, lanes 0-15 on the word at line A,
+//    lanes 16-31 on the word at line B (16 lanes on one word: 16 serialized operations per line
+//    per request). Where A and B are served by one unit the two halves take turns (about the time
+//    of all 32 lanes on one word); by two units, half that. A = `base`, B = `base + d` lines,
+//    d = 0 .. 4095 from base 0 (every line of the first 512 KiB), and, from other bases, d = 2^k
+//    lines and some odd ones, to see whether the map is the same everywhere (an XOR hash of the
+//    address bits is).
+// Output: `P base_line=.. d_lines=.. us=..` (CUDA events, the faster of two launches), then `CLK`.
+#include <cstdio>
+#include <cstdlib>
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
+    printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
+
+__global__ void pair(unsigned* ctr, long long a, long long b, int iters) {
+    long long w = (threadIdx.x & 16) ? b : a;
+    for (int i = 0; i < iters; i++) atomicAdd(&ctr[w], 1u);
+}
+
+static unsigned* ctr;
+static cudaEvent_t ea, eb;
+
+// Microseconds of one launch on lines `base` and `base + d` (the faster of two).
+static float run(long long base, long long d) {
+    float best = 1e30f;
+    for (int rep = 0; rep < 2; rep++) {
+        CK(cudaEventRecord(ea));
+        pair<<<528, 256>>>(ctr, base * 32, (base + d) * 32, 8);
+        CK(cudaEventRecord(eb));
+        CK(cudaEventSynchronize(eb));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, ea, eb));
+        if (ms < best) best = ms;
+    }
+    return best * 1e3f;
+}
+
+int main() {
+    const size_t bytes = 256ull << 20;  // 2^21 lines of 128 B
+    CK(cudaMalloc(&ctr, bytes));
+    CK(cudaMemset(ctr, 0, bytes));
+    CK(cudaEventCreate(&ea));
+    CK(cudaEventCreate(&eb));
+    run(0, 1);  // warm-up
+    for (long long d = 0; d < 4096; d++) printf("P base_line=0 d_lines=%lld us=%.2f\n", d, run(0, d));
+    const long long bases[] = {7, 1000, 24581, 300001};
+    for (long long base : bases) {
+        for (int k = 0; k <= 20; k++) {
+            long long d = 1ll << k;
+            if (base + d < (long long)(bytes / 128))
+                printf("P base_line=%lld d_lines=%lld us=%.2f\n", base, d, run(base, d));
+        }
+        for (long long d : {3ll, 5ll, 6ll, 12ll, 24ll, 33ll, 96ll, 257ll, 1027ll, 4100ll, 65537ll})
+            printf("P base_line=%lld d_lines=%lld us=%.2f\n", base, d, run(base, d));
+    }
+    int clk;
+    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
+    printf("CLK khz=%d\n", clk);
+    return 0;
+}
