@@ -336,7 +336,8 @@ pub struct Plan {
     pub ptx_text: String,
     /// Initial device memory: buffers, `.global` variables, the constant bank.
     pub image: MemoryImage,
-    /// Initial contents of every module `.const`/`.global` variable with data: (symbol, bytes).
+    /// Initial contents of every module `.const` variable and of every `.global` one with data
+    /// (an initializer, or a workload `[[constant]]`; the others are zero): (symbol, bytes).
     pub symbols: Vec<(String, Vec<u8>)>,
     /// The launches, in order (filtered by [`Options::only`]).
     pub launches: Vec<PlannedLaunch>,

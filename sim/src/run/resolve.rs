@@ -120,6 +120,14 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
                 v.name.clone(),
                 image.constant[*off as usize..(*off + v.size_bytes()) as usize].to_vec(),
             )),
+            // A `.global` variable without an initializer that no `[[constant]]` fills is zero,
+            // as the GPU's module loader leaves it: no copy (a 1 GiB array's copy touched every
+            // page of it, 1.1 GB of host memory).
+            SymbolAddr::Global(_)
+                if v.init.is_empty() && !w.constants.iter().any(|c| c.symbol == v.name) =>
+            {
+                None
+            }
             SymbolAddr::Global(a) => image
                 .allocs
                 .iter()

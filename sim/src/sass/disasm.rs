@@ -142,7 +142,10 @@ pub fn listing_text(
     name: &str,
     settings: &Settings,
 ) -> Result<String, String> {
-    let target = retarget(ptx, cc);
+    let mut target = retarget(ptx, cc);
+    if let Some(text) = shrink_zero_globals(&target.text) {
+        target.text = std::borrow::Cow::Owned(text);
+    }
     let args = [
         "-v".to_string(),
         "-lineinfo".to_string(),
@@ -166,9 +169,58 @@ pub fn listing_text(
     })
 }
 
+/// Elements above which a module-scope `.global` array without an initializer is declared with
+/// one element for the listing.
+const LARGE_GLOBAL: u64 = 1 << 20;
+
+/// `ptx` with each module-scope `.global` array of [`LARGE_GLOBAL`] elements or more and no
+/// initializer declared as one element (`None`: there is none). The SASS does not depend on the
+/// length of such an array (its address is a relocation), but nvdisasm holds the cubin's
+/// zero-filled `.nv.global` section in memory: 1.1 GB and 1.1 s for a 1 GiB array.
+fn shrink_zero_globals(ptx: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut changed = false;
+    for line in ptx.split_inclusive('\n') {
+        let body = line.trim();
+        let decl = ["", ".visible ", ".weak ", ".common "].iter().any(|p| {
+            body.strip_prefix(p)
+                .is_some_and(|r| r.starts_with(".global "))
+        });
+        let one_dim = body.matches('[').count() == 1 && !body.contains('=') && body.ends_with(';');
+        let shrunk = (decl && one_dim)
+            .then(|| body.split_once('[')?.1.split_once(']'))
+            .flatten()
+            .filter(|(n, _)| n.trim().parse::<u64>().is_ok_and(|n| n >= LARGE_GLOBAL))
+            .map(|(n, _)| line.replacen(&format!("[{n}]"), "[1]", 1));
+        match shrunk {
+            Some(l) => {
+                out.push_str(&l);
+                changed = true;
+            }
+            None => out.push_str(line),
+        }
+    }
+    changed.then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_zero_global_arrays_shrink_for_the_listing() {
+        let ptx = ".version 8.0\n.global .align 4 .b8 big[1073741824];\n\
+                   .visible .global .align 4 .u32 t[2097152];\n\
+                   .global .align 4 .b8 small[4096];\n\
+                   .global .align 4 .u32 init[2] = {1, 2};\n";
+        let s = shrink_zero_globals(ptx).unwrap();
+        assert!(s.contains(".b8 big[1];") && s.contains(".u32 t[1];"), "{s}");
+        assert!(
+            s.contains("small[4096];") && s.contains("init[2] = {1, 2};"),
+            "{s}"
+        );
+        assert_eq!(shrink_zero_globals(".global .b8 small[4096];\n"), None);
+    }
 
     #[test]
     fn the_architectures_of_nvdisasm_help_parse() {
