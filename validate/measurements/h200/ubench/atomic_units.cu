@@ -12,9 +12,17 @@
 //    d = 0 .. 4095 from base 0 (every line of the first 512 KiB), and, from other bases, d = 2^k
 //    lines and some odd ones, to see whether the map is the same everywhere (an XOR hash of the
 //    address bits is).
-// Output: `P base_line=.. d_lines=.. us=..` (CUDA events, the faster of two launches), then `CLK`.
+// C: what one atomicCAS costs at the unit, without the retries of a CAS loop: every lane of 528
+//    blocks x 256 threads does `iters` CAS on word (lane % naddr) of line 0, either one that
+//    always matches (compare 0, swap 0: the word stays 0, every CAS succeeds) or one that never
+//    does (compare 1), against RED.ADD on the same words; naddr 1 (all on one word), 8 (a sector),
+//    32 (the line). A contended CAS loop is one success per round, the other contenders' failed
+//    CAS in between.
+// Output: `P base_line=.. d_lines=.. us=..` (CUDA events, the faster of two launches),
+// `C op=.. naddr=.. ns_per_op=..`, then `CLK`.
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
     printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
@@ -22,6 +30,16 @@
 __global__ void pair(unsigned* ctr, long long a, long long b, int iters) {
     long long w = (threadIdx.x & 16) ? b : a;
     for (int i = 0; i < iters; i++) atomicAdd(&ctr[w], 1u);
+}
+
+__global__ void cas_k(unsigned* ctr, int naddr, int iters, unsigned compare, int op) {
+    unsigned* p = &ctr[(threadIdx.x & 31) % naddr];
+    unsigned acc = 0;
+    for (int i = 0; i < iters; i++) {
+        if (op == 2) atomicAdd(p, 0u);
+        else acc += atomicCAS(p, compare, 0u);
+    }
+    if (acc == 12345) ctr[1 << 20] = acc;  // keeps the CAS results used
 }
 
 static unsigned* ctr;
@@ -60,6 +78,23 @@ int main() {
         for (long long d : {3ll, 5ll, 6ll, 12ll, 24ll, 33ll, 96ll, 257ll, 1027ll, 4100ll, 65537ll})
             printf("P base_line=%lld d_lines=%lld us=%.2f\n", base, d, run(base, d));
     }
+    const char* ops[] = {"cas_match", "cas_fail", "red"};
+    for (int op = 0; op < 3; op++)
+        for (int naddr : {1, 8, 32}) {
+            float best = 1e30f;
+            for (int rep = 0; rep < 2; rep++) {
+                CK(cudaMemset(ctr, 0, 4 << 20));
+                CK(cudaEventRecord(ea));
+                cas_k<<<528, 256>>>(ctr, naddr, 8, op == 1 ? 1u : 0u, op);
+                CK(cudaEventRecord(eb));
+                CK(cudaEventSynchronize(eb));
+                float ms;
+                CK(cudaEventElapsedTime(&ms, ea, eb));
+                if (ms < best) best = ms;
+            }
+            double n = 528.0 * 256 * 8;
+            printf("C op=%s naddr=%d us=%.2f ns_per_op=%.4f\n", ops[op], naddr, best * 1e3, best * 1e6 / n);
+        }
     int clk;
     CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
     printf("CLK khz=%d\n", clk);
