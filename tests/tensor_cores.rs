@@ -283,6 +283,24 @@ fn wmma_gemm_is_exact_in_both_store_layouts() {
     }
     // 6 blocks of one warp, K / 16 = 4 steps: one wmma.mma each.
     assert_eq!(ls[2].counters.mma_inst, 24);
+    // The GPU's fragment layout (mma.m16n8k16's) gives the accesses ptxas emits for sm_90 and
+    // Nsight Compute's counts on the H200 (tests/fixtures/tensor/h200/report.json): per f16
+    // fragment 4 LDG.E whose 8 rows of 16 bytes are 8 sectors; per row-major f32 store 4
+    // STG.E.64, per column-major one 8 STG.E, 32 sectors each. 48 fragment loads, 6 stores.
+    for l in [&ls[2], &ls[3]] {
+        let ld = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
+        let sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+        assert_eq!(
+            (metric(l, ld), metric(l, sectors)),
+            (192, 1536),
+            "{}",
+            l.label
+        );
+        let st = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
+        assert_eq!(metric(l, st), 192, "{}", l.label);
+    }
+    let st = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum";
+    assert_eq!((metric(&ls[2], st), metric(&ls[3], st)), (24, 48));
 }
 
 /// `stmatrix` (hand-written PTX): register i of lane l holds the ids `64 i + 2 l` (low half) and

@@ -21,7 +21,7 @@
 //! the tests' inputs) are the same either way.
 
 use crate::ptx::float16::{BF16, F16};
-use crate::ptx::inst::{MmaOp, MmaType, Rounding};
+use crate::ptx::inst::{MmaOp, MmaType, Rounding, WmmaFrag};
 
 /// A warp's fragments of one operand: `regs[r][lane]`.
 pub type Fragments = Vec<[u32; 32]>;
@@ -146,12 +146,21 @@ pub fn mma(op: &MmaOp, a: &Fragments, b: &Fragments, c: &Fragments) -> Fragments
     d
 }
 
-/// (row, column) of element `i` (0 to 7) that `lane` holds of a 16 x 16 `wmma` fragment: the
-/// simulator's layout (the PTX ISA leaves it unspecified; `exec::mem::wmma`), elements
-/// `8 lane + i` of the row-major matrix.
-pub fn wmma_cell(lane: usize, i: usize) -> (usize, usize) {
-    let x = 8 * lane + i;
-    (x / 16, x % 16)
+/// (row, column) of element `i` (0 to 7) that `lane` holds of a 16 x 16 `wmma` fragment of
+/// matrix `frag` (C for the accumulators, D's too). The PTX ISA leaves the layout unspecified
+/// (§9.7.14.4.1); this is the GPU's, `mma.m16n8k16`'s fragments (PTX ISA §9.7.14.5.8) side by
+/// side: lane `l` is group `g = l / 4`, thread `t = l % 4`; A's and C's element pairs are rows
+/// `g` and `g + 8`, columns `2t, 2t + 1` and those plus 8; B's are the transposed positions.
+/// That is how ptxas loads them for sm_90: 4 `LDG.E` of 4 bytes per `.f16` fragment, the second
+/// of a row 16 bytes on (tests/fixtures/tensor's wmma, whose global load requests and sectors
+/// are then the H200's: 192 and 1536, and 24 `STG.E.64` per row-major f32 store).
+pub fn wmma_cell(frag: WmmaFrag, lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane / 4, lane % 4);
+    let (pair, high) = (2 * t + (i & 1), 8 * ((i >> 1) & 1));
+    match frag {
+        WmmaFrag::A | WmmaFrag::C => (g + high, pair + 8 * (i >> 2)),
+        WmmaFrag::B => (pair + high, g + 8 * (i >> 2)),
+    }
 }
 
 /// `wmma.mma` m16n16k16 with `.f16` A and B: D's fragments (`.f32` when `d_f32`, else `.f16`
@@ -166,9 +175,11 @@ pub fn wmma(d_f32: bool, c_f32: bool, a: &Fragments, b: &Fragments, c: &Fragment
     let mut cm = [[0f64; 16]; 16];
     for lane in 0..32 {
         for i in 0..8 {
-            let (r, col) = wmma_cell(lane, i);
+            let (r, col) = wmma_cell(WmmaFrag::A, lane, i);
             am[r][col] = half(a, lane, i);
+            let (r, col) = wmma_cell(WmmaFrag::B, lane, i);
             bm[r][col] = half(b, lane, i);
+            let (r, col) = wmma_cell(WmmaFrag::C, lane, i);
             cm[r][col] = if c_f32 {
                 f64::from(f32::from_bits(c[i][lane]))
             } else {
@@ -180,7 +191,7 @@ pub fn wmma(d_f32: bool, c_f32: bool, a: &Fragments, b: &Fragments, c: &Fragment
     #[allow(clippy::needless_range_loop)] // `lane` indexes the second dimension of `d`
     for lane in 0..32 {
         for i in 0..8 {
-            let (r, col) = wmma_cell(lane, i);
+            let (r, col) = wmma_cell(WmmaFrag::C, lane, i);
             let s = (0..16).fold(0f64, |acc, x| acc + am[r][x] * bm[x][col]) + cm[r][col];
             if d_f32 {
                 d[i][lane] = (s as f32).to_bits();

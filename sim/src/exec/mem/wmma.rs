@@ -3,15 +3,17 @@
 //!
 //! The PTX ISA leaves the fragment layout unspecified (§9.7.14.4.1: "the mapping of matrix
 //! elements into fragments is unspecified"); a program sees it only through `wmma.mma` and
-//! `wmma.store`, which use the same one, so any layout gives its results. The simulator's
-//! ([`crate::exec::alu::mma::wmma_cell`]): lane `l` holds elements `8 l .. 8 l + 7` of the
-//! row-major matrix; an f32 accumulator one a register, an f16 one two; A and B (`.f16x2`,
-//! 8 registers) hold them in registers 0 to 3, and registers 4 to 7 repeat them.
+//! `wmma.store`, which use the same one. The simulator uses the GPU's
+//! ([`crate::exec::alu::mma::wmma_cell`]: `mma.m16n8k16`'s fragments), so that its accesses are
+//! the ones ptxas emits: an f32 accumulator holds one element a register, an f16 one two; A and
+//! B (`.f16x2`, 8 registers) hold theirs in registers 0 to 3, and registers 4 to 7 repeat them.
 //!
-//! In the memory models each distinct register is one warp access: the two halves of a pair as
-//! one 4-byte access where they are adjacent in memory, else one access an element. (ptxas may
-//! load a fragment with fewer, wider instructions, or with LDSM from shared memory: the counts of
-//! these accesses are the simulator's, not yet checked against a GPU.)
+//! In the memory models each pair of elements (an `.f16x2` register, two f32 registers) is one
+//! warp access where the two are adjacent in memory (4 or 8 bytes a lane), else one access an
+//! element. On the H200 that is what ptxas 12.9 emits for sm_90 (`LDG.E` per `.f16x2` register,
+//! `STG.E.64` per f32 pair of a row-major store, `STG.E` per element of a column-major one), with
+//! the requests and sectors Nsight Compute counts (tests/fixtures/tensor, wmma and wmma_col).
+//! From shared memory ptxas may use LDSM instead; that is not modelled.
 
 use crate::error::{Error, Result};
 use crate::exec::alu::mma::wmma_cell;
@@ -32,6 +34,8 @@ struct Frag {
     distinct: usize,
     /// Bytes of an element.
     eb: u32,
+    /// Which matrix (C for accumulators, loaded or stored).
+    matrix: WmmaFrag,
     col: bool,
     space: StateSpace,
 }
@@ -40,20 +44,21 @@ impl Ctx<'_> {
     fn wmma_frag(&self, inst: &DInst, op: WmmaOp) -> Frag {
         let (n, ..) = op.regs();
         let regs = &self.pass.launch.program.operands[inst.target as usize..][..n];
-        let (f32, col, space, ab) = match op {
+        let (f32, col, space, matrix) = match op {
             WmmaOp::Load {
                 frag,
                 col,
                 space,
                 f32,
-            } => (f32, col, space, frag != WmmaFrag::C),
-            WmmaOp::Store { col, space, f32 } => (f32, col, space, false),
-            WmmaOp::Mma { .. } => (true, false, StateSpace::Generic, false),
+            } => (f32, col, space, frag),
+            WmmaOp::Store { col, space, f32 } => (f32, col, space, WmmaFrag::C),
+            WmmaOp::Mma { .. } => (true, false, StateSpace::Generic, WmmaFrag::C),
         };
         Frag {
             regs: regs.to_vec(),
-            distinct: if ab { 4 } else { n },
+            distinct: if matrix == WmmaFrag::C { n } else { 4 },
             eb: if f32 { 4 } else { 2 },
+            matrix,
             col,
             space,
         }
@@ -77,7 +82,7 @@ impl Ctx<'_> {
         (0..per)
             .map(|e| {
                 std::array::from_fn(|l| {
-                    let (row, col) = wmma_cell(l, per * r + e);
+                    let (row, col) = wmma_cell(f.matrix, l, per * r + e);
                     let stride = self.read(w, inst.src[0], l);
                     let (major, minor) = if f.col { (col, row) } else { (row, col) };
                     let k = (major as u64)
@@ -89,8 +94,9 @@ impl Ctx<'_> {
             .collect()
     }
 
-    /// The warp accesses of register `r` in the models: one of 4 bytes where a pair is adjacent
-    /// in memory, else one an element. Returns the last one's latency field.
+    /// The warp accesses of one pair of elements (`elems`: each lane's address of either) in the
+    /// models: one of twice the element's bytes where the pair is adjacent in memory, else one an
+    /// element. Returns the last one's latency field.
     fn wmma_model(
         &mut self,
         w: &mut Warp,
@@ -100,10 +106,10 @@ impl Ctx<'_> {
         elems: &[[u64; WARP]],
         store: bool,
     ) -> u32 {
-        let adjacent =
-            elems.len() == 2 && (0..WARP).all(|l| elems[1][l] == elems[0][l].wrapping_add(2));
+        let adjacent = elems.len() == 2
+            && (0..WARP).all(|l| elems[1][l] == elems[0][l].wrapping_add(u64::from(f.eb)));
         let (list, bytes): (&[[u64; WARP]], u32) = if adjacent {
-            (&elems[..1], 4)
+            (&elems[..1], 2 * f.eb)
         } else {
             (elems, f.eb)
         };
@@ -120,7 +126,11 @@ impl Ctx<'_> {
                 space: f.space,
                 cache: CacheOp::Default,
                 vec: 1,
-                ty: if bytes == 4 { Type::B32 } else { Type::B16 },
+                ty: match bytes {
+                    8 => Type::B64,
+                    4 => Type::B32,
+                    _ => Type::B16,
+                },
                 volatile: false,
                 nc: false,
             };
@@ -154,6 +164,9 @@ impl Ctx<'_> {
         let f = self.wmma_frag(inst, op);
         let regs = f.regs.clone();
         let mut lat = 0;
+        // Element pairs: an `.f16x2` register, or two f32 registers.
+        let pair = if f.eb == 4 { 2 } else { 1 };
+        let mut group: Vec<[u64; WARP]> = Vec::with_capacity(2);
         for (r, &reg) in regs.iter().enumerate().take(f.distinct) {
             let elems = self.wmma_addrs(w, inst, &f, r);
             let mut vals = [0u64; WARP];
@@ -173,7 +186,11 @@ impl Ctx<'_> {
                     w.regs[regs[r + 4] as usize * 32 + l] = v;
                 }
             }
-            lat = self.wmma_model(w, inst, pc, &f, &elems, false);
+            group.extend_from_slice(&elems);
+            if (r + 1) % pair == 0 {
+                lat = self.wmma_model(w, inst, pc, &f, &group, false);
+                group.clear();
+            }
         }
         Ok(lat)
     }
@@ -193,6 +210,8 @@ impl Ctx<'_> {
         let f = self.wmma_frag(inst, op);
         let regs = f.regs.clone();
         let mut lat = 0;
+        let pair = if f.eb == 4 { 2 } else { 1 };
+        let mut group: Vec<[u64; WARP]> = Vec::with_capacity(2);
         for (r, &reg) in regs.iter().enumerate() {
             let elems = self.wmma_addrs(w, inst, &f, r);
             for (e, addrs) in elems.iter().enumerate() {
@@ -210,7 +229,11 @@ impl Ctx<'_> {
                     }
                 }
             }
-            lat = self.wmma_model(w, inst, pc, &f, &elems, true);
+            group.extend_from_slice(&elems);
+            if (r + 1) % pair == 0 {
+                lat = self.wmma_model(w, inst, pc, &f, &group, true);
+                group.clear();
+            }
         }
         Ok(lat)
     }
