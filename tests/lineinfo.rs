@@ -53,6 +53,8 @@ fn ptx_line(file: &str, needle: &str) -> u64 {
 
 #[test]
 fn per_line_json_attributes_every_count_to_its_cuda_line_most_costly_first() {
+    // PTX counts (`--ptxas off`): the ranking below is by PTX warp instructions; with ptxas the
+    // lines count their SASS ones (the_source_view_counts_the_sass_of_each_line).
     let out = ok(&[
         "run",
         "configs/h200.toml",
@@ -60,6 +62,8 @@ fn per_line_json_attributes_every_count_to_its_cuda_line_most_costly_first() {
         "--per-line",
         "--format",
         "json",
+        "--ptxas",
+        "off",
     ]);
     let doc: Value = serde_json::from_str(&out).unwrap();
     let files = &doc["workloads"][0]["source_files"];
@@ -158,7 +162,14 @@ fn per_line_json_attributes_every_count_to_its_cuda_line_most_costly_first() {
 
 #[test]
 fn per_line_table_names_the_lines_with_their_source_text() {
-    let out = ok(&["run", "configs/h200.toml", FIXTURE, "--per-line"]);
+    let out = ok(&[
+        "run",
+        "configs/h200.toml",
+        FIXTURE,
+        "--per-line",
+        "--ptxas",
+        "off",
+    ]);
     let at = out.find("source lines, most costly first").expect(&out);
     let view = &out[at..];
     let first = view
@@ -419,4 +430,35 @@ fn help_teaches_per_line_and_save_outputs() {
     assert!(help.contains("--per-line"), "{help}");
     assert!(help.contains("--save-outputs <DIR>"), "{help}");
     assert!(help.contains("sim run h200 ray --per-line"), "{help}");
+}
+
+/// Where the launch is counted on its SASS (ptxas and nvdisasm found), each line counts the SASS
+/// instructions ptxas attributed to its PTX lines, as Nsight Compute's Source page does: the
+/// lines add up to the launch's `smsp__inst_executed.sum`, not to the PTX's executions.
+#[test]
+fn the_source_view_counts_the_sass_of_each_line() {
+    let out = ok(&[
+        "run",
+        "configs/h200.toml",
+        FIXTURE,
+        "--per-line",
+        "--format",
+        "json",
+    ]);
+    let l = launch(&out);
+    if l["instructions_source"] != "sass" {
+        println!("skipped: no ptxas or nvdisasm (pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm)");
+        return;
+    }
+    let lines = l["per_source_line"].as_array().unwrap();
+    let sum: u64 = (lines.iter())
+        .map(|x| x["warp_inst_executed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        sum,
+        l["metrics"]["smsp__inst_executed.sum"].as_u64().unwrap()
+    );
+    // ptxas unrolled the loop of line 6 (its PTX runs 192 times a launch): fewer SASS.
+    let six = lines.iter().find(|x| x["place"] == "lines.cu:6").unwrap();
+    assert!(six["warp_inst_executed"].as_u64().unwrap() < 192, "{six}");
 }

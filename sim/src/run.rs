@@ -153,6 +153,9 @@ pub struct LaunchResult {
     pub instructions_source: Option<crate::sass::SassBuild>,
     /// Why they are estimated, where they are and something kept the SASS from being used.
     pub instructions_note: Option<String>,
+    /// SASS warp instructions per PTX line, where the launch was counted on its SASS
+    /// (`instructions_source`; empty otherwise): what the source view counts per line.
+    pub sass_per_line: std::collections::HashMap<u32, u64>,
     /// Registers per thread the GPU allocates, as Nsight Compute's `launch__registers_per_thread`
     /// reports them: `registers`, at least the config's `sm.min_registers_per_thread`.
     pub allocated_registers: u32,
@@ -426,11 +429,13 @@ pub(crate) fn execute_with(
         // the kernel's own SASS where ptxas and nvdisasm listed it.
         stats.counters.inst_executed = stats.sms.iter().map(|w| w.issue_slots).sum();
         let (mut instructions_source, mut instructions_note) = (None, None);
+        let mut sass_per_line = Default::default();
         match &p.sass {
             Ok(k) => match sass::sass_counts(k, &p.program, &stats.per_pc) {
                 Ok(s) => {
                     sass::apply_sass_counts(&mut stats.counters, &s);
                     instructions_source = Some(k.build);
+                    sass_per_line = s.per_line;
                 }
                 Err(why) => instructions_note = Some(format!("{}: {why}", k.build)),
             },
@@ -494,6 +499,7 @@ pub(crate) fn execute_with(
             registers: p.registers,
             registers_source: p.registers_source,
             instructions_source,
+            sass_per_line,
             instructions_note,
             allocated_registers: p.registers.max(cfg.sm.min_registers_per_thread),
             per_pc,

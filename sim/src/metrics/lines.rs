@@ -56,6 +56,10 @@ pub struct LineStats {
     pub stats: PcStats,
     /// Its total cost: [`cost`] summed over its instructions.
     pub cost: u64,
+    /// Warp instructions it executed: the SASS instructions ptxas attributed to its PTX lines
+    /// where the launch was counted on its SASS (`sass::count`), as Nsight Compute's Source page
+    /// counts them; else its PTX instructions' executions (`stats.executed`).
+    pub warp_insts: u64,
 }
 
 /// What an instruction cost the memory pipeline over the launch: the L1 data-path work of its
@@ -68,10 +72,16 @@ pub fn cost(s: &PcStats) -> u64 {
 }
 
 /// The per-line view of one launch: `per_pc` as [`crate::run::LaunchResult::per_pc`] (PTX line,
-/// text, statistics per instruction) and `locs` the line info of each instruction (as long, or
-/// shorter: a missing entry is no line info). Only executed instructions count; the most costly
-/// line first, then the one that executed the most warp instructions, then in source order.
-pub fn by_line(per_pc: &[(u32, String, PcStats)], locs: &[Option<LineLoc>]) -> Vec<LineStats> {
+/// text, statistics per instruction), `locs` the line info of each instruction (as long, or
+/// shorter: a missing entry is no line info) and `sass` the SASS warp instructions per PTX line
+/// ([`crate::run::LaunchResult::sass_per_line`]; empty where the launch was not counted on its
+/// SASS). Only executed instructions count; the most costly line first, then the one that
+/// executed the most warp instructions, then in source order.
+pub fn by_line(
+    per_pc: &[(u32, String, PcStats)],
+    locs: &[Option<LineLoc>],
+    sass: &std::collections::HashMap<u32, u64>,
+) -> Vec<LineStats> {
     let mut lines: std::collections::BTreeMap<Place, LineStats> = Default::default();
     for (i, (ptx_line, _, s)) in per_pc.iter().enumerate() {
         if s.executed == 0 {
@@ -83,6 +93,7 @@ pub fn by_line(per_pc: &[(u32, String, PcStats)], locs: &[Option<LineLoc>]) -> V
             ptx_lines: vec![],
             stats: PcStats::default(),
             cost: 0,
+            warp_insts: 0,
         });
         if !l.ptx_lines.contains(ptx_line) {
             l.ptx_lines.push(*ptx_line);
@@ -90,14 +101,38 @@ pub fn by_line(per_pc: &[(u32, String, PcStats)], locs: &[Option<LineLoc>]) -> V
         l.stats.merge(s.clone());
         l.cost += cost(s);
     }
+    // SASS of PTX lines without an executed instruction (the stack-pointer LDC and the memory
+    // descriptor ptxas puts on the `.entry` line): each its own PTX line, so that the lines add up
+    // to the launch's warp instructions.
+    let covered: std::collections::HashSet<u32> = (per_pc.iter())
+        .filter(|(_, _, s)| s.executed > 0)
+        .map(|(line, _, _)| *line)
+        .collect();
+    for &line in sass.keys().filter(|l| !covered.contains(l)) {
+        lines.insert(
+            Place::Ptx { line },
+            LineStats {
+                place: Place::Ptx { line },
+                ptx_lines: vec![line],
+                stats: PcStats::default(),
+                cost: 0,
+                warp_insts: 0,
+            },
+        );
+    }
     let mut v: Vec<LineStats> = lines.into_values().collect();
     for l in &mut v {
         l.ptx_lines.sort_unstable();
+        l.warp_insts = if sass.is_empty() {
+            l.stats.executed
+        } else {
+            l.ptx_lines.iter().filter_map(|p| sass.get(p)).sum()
+        };
     }
     v.sort_by(|a, b| {
         b.cost
             .cmp(&a.cost)
-            .then(b.stats.executed.cmp(&a.stats.executed))
+            .then(b.warp_insts.cmp(&a.warp_insts))
             .then(a.place.cmp(&b.place))
     });
     v
@@ -136,7 +171,7 @@ mod tests {
             (10, "never".into(), stats(0, 0, 0, 0)),
         ];
         let locs = [at(1, 10), at(1, 20), None, at(1, 20), at(1, 30), at(1, 40)];
-        let v = by_line(&per_pc, &locs);
+        let v = by_line(&per_pc, &locs, &Default::default());
         let places: Vec<Place> = v.iter().map(|l| l.place).collect();
         assert_eq!(
             places,
@@ -165,9 +200,32 @@ mod tests {
             (3, "a".into(), stats(1, 1, 4, 0)),
             (4, "b".into(), stats(1, 1, 0, 2)),
         ];
-        let v = by_line(&per_pc, &[at(1, 0)]);
+        let v = by_line(&per_pc, &[at(1, 0)], &Default::default());
         assert_eq!(v[0].place, Place::Ptx { line: 3 });
         assert_eq!(v[1].place, Place::Ptx { line: 4 });
         assert_eq!((v[0].cost, v[1].cost), (4, 2));
+    }
+
+    #[test]
+    fn a_launch_counted_on_its_sass_counts_each_lines_sass_instructions() {
+        // Two PTX lines of one source line, and a third line; ptxas unrolled line 6's loop, so
+        // its SASS instructions are not its PTX executions.
+        let per_pc = vec![
+            (5, "ld".into(), stats(100, 100, 400, 0)),
+            (6, "add".into(), stats(400, 0, 0, 0)),
+            (7, "st".into(), stats(100, 100, 400, 0)),
+        ];
+        let locs = [at(1, 10), at(1, 10), at(1, 11)];
+        // PTX line 2 (the `.entry` line) has SASS and no PTX instruction.
+        let sass = std::collections::HashMap::from([(5, 100), (6, 250), (7, 100), (2, 3)]);
+        let v = by_line(&per_pc, &locs, &sass);
+        assert_eq!(v[0].place, Place::Source { file: 1, line: 10 });
+        assert_eq!((v[0].warp_insts, v[0].stats.executed), (350, 500));
+        assert_eq!(v[1].warp_insts, 100);
+        assert_eq!((v[2].place, v[2].warp_insts), (Place::Ptx { line: 2 }, 3));
+        assert_eq!(v.iter().map(|l| l.warp_insts).sum::<u64>(), 453);
+        // Without SASS counts, the PTX executions.
+        let v = by_line(&per_pc, &locs, &Default::default());
+        assert_eq!(v[0].warp_insts, 500);
     }
 }

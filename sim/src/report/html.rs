@@ -57,7 +57,7 @@ fn rate(a: u64, b: u64) -> String {
 fn launch_data(run: &WorkloadRun, l: &LaunchResult, measured: Option<&Value>) -> Value {
     let stalls = launch_stalls(l);
     let total_time = stalls.total();
-    let mut lines = by_line(&l.per_pc, &l.locs);
+    let mut lines = by_line(&l.per_pc, &l.locs, &l.sass_per_line);
     lines.sort_by_key(|x| std::cmp::Reverse(x.stats.stalls.total()));
     let share = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
     let rows: Vec<Value> = (lines.iter().take(LINES))
@@ -66,7 +66,7 @@ fn launch_data(run: &WorkloadRun, l: &LaunchResult, measured: Option<&Value>) ->
             json!({
                 "place": place_name(x.place, &run.sources, &run.line_files),
                 "source": super::source::text_of(x, l, &run.sources),
-                "executed": s.executed, "requests": s.requests, "sectors": s.sectors,
+                "executed": x.warp_insts, "requests": s.requests, "sectors": s.sectors,
                 "wavefronts": s.wavefronts, "conflicts": s.conflicts,
                 "l1_hit": share(s.hits, s.hits + s.misses),
                 "time_share": share(s.stalls.total(), total_time),

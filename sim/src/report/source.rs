@@ -99,8 +99,8 @@ fn clip(s: &str) -> String {
 pub fn per_line(run: &WorkloadRun, width: Option<usize>) -> String {
     let mut out = String::new();
     for l in &run.launches {
-        let lines = by_line(&l.per_pc, &l.locs);
-        let total_inst: u64 = lines.iter().map(|x| x.stats.executed).sum();
+        let lines = by_line(&l.per_pc, &l.locs, &l.sass_per_line);
+        let total_inst: u64 = lines.iter().map(|x| x.warp_insts).sum();
         let total_cost: u64 = lines.iter().map(|x| x.cost).sum();
         let total_time: u64 = lines.iter().map(|x| x.stats.stalls.total()).sum();
         let with_info = l.locs.iter().any(Option::is_some);
@@ -147,8 +147,8 @@ pub fn per_line(run: &WorkloadRun, width: Option<usize>) -> String {
             t.push(vec![
                 place_name(x.place, &run.sources, &run.line_files),
                 clip(&source_or_ptx(x, l, &run.sources).unwrap_or_default()),
-                s.executed.to_string(),
-                pct(s.executed, total_inst),
+                x.warp_insts.to_string(),
+                pct(x.warp_insts, total_inst),
                 dash(s.requests),
                 dash(s.sectors),
                 dash(s.wavefronts),
@@ -191,8 +191,8 @@ pub fn per_line(run: &WorkloadRun, width: Option<usize>) -> String {
 /// The JSON `per_source_line` list of launch `l` of `run`: every line that executed, the most
 /// costly first.
 pub fn per_line_json(run: &WorkloadRun, l: &LaunchResult) -> Value {
-    let lines = by_line(&l.per_pc, &l.locs);
-    let total_inst: u64 = lines.iter().map(|x| x.stats.executed).sum();
+    let lines = by_line(&l.per_pc, &l.locs, &l.sass_per_line);
+    let total_inst: u64 = lines.iter().map(|x| x.warp_insts).sum();
     let total_cost: u64 = lines.iter().map(|x| x.cost).sum();
     let total_time: u64 = lines.iter().map(|x| x.stats.stalls.total()).sum();
     let share = |a: u64, b: u64| {
@@ -223,7 +223,7 @@ pub fn per_line_json(run: &WorkloadRun, l: &LaunchResult) -> Value {
                 "line": line,
                 "ptx_lines": x.ptx_lines,
                 "source": source_text(x.place, &run.sources),
-                "warp_inst_executed": s.executed,
+                "warp_inst_executed": x.warp_insts,
                 "threads": s.threads,
                 "requests": s.requests,
                 "sectors": s.sectors,
@@ -233,7 +233,7 @@ pub fn per_line_json(run: &WorkloadRun, l: &LaunchResult) -> Value {
                 "l1_misses": s.misses,
                 "l1_hit_rate": share(s.hits, s.hits + s.misses),
                 "cost": x.cost,
-                "inst_share": share(s.executed, total_inst),
+                "inst_share": share(x.warp_insts, total_inst),
                 "cost_share": share(x.cost, total_cost),
                 "warp_cycles": s.stalls.total(),
                 "time_share": share(s.stalls.total(), total_time),
