@@ -13,13 +13,16 @@
 //!   along both together; the entry block runs once per warp; a `BRA.DIV` (taken only by a warp
 //!   that is not converged) is not taken where the PTX shows the next warp-wide instruction running
 //!   with all 32 lanes;
-//! - **memory and barrier instructions** (LDG, STG, LDS, STS, LDL, STL, LDC, ATOM, ATOMS, RED,
+//! - **memory and barrier instructions** (LDG, STG, LDS, STS, LDL, STL, indexed LDC, ATOM, ATOMS, RED,
 //!   SHFL, BAR): ptxas emits exactly one per PTX instruction it keeps, merged vectors aside, so the
 //!   counts of the copies of one PTX line sum to the PTX count; a copy ptxas predicated itself
 //!   (if-converted: the PTX instruction has no guard) runs at least as often;
 //! - **every other instruction**: its line's copies in one block, divided by the fewest it has in
 //!   any block, sum to the PTX count (an unrolled body holds four copies of what the remainder loop
-//!   holds once).
+//!   holds once);
+//! - **LDC of a fixed address** (a kernel parameter) with more than one copy: none; ptxas loads
+//!   a parameter again on a path that needs it rather than keep it in a register, so those
+//!   copies' counts are not their line's.
 //!
 //! The three are met in that order of priority (a lexicographic program: the memory instructions'
 //! misfit is minimised first, then, holding it, the others', then the instructions issued), since
@@ -170,6 +173,15 @@ fn is_memory(i: &Inst) -> bool {
     )
 }
 
+/// Whether `i` is an LDC of a fixed constant-bank address (`c[0x0][0x21c]`, `c[0x0][RZ+0x10]`),
+/// which ptxas may rematerialize on any path, as opposed to an indexed one (`c[0x3][R8+0xc]`).
+fn fixed_ldc(i: &Inst) -> bool {
+    i.base() == "LDC"
+        && (i.operands.split("c[").nth(1))
+            .and_then(|r| r.split_once("]["))
+            .is_some_and(|(_, addr)| !addr.contains('R') || addr.starts_with("RZ"))
+}
+
 /// The count of every block of `cfg` (of function `f`), in warps: the solution of the program of
 /// the module docs, for a launch whose PTX lines ran as `lines` says and whose `warps` warps each
 /// entered the function once. Errors: the solver failed (the caller keeps the PTX estimate).
@@ -191,12 +203,24 @@ pub fn block_counts(
     }
     let mut strong: HashMap<u32, (HashMap<usize, f64>, bool)> = HashMap::new();
     let mut weak: HashMap<u32, HashMap<usize, f64>> = HashMap::new();
+    // Fixed-address LDCs per PTX line: more than one is a parameter ptxas loads again.
+    let mut fixed: HashMap<u32, usize> = HashMap::new();
+    for inst in f.insts.iter().filter(|i| fixed_ldc(i)) {
+        *fixed.entry(inst.ptx_line).or_default() += 1;
+    }
     for (i, inst) in f.insts.iter().enumerate() {
         let Some(lc) = lines.get(&inst.ptx_line).filter(|l| l.executed > 0) else {
             continue;
         };
         let b = cfg.block_of[i];
         let converted = !inst.guard.is_empty() && !lc.guarded;
+        if fixed_ldc(inst) && fixed[&inst.ptx_line] > 1 {
+            // A kernel parameter that ptxas loads again where a path needs it, rather than keep
+            // it in a register (lud_perimeter: `LDC R3, c[0x0][0x21c]` at the entry and again,
+            // as `LDC R5`, in the column block's path): its copies do not sum to its line's
+            // count, and they anchor nothing (suite37 peri's idc__requests were 25% short).
+            continue;
+        }
         if is_memory(inst) {
             let e = strong
                 .entry(inst.ptx_line)
