@@ -83,10 +83,16 @@ impl GpuConfig {
             message: e.message,
         })?;
         cfg.path = path.to_string();
-        check::validate(&cfg).map_err(|bad| Error::Config {
-            path: path.to_string(),
-            key: bad.key,
-            message: bad.message,
+        check::validate(&cfg).map_err(|bad| {
+            let line = toml_error::key_line(text, &bad.key);
+            Error::Config {
+                path: path.to_string(),
+                message: match line {
+                    Some(line) => format!("{} (line {line})", bad.message),
+                    None => bad.message,
+                },
+                key: bad.key,
+            }
         })?;
         Ok(cfg)
     }

@@ -23,6 +23,25 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, TomlError> 
         .map_err(|e| describe(text, &e.path().to_string(), e.inner()))
 }
 
+/// The 1-based line of the value at dotted key path `key` (`constant.cache[1].line_bytes`) in
+/// `text`, from toml_edit's spans: for the errors found after deserializing (a value out of
+/// range). `None` when the text does not parse or has no such key.
+pub(crate) fn key_line(text: &str, key: &str) -> Option<usize> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut item = doc.as_item();
+    for segment in key.split('.') {
+        let (name, index) = match segment.split_once('[') {
+            Some((name, rest)) => (name, Some(rest.strip_suffix(']')?.parse::<usize>().ok()?)),
+            None => (segment, None),
+        };
+        item = item.get(name)?;
+        if let Some(i) = index {
+            item = item.get(i)?;
+        }
+    }
+    Some(line_col(text, item.span()?.start).0)
+}
+
 /// 1-based line and column (in characters) of byte offset `pos` in `text`.
 fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let mut pos = pos.min(text.len());
@@ -84,4 +103,50 @@ fn describe(text: &str, path: &str, err: &toml::de::Error) -> TomlError {
         None => msg,
     };
     TomlError { key, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::Error;
+    use crate::workload::{Source, Workload};
+
+    const WORKLOAD: &str = "name = \"w\"\nptx = \"k.ptx\"\n\n[[buffer]]\nname = \"a\"\ntype = \"f32\"\ncount = 4\n\n[[buffer]]\nname = \"b\"\ntype = \"f32\"\ncount = 4\n";
+
+    /// `(key, message)` of the workload error of `text`.
+    fn workload_error(text: &str) -> (String, String) {
+        match Workload::from_toml_str(text, Source::Inline) {
+            Err(Error::Workload { key, message, .. }) => (key, message),
+            other => panic!("expected Error::Workload, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn workload_errors_name_the_key_path_and_line() {
+        // an unknown key in the second [[buffer]] (line 13), a mistyped one, a missing one
+        let (key, message) = workload_error(&format!("{WORKLOAD}coutn = 4\n"));
+        assert_eq!(key, "buffer[1].coutn", "{message}");
+        assert!(
+            message.starts_with("line 13:1: unknown field `coutn`"),
+            "{message}"
+        );
+        let (key, message) = workload_error(&WORKLOAD.replace(
+            "type = \"f32\"\ncount = 4\n\n[[",
+            "type = 3\ncount = 4\n\n[[",
+        ));
+        assert_eq!(key, "buffer[0].type", "{message}");
+        assert!(message.starts_with("line 6:"), "{message}");
+        let (key, message) = workload_error(&WORKLOAD.replace("name = \"b\"\n", ""));
+        assert_eq!(key, "buffer[1].name", "{message}");
+        assert!(
+            message.contains("missing required key `name` in [buffer[1]]"),
+            "{message}"
+        );
+        let (key, message) =
+            workload_error(&WORKLOAD.replace("name = \"w\"\n", "name = \"w\"\nname = \"v\"\n"));
+        assert_eq!(key, "name", "{message}");
+        assert!(
+            message.starts_with("line 2:1: duplicate key `name`"),
+            "{message}"
+        );
+    }
 }
