@@ -10,11 +10,11 @@
 //! equal on all but four (scan and stencil2d, within 3.4%). The 13 larger twins of
 //! other launches are left out for time ([`LARGE`]). Without them the test says so and checks only that the counts are marked estimated.
 
+use rayon::prelude::*;
 use sim::config::GpuConfig;
 use sim::report::launch_metrics;
 use sim::run::{run_workload, Options};
 use sim::workload::Workload;
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
 
