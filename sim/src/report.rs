@@ -8,6 +8,7 @@
 pub mod csv;
 pub mod doc;
 pub mod fit;
+pub mod format;
 pub mod html;
 pub mod select;
 pub mod source;
@@ -168,12 +169,9 @@ fn ratio(a: u64, b: u64) -> String {
     }
 }
 
+/// `a` as a whole percentage of `total`.
 fn pct(a: u64, total: u64) -> String {
-    if total == 0 {
-        "-".into()
-    } else {
-        format!("{:.0}%", 100.0 * a as f64 / total as f64)
-    }
+    format::share(a, total, 0)
 }
 
 /// Human-readable byte count (decimal units).

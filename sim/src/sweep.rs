@@ -165,10 +165,8 @@ pub fn parse(text: &str, path: &str) -> Result<Spec> {
         key: key.into(),
         message,
     };
-    let raw: RawSpec = toml::from_str(text).map_err(|e| {
-        let (key, message) = crate::config::toml_error::describe(text, &e);
-        bad(&key, message)
-    })?;
+    let raw: RawSpec =
+        crate::config::toml_error::from_str(text).map_err(|e| bad(&e.key, e.message))?;
     if raw.configs.is_empty() {
         return Err(bad(
             "configs",

@@ -1,24 +1,13 @@
 //! The accuracy document: a report rendered as Markdown (docs/accuracy.md), so the numbers in
 //! the docs come from a command anyone can rerun.
 
-use crate::compare::{self, Accuracy};
+use crate::compare;
 use crate::report::Report;
+use sim::report::format::{self, fixed, signed_pct};
 use std::fmt::Write;
 
-fn pct(v: Option<f64>) -> String {
-    v.map_or("-".into(), |e| format!("{e:+.1}%"))
-}
-
-fn summary_row(name: &str, a: &Accuracy) -> String {
-    format!(
-        "| {name} | {} | {} | {} | {} |\n",
-        a.launches,
-        a.mape.map_or("-".into(), |m| format!("{m:.1}%")),
-        a.worst
-            .as_ref()
-            .map_or("-".into(), |(w, e)| format!("{e:+.1}% ({w})")),
-        a.spearman.map_or("-".into(), |s| format!("{s:.3}"))
-    )
+fn cells(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
 }
 
 /// The Markdown accuracy document of `r`; `command` is the command line that made it.
@@ -40,17 +29,28 @@ clocks left alone), which is what `sim run` predicts by default.\n",
         out,
         "Outputs: {ok} of {total} launches match the simulator's.\n"
     );
-    let _ = writeln!(
-        out,
-        "## Summary\n\n| quantity | launches | MAPE | worst | Spearman |\n|---|---|---|---|---|"
-    );
+    let mut rows = vec![cells(&[
+        "quantity", "launches", "MAPE", "worst", "Spearman",
+    ])];
     for (metric, a) in compare::metric_accuracy(r) {
-        out.push_str(&summary_row(
-            &format!("{} (`{metric}`)", compare::label(&metric)),
-            &a,
-        ));
+        rows.push(vec![
+            format!("{} (`{metric}`)", compare::label(&metric)),
+            a.launches.to_string(),
+            a.mape.map_or("-".into(), |m| format!("{m:.1}%")),
+            a.worst
+                .as_ref()
+                .map_or("-".into(), |(w, e)| format!("{e:+.1}% ({w})")),
+            fixed(a.spearman, 3),
+        ]);
     }
-    let _ = writeln!(out, "\n## Time per launch\n\n| workload | launch | predicted µs | measured µs (ncu) | error |\n|---|---|---|---|---|");
+    let _ = writeln!(out, "## Summary\n\n{}", format::markdown(rows, 1));
+    let mut rows = vec![cells(&[
+        "workload",
+        "launch",
+        "predicted µs",
+        "measured µs (ncu)",
+        "error",
+    ])];
     for w in &r.workloads {
         for l in &w.launches {
             let p = l.predicted.get("gpu__time_duration.sum").map(|v| v / 1e3);
@@ -59,18 +59,16 @@ clocks left alone), which is what `sim run` predicts by default.\n",
                 (Some(p), Some(m)) if m != 0.0 => Some(100.0 * (p - m) / m),
                 _ => None,
             };
-            let f = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                w.workload,
-                l.label,
-                f(p),
-                f(m),
-                pct(e)
-            );
+            rows.push(vec![
+                w.workload.clone(),
+                l.label.clone(),
+                fixed(p, 2),
+                fixed(m, 2),
+                signed_pct(e),
+            ]);
         }
     }
+    let _ = writeln!(out, "\n## Time per launch\n\n{}", format::markdown(rows, 2));
     out
 }
 
@@ -90,7 +88,7 @@ mod tests {
         let launches: usize = r.workloads.iter().map(|w| w.launches.len()).sum();
         let rows = md
             .lines()
-            .filter(|l| l.starts_with(&format!("| {} |", r.workloads[0].workload)))
+            .filter(|l| l.split('|').nth(1).map(str::trim) == Some(&r.workloads[0].workload))
             .count();
         assert_eq!(rows, launches, "{md}");
         assert!(md.contains("## Summary"));

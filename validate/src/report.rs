@@ -158,35 +158,26 @@ pub fn cuda_version(v: i32) -> String {
     format!("{}.{}", v / 1000, (v % 1000) / 10)
 }
 
-/// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC), without a date crate:
-/// Howard Hinnant's `civil_from_days`.
+/// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC); past jiff's range (the end of
+/// 9999, less a day of offsets), `jiff::Timestamp::MAX`.
 pub fn utc_timestamp(unix_seconds: u64) -> String {
-    let days = (unix_seconds / 86_400) as i64;
-    let secs = unix_seconds % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+    format_utc(unix_seconds, "%Y-%m-%dT%H:%M:%SZ")
+}
+
+/// `unix_seconds` formatted by `strftime`-style `format` in UTC (clamped to jiff's range).
+pub(crate) fn format_utc(unix_seconds: u64, format: &str) -> String {
+    let t = i64::try_from(unix_seconds)
+        .ok()
+        .and_then(|s| jiff::Timestamp::from_second(s).ok())
+        .unwrap_or(jiff::Timestamp::MAX);
+    t.strftime(format).to_string()
 }
 
 /// Now, as [`utc_timestamp`].
 pub fn now_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    utc_timestamp(secs)
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 #[cfg(test)]
@@ -282,6 +273,7 @@ pub(crate) mod tests {
         assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
         assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(utc_timestamp(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(utc_timestamp(u64::MAX), "9999-12-30T22:00:00Z");
         assert_eq!(cuda_version(13000), "13.0");
         assert_eq!(cuda_version(12080), "12.8");
         assert!(now_utc().ends_with('Z'));

@@ -4,50 +4,14 @@
 use crate::compare::{self, Accuracy, Measured};
 use crate::report::{DeviceInfo, Report, WorkloadReport};
 use crate::stats;
-use tabled::settings::{object::Columns, Alignment, Modify, Style};
-
-/// Renders rows (the first is the header): the first `text` columns left-aligned, the numbers
-/// after them right-aligned.
-fn render(rows: Vec<Vec<String>>, text: usize) -> String {
-    let mut t = tabled::builder::Builder::from(rows).build();
-    t.with(Style::rounded())
-        .with(Modify::new(Columns::new(text..)).with(Alignment::right()));
-    t.to_string()
-}
+use sim::report::format::{boxed as render, fixed, number, signed_pct as pct};
 
 fn header(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
 }
 
-/// A count with thousands separators (`1,600,000`); other values with 3 significant decimals.
-pub fn number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        let digits = format!("{}", v.abs() as u64);
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        if v < 0.0 {
-            out.insert(0, '-');
-        }
-        out
-    } else if v.abs() >= 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-/// A signed percentage (`+12.3%`), or `-` when there is none.
-pub fn pct(e: Option<f64>) -> String {
-    e.map_or("-".into(), |e| format!("{e:+.1}%"))
-}
-
 fn us(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:.2}"))
+    fixed(v, 2)
 }
 
 /// The tables of one workload: time per launch, then counters when ncu measured any.
@@ -241,18 +205,6 @@ pub fn device(d: &DeviceInfo, driver: &str) -> String {
 mod tests {
     use super::*;
     use crate::report::tests::sample;
-
-    #[test]
-    fn numbers_and_percentages() {
-        assert_eq!(number(1_600_000.0), "1,600,000");
-        assert_eq!(number(-1234.0), "-1,234");
-        assert_eq!(number(0.0), "0");
-        assert_eq!(number(12.3456), "12.346");
-        assert_eq!(number(1234.56), "1234.6");
-        assert_eq!(pct(Some(12.34)), "+12.3%");
-        assert_eq!(pct(Some(-5.0)), "-5.0%");
-        assert_eq!(pct(None), "-");
-    }
 
     #[test]
     fn a_workload_table_shows_times_counters_and_mismatches() {

@@ -77,19 +77,22 @@ impl GpuConfig {
     /// Parses and validates config `text`; `path` is used only in error messages and stored in
     /// [`GpuConfig::path`].
     pub fn from_toml_str(text: &str, path: &str) -> Result<GpuConfig> {
-        let mut cfg: GpuConfig = toml::from_str(text).map_err(|e| {
-            let (key, message) = toml_error::describe(text, &e);
-            Error::Config {
-                path: path.to_string(),
-                key,
-                message,
-            }
+        let mut cfg: GpuConfig = toml_error::from_str(text).map_err(|e| Error::Config {
+            path: path.to_string(),
+            key: e.key,
+            message: e.message,
         })?;
         cfg.path = path.to_string();
-        check::validate(&cfg).map_err(|bad| Error::Config {
-            path: path.to_string(),
-            key: bad.key,
-            message: bad.message,
+        check::validate(&cfg).map_err(|bad| {
+            let line = toml_error::key_line(text, &bad.key);
+            Error::Config {
+                path: path.to_string(),
+                message: match line {
+                    Some(line) => format!("{} (line {line})", bad.message),
+                    None => bad.message,
+                },
+                key: bad.key,
+            }
         })?;
         Ok(cfg)
     }

@@ -604,3 +604,59 @@ fn tensor_table_is_optional_and_shipped_configs_list_their_gpus_forms() {
         assert_eq!(forms(sm80).len(), 9, "{sm80}");
     }
 }
+
+/// The line (1-based) of the first line of `text` that starts with `start` below `[section]`.
+fn line_of(text: &str, section: &str, start: &str) -> usize {
+    let header = format!("[{section}]");
+    let from = text.lines().position(|l| l.trim() == header).unwrap();
+    let offset = text.lines().skip(from).position(|l| l.starts_with(start));
+    from + offset.unwrap() + 1
+}
+
+#[test]
+fn each_kind_of_error_names_the_file_the_key_path_and_the_line() {
+    // (text, key path, the line the message names, part of the message)
+    let unknown = variant_in("l1", "associativity", "associativity = 256\nflavor = 1");
+    let mistyped = variant_in("l1", "associativity", "associativity = \"256\"");
+    let out_of_range = variant_in("l1", "associativity", "associativity = 0");
+    let missing = variant_in("l1", "associativity", "");
+    let cases = [
+        (
+            &unknown,
+            "l1.flavor",
+            line_of(&unknown, "l1", "flavor"),
+            "unknown field `flavor`",
+        ),
+        (
+            &mistyped,
+            "l1.associativity",
+            line_of(&mistyped, "l1", "associativity"),
+            "invalid type",
+        ),
+        (
+            &out_of_range,
+            "l1.associativity",
+            line_of(&out_of_range, "l1", "associativity"),
+            "0",
+        ),
+        // a missing key has no line of its own: the message names its table's header
+        (
+            &missing,
+            "l1.associativity",
+            line_of(&missing, "l1", "[l1]"),
+            "missing",
+        ),
+    ];
+    for (text, key, line, part) in cases {
+        let shown = GpuConfig::from_toml_str(text, PATH)
+            .unwrap_err()
+            .to_string();
+        assert!(shown.starts_with(&format!("{PATH}: {key}: ")), "{shown}");
+        assert!(
+            shown.contains(&format!("line {line}")),
+            "line {line}: {shown}"
+        );
+        assert!(shown.contains(part), "{part}: {shown}");
+        assert!(!shown.contains('\n'), "{shown}");
+    }
+}

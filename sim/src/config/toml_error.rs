@@ -1,12 +1,49 @@
-//! Turns a `toml::de::Error` (syntax, missing key, unknown key, wrong type) into a dotted key and a
-//! message with the `line:col` of the offending text.
+//! Deserializes TOML so that an error names its dotted key path (`l1.flavor`,
+//! `constant.cache[1].ways`) and its `line:col`.
 //!
-//! toml reports the byte span of the problem but not the table it lies in, so the table is found
-//! by scanning the `[table]` / `[[array]]` headers above the span. This is for error messages
-//! only: when the scan cannot tell, the key is `-`.
+//! The key path comes from `serde_path_to_error`, which tracks where the deserializer is while
+//! the `toml` deserializer runs; the line from toml's own byte span of the offending text. The
+//! configs, the workload files and the sweep files all read their TOML through [`from_str`].
+
+use serde::de::DeserializeOwned;
+
+/// A TOML file that does not deserialize: the dotted key (`-` when no key can be named, as for
+/// a syntax error) and a one-line message that starts with, or ends with, the `line N:C`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TomlError {
+    /// Dotted key path, `[i]` for the i-th table of an array (`constant.cache[1].ways`), or `-`.
+    pub key: String,
+    /// What is wrong and where.
+    pub message: String,
+}
+
+/// Deserializes `text` into `T`, naming the key path and line of any error.
+pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, TomlError> {
+    serde_path_to_error::deserialize(toml::Deserializer::new(text))
+        .map_err(|e| describe(text, &e.path().to_string(), e.inner()))
+}
+
+/// The 1-based line of the value at dotted key path `key` (`constant.cache[1].line_bytes`) in
+/// `text`, from toml_edit's spans: for the errors found after deserializing (a value out of
+/// range). `None` when the text does not parse or has no such key.
+pub(crate) fn key_line(text: &str, key: &str) -> Option<usize> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut item = doc.as_item();
+    for segment in key.split('.') {
+        let (name, index) = match segment.split_once('[') {
+            Some((name, rest)) => (name, Some(rest.strip_suffix(']')?.parse::<usize>().ok()?)),
+            None => (segment, None),
+        };
+        item = item.get(name)?;
+        if let Some(i) = index {
+            item = item.get(i)?;
+        }
+    }
+    Some(line_col(text, item.span()?.start).0)
+}
 
 /// 1-based line and column (in characters) of byte offset `pos` in `text`.
-pub(crate) fn line_col(text: &str, pos: usize) -> (usize, usize) {
+fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let mut pos = pos.min(text.len());
     while !text.is_char_boundary(pos) {
         pos -= 1;
@@ -15,73 +52,6 @@ pub(crate) fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     (line, before[line_start..].chars().count() + 1)
-}
-
-/// Where a byte offset lies: the dotted path of the enclosing table (`constant.cache[1]`, empty
-/// at the root), and the key assigned on that line if the line is `key = value`.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Place {
-    table: String,
-    line_is_header: bool,
-    line_key: Option<String>,
-}
-
-/// `a . "b"` -> `a.b`.
-fn clean_path(raw: &str) -> String {
-    let parts: Vec<&str> = raw
-        .split('.')
-        .map(|p| p.trim().trim_matches('"').trim_matches('\''))
-        .collect();
-    parts.join(".")
-}
-
-/// The table header on `line`, if it is one: `(path, is_array_of_tables)`.
-fn header(line: &str) -> Option<(String, bool)> {
-    let t = line.trim_start();
-    if let Some(rest) = t.strip_prefix("[[") {
-        return rest.find("]]").map(|end| (clean_path(&rest[..end]), true));
-    }
-    let rest = t.strip_prefix('[')?;
-    rest.find(']').map(|end| (clean_path(&rest[..end]), false))
-}
-
-/// The key of a `key = value` line.
-fn line_key(line: &str) -> Option<String> {
-    let (k, _) = line.split_once('=')?;
-    let k = clean_path(k);
-    (!k.is_empty() && !k.starts_with('#')).then_some(k)
-}
-
-fn place(text: &str, pos: usize) -> Place {
-    let (line_no, _) = line_col(text, pos);
-    let mut table = String::new();
-    let mut arrays: Vec<(String, usize)> = Vec::new();
-    let mut out = Place::default();
-    for (i, line) in text.lines().take(line_no).enumerate() {
-        let is_last = i + 1 == line_no;
-        if let Some((path, is_array)) = header(line) {
-            table = if is_array {
-                let n = match arrays.iter_mut().find(|(p, _)| *p == path) {
-                    Some((_, n)) => {
-                        *n += 1;
-                        *n
-                    }
-                    None => {
-                        arrays.push((path.clone(), 0));
-                        0
-                    }
-                };
-                format!("{path}[{n}]")
-            } else {
-                path
-            };
-            out.line_is_header = is_last;
-        } else if is_last {
-            out.line_key = line_key(line);
-        }
-    }
-    out.table = table;
-    out
 }
 
 /// `table` + `.` + `key`, without a leading dot at the root.
@@ -93,58 +63,90 @@ fn join(table: &str, key: &str) -> String {
     }
 }
 
-/// The name between the first pair of backticks after `prefix`, if `msg` starts with `prefix`.
+/// The name between the first pair of backticks after `prefix`, if `msg` has `prefix`.
 fn quoted_after<'a>(msg: &'a str, prefix: &str) -> Option<&'a str> {
-    let rest = msg.strip_prefix(prefix)?.strip_prefix('`')?;
+    let start = msg.find(prefix)? + prefix.len();
+    let rest = msg[start..].strip_prefix('`')?;
     rest.find('`').map(|end| &rest[..end])
 }
 
-/// `(key, message)` for a toml error on `text`; `key` is `-` when no key can be named.
-pub(crate) fn describe(text: &str, err: &toml::de::Error) -> (String, String) {
+/// The key and message of toml error `err` on `text`, raised at key path `path` (`.` at the
+/// root, as `serde_path_to_error` writes it).
+fn describe(text: &str, path: &str, err: &toml::de::Error) -> TomlError {
+    let path = if path == "." { "" } else { path };
     let msg = err.message().trim().replace('\n', "; ");
-    let Some(span) = err.span() else {
-        return ("-".to_string(), msg);
-    };
-    let (line, col) = line_col(text, span.start);
-    let at = format!("line {line}:{col}");
-
+    let at = err.span().map(|span| {
+        let (line, col) = line_col(text, span.start);
+        (span.is_empty(), format!("line {line}:{col}"))
+    });
+    // serde names the missing field in its message; the path is the table that lacks it.
     if let Some(name) = quoted_after(&msg, "missing field ") {
-        if span.is_empty() {
-            let message = format!("missing required table or key `{name}` at the top level");
-            return (name.to_string(), message);
-        }
-        let p = place(text, span.start);
-        let table = match (&p.line_key, p.line_is_header) {
-            (Some(k), false) => join(&p.table, k), // inline table `k = { ... }`
-            _ => p.table,
+        let key = join(path, name);
+        let message = match (path, at) {
+            ("", _) => format!("missing required table or key `{name}` at the top level"),
+            (table, Some((false, at))) => {
+                format!("missing required key `{name}` in [{table}] (table at {at})")
+            }
+            (table, _) => format!("missing required key `{name}` in [{table}]"),
         };
-        let message = format!("missing required key `{name}` in [{table}] (table at {at})");
-        return (join(&table, name), message);
+        return TomlError { key, message };
     }
-    let duplicate = msg.find("duplicate key ").map(|i| &msg[i..]);
-    if let Some(name) = duplicate.and_then(|m| quoted_after(m, "duplicate key ")) {
-        let table = msg
-            .split("in table `")
-            .nth(1)
-            .and_then(|r| r.split('`').next());
-        let key = join(table.unwrap_or(""), name);
-        return (key, format!("{at}: {msg}"));
-    }
-    let p = place(text, span.start);
-    let key = if let Some(name) = quoted_after(&msg, "unknown field ") {
-        if p.line_is_header {
-            // an unknown table: its header is the key
-            p.table.split('[').next().unwrap_or(name).to_string()
-        } else {
-            join(&p.table, name)
-        }
-    } else if msg.starts_with("invalid type") || msg.starts_with("invalid value") {
-        match p.line_key {
-            Some(k) => join(&p.table, &k),
-            None => "-".to_string(),
-        }
-    } else {
-        "-".to_string()
+    // A duplicate key is a syntax error, found before any value is deserialized: toml's message
+    // names the key and its table.
+    let key = match quoted_after(&msg, "duplicate key ") {
+        Some(name) => join(quoted_after(&msg, "in table ").unwrap_or(""), name),
+        None if path.is_empty() => "-".to_string(),
+        None => path.to_string(),
     };
-    (key, format!("{at}: {msg}"))
+    let message = match at {
+        Some((_, at)) => format!("{at}: {msg}"),
+        None => msg,
+    };
+    TomlError { key, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::Error;
+    use crate::workload::{Source, Workload};
+
+    const WORKLOAD: &str = "name = \"w\"\nptx = \"k.ptx\"\n\n[[buffer]]\nname = \"a\"\ntype = \"f32\"\ncount = 4\n\n[[buffer]]\nname = \"b\"\ntype = \"f32\"\ncount = 4\n";
+
+    /// `(key, message)` of the workload error of `text`.
+    fn workload_error(text: &str) -> (String, String) {
+        match Workload::from_toml_str(text, Source::Inline) {
+            Err(Error::Workload { key, message, .. }) => (key, message),
+            other => panic!("expected Error::Workload, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn workload_errors_name_the_key_path_and_line() {
+        // an unknown key in the second [[buffer]] (line 13), a mistyped one, a missing one
+        let (key, message) = workload_error(&format!("{WORKLOAD}coutn = 4\n"));
+        assert_eq!(key, "buffer[1].coutn", "{message}");
+        assert!(
+            message.starts_with("line 13:1: unknown field `coutn`"),
+            "{message}"
+        );
+        let (key, message) = workload_error(&WORKLOAD.replace(
+            "type = \"f32\"\ncount = 4\n\n[[",
+            "type = 3\ncount = 4\n\n[[",
+        ));
+        assert_eq!(key, "buffer[0].type", "{message}");
+        assert!(message.starts_with("line 6:"), "{message}");
+        let (key, message) = workload_error(&WORKLOAD.replace("name = \"b\"\n", ""));
+        assert_eq!(key, "buffer[1].name", "{message}");
+        assert!(
+            message.contains("missing required key `name` in [buffer[1]]"),
+            "{message}"
+        );
+        let (key, message) =
+            workload_error(&WORKLOAD.replace("name = \"w\"\n", "name = \"w\"\nname = \"v\"\n"));
+        assert_eq!(key, "name", "{message}");
+        assert!(
+            message.starts_with("line 2:1: duplicate key `name`"),
+            "{message}"
+        );
+    }
 }

@@ -46,11 +46,7 @@ pub fn check_measured(report: &Value) -> Result<(), String> {
 }
 
 fn rate(a: u64, b: u64) -> String {
-    if b == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * a as f64 / b as f64)
-    }
+    super::format::share(a, b, 1)
 }
 
 /// What the script draws of launch `l` of `run`.

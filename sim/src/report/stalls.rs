@@ -17,11 +17,7 @@ pub fn launch_stalls(l: &LaunchResult) -> Stalls {
 
 /// `a` as a percentage of `b`, one decimal (`-` when `b` is 0).
 fn pct(a: u64, b: u64) -> String {
-    if b == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * a as f64 / b as f64)
-    }
+    super::format::share(a, b, 1)
 }
 
 /// The top `n` stall reasons of `s` with their shares of its warp-cycles, `, `-separated

@@ -275,19 +275,14 @@ impl Workload {
         })
     }
 
-    /// Parses workload TOML text.
+    /// Parses workload TOML text; a TOML error names the key path (`launch[0].grid`) and line.
     pub fn from_toml_str(text: &str, source: Source) -> Result<Workload> {
-        let mut w: Workload = toml::from_str(text).map_err(|e| {
-            let loc = e.span().map(|s| {
-                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                format!(" (line {line})")
-            });
-            Error::Workload {
+        let mut w: Workload =
+            crate::config::toml_error::from_str(text).map_err(|e| Error::Workload {
                 path: source.display(),
-                key: "-".into(),
-                message: format!("{}{}", e.message(), loc.unwrap_or_default()),
-            }
-        })?;
+                key: e.key,
+                message: e.message,
+            })?;
         w.source = source;
         match (w.ptx.is_empty(), &w.cuda) {
             (true, None) => {

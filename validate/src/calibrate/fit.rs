@@ -199,26 +199,12 @@ pub fn cycles_to_ns(cycles: f64, mhz: f64) -> f64 {
 
 /// The UTC date `YYYY-MM-DD` of `unix_seconds` (proleptic Gregorian calendar).
 pub fn date(unix_seconds: u64) -> String {
-    // Howard Hinnant's days-to-civil algorithm.
-    let days = (unix_seconds / 86_400) as i64 + 719_468;
-    let era = days.div_euclid(146_097);
-    let doe = days.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    crate::report::format_utc(unix_seconds, "%Y-%m-%d")
 }
 
 /// Today's UTC date.
 pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    date(secs)
+    jiff::Timestamp::now().strftime("%Y-%m-%d").to_string()
 }
 
 #[cfg(test)]

@@ -6,17 +6,17 @@ use crate::calibrate::{self, bench, fit, Calibration, Curve, Raw, SPECS};
 use crate::cli::{CalibrateArgs, Format};
 use crate::cmd::device::write_config;
 use crate::cmd::shown;
+use crate::configs;
 use crate::gpu::Gpu;
 use crate::report::DeviceInfo;
-use crate::{configs, table};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use sim::config::GpuConfig;
+use sim::report::format;
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
-use tabled::settings::{object::Columns, Alignment, Modify, Style};
 
 /// Runs `validate calibrate`.
 pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode> {
@@ -173,19 +173,12 @@ struct JsonReport<'a> {
     error: Option<String>,
 }
 
-fn render_rows(rows: Vec<Vec<String>>, text: usize) -> String {
-    let mut t = tabled::builder::Builder::from(rows).build();
-    t.with(Style::rounded())
-        .with(Modify::new(Columns::new(text..)).with(Alignment::right()));
-    t.to_string()
-}
-
 /// A value with sensible decimals.
 fn value(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
     } else if v.fract() == 0.0 {
-        table::number(v)
+        format::number(v)
     } else if v.abs() >= 100.0 {
         format!("{v:.1}")
     } else if v.abs() >= 1.0 {
@@ -231,7 +224,7 @@ fn render(run: &RunInfo<'_>, cal: &Calibration, written: &[Written]) -> String {
             r.unit.clone(),
         ]);
     }
-    out += &render_rows(rows, 3);
+    out += &format::boxed(rows, 3);
     out.push('\n');
     for c in &cal.curves {
         out += &curve(c);
@@ -370,7 +363,7 @@ to load the kernels{}:",
             String::new()
         }
     )?;
-    outln!("{}", render_rows(rows, 5))?;
+    outln!("{}", format::boxed(rows, 5))?;
     outln!("How:")?;
     for s in &specs {
         outln!("  {}: {}", s.id, s.method)?;
