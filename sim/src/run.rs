@@ -155,7 +155,7 @@ pub struct LaunchResult {
     pub instructions_note: Option<String>,
     /// SASS warp instructions per PTX line, where the launch was counted on its SASS
     /// (`instructions_source`; empty otherwise): what the source view counts per line.
-    pub sass_per_line: std::collections::HashMap<u32, u64>,
+    pub sass_per_line: std::collections::BTreeMap<u32, u64>,
     /// Registers per thread the GPU allocates, as Nsight Compute's `launch__registers_per_thread`
     /// reports them: `registers`, at least the config's `sm.min_registers_per_thread`.
     pub allocated_registers: u32,
@@ -435,7 +435,7 @@ pub(crate) fn execute_with(
                 Ok(s) => {
                     sass::apply_sass_counts(&mut stats.counters, &s);
                     instructions_source = Some(k.build);
-                    sass_per_line = s.per_line;
+                    sass_per_line = s.per_line.into_iter().collect();
                 }
                 Err(why) => instructions_note = Some(format!("{}: {why}", k.build)),
             },

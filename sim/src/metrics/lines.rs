@@ -80,7 +80,7 @@ pub fn cost(s: &PcStats) -> u64 {
 pub fn by_line(
     per_pc: &[(u32, String, PcStats)],
     locs: &[Option<LineLoc>],
-    sass: &std::collections::HashMap<u32, u64>,
+    sass: &std::collections::BTreeMap<u32, u64>,
 ) -> Vec<LineStats> {
     let mut lines: std::collections::BTreeMap<Place, LineStats> = Default::default();
     for (i, (ptx_line, _, s)) in per_pc.iter().enumerate() {
@@ -217,7 +217,7 @@ mod tests {
         ];
         let locs = [at(1, 10), at(1, 10), at(1, 11)];
         // PTX line 2 (the `.entry` line) has SASS and no PTX instruction.
-        let sass = std::collections::HashMap::from([(5, 100), (6, 250), (7, 100), (2, 3)]);
+        let sass = std::collections::BTreeMap::from([(5, 100), (6, 250), (7, 100), (2, 3)]);
         let v = by_line(&per_pc, &locs, &sass);
         assert_eq!(v[0].place, Place::Source { file: 1, line: 10 });
         assert_eq!((v[0].warp_insts, v[0].stats.executed), (350, 500));
