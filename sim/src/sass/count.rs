@@ -80,7 +80,7 @@ pub fn count(
             g.1 += 1.0;
             if slot == 5 {
                 let per = requests_per_ldc(inst, lines);
-                ldc_requests.insert(inst.ptx_line, (per, indexed(inst)));
+                ldc_requests.insert(inst.ptx_line, (per, inst.constant_indexed()));
             }
         }
         if n <= 0.0 {
@@ -147,7 +147,7 @@ fn slot_of(inst: &Inst) -> Option<usize> {
 /// (`c[0x0][R0+0x224]`, lanes may differ) the requests per execution of its PTX line where the
 /// PTX counted any, else 1.
 fn requests_per_ldc(inst: &Inst, lines: &HashMap<u32, LineRun>) -> f64 {
-    if !indexed(inst) {
+    if !inst.constant_indexed() {
         return 1.0;
     }
     match lines.get(&inst.ptx_line) {
@@ -156,14 +156,6 @@ fn requests_per_ldc(inst: &Inst, lines: &HashMap<u32, LineRun>) -> f64 {
         }
         _ => 1.0,
     }
-}
-
-/// Whether LDC `inst` reads a register-indexed address (`c[0x0][R0+0x224]`, lanes may differ),
-/// not a fixed one (`c[0x0][0x218]`, `c[0x0][RZ+0x10]`).
-fn indexed(inst: &Inst) -> bool {
-    (inst.operands.split("c[").nth(1))
-        .and_then(|r| r.split_once("]["))
-        .is_some_and(|(_, addr)| addr.contains('R') && !addr.starts_with("RZ"))
 }
 
 #[cfg(test)]

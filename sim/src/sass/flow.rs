@@ -176,10 +176,7 @@ fn is_memory(i: &Inst) -> bool {
 /// Whether `i` is an LDC of a fixed constant-bank address (`c[0x0][0x21c]`, `c[0x0][RZ+0x10]`),
 /// which ptxas may rematerialize on any path, as opposed to an indexed one (`c[0x3][R8+0xc]`).
 fn fixed_ldc(i: &Inst) -> bool {
-    i.base() == "LDC"
-        && (i.operands.split("c[").nth(1))
-            .and_then(|r| r.split_once("]["))
-            .is_some_and(|(_, addr)| !addr.contains('R') || addr.starts_with("RZ"))
+    i.base() == "LDC" && !i.constant_indexed()
 }
 
 /// The count of every block of `cfg` (of function `f`), in warps: the solution of the program of

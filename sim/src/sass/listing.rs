@@ -40,6 +40,15 @@ impl Inst {
         self.opcode.split('.').next().unwrap_or(&self.opcode)
     }
 
+    /// Whether it reads the constant bank at a register-indexed address (`c[0x0][R0+0x224]`:
+    /// lanes may differ), not a fixed one (`c[0x0][0x218]`, `c[0x0][RZ+0x10]`); `false` for an
+    /// instruction without a constant-bank operand.
+    pub fn constant_indexed(&self) -> bool {
+        (self.operands.split("c[").nth(1))
+            .and_then(|r| r.split_once("]["))
+            .is_some_and(|(_, addr)| addr.contains('R') && !addr.starts_with("RZ"))
+    }
+
     /// Whether it ends a basic block: a branch, an exit, a return, an indirect branch.
     pub fn ends_block(&self) -> bool {
         matches!(

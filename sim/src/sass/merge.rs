@@ -135,7 +135,7 @@ pub fn local_memory(f: &Function, program: &Program) -> LocalMemory {
         return LocalMemory::Memory;
     }
     let selects = (f.insts.iter())
-        .filter(|i| i.base() == "LDC" && !i.guard.is_empty() && !i.operands.contains("][R"))
+        .filter(|i| i.base() == "LDC" && !i.guard.is_empty() && !i.constant_indexed())
         .count();
     let loads = (program.insts.iter())
         .filter(|i| matches!(i.op, Op::Ld(m) if m.space == StateSpace::Local))

@@ -287,15 +287,7 @@ impl Unit {
             StateSpace::Shared => Unit::Shared,
             StateSpace::Const if costs.sass.at(pc).ldc > 0 => Unit::Ldc,
             // An indexed parameter load is an LDC ([`super::sass::sass`]).
-            StateSpace::Param
-                if !store
-                    && !matches!(
-                        inst.addr.map(|a| a.base),
-                        Some(crate::ptx::decode::Src::Imm(_))
-                    ) =>
-            {
-                Unit::Ldc
-            }
+            StateSpace::Param if !store && !super::sass::fixed_address(inst) => Unit::Ldc,
             // Local memory ptxas kept in registers: a select, of LDCs where it holds parameters.
             StateSpace::Local if costs.sass.local.in_registers() => {
                 return (costs.sass.at(pc).ldc > 0).then_some(Unit::Ldc);

@@ -106,7 +106,8 @@ pub fn sass(inst: &DInst, text: &str) -> Sass {
     }
 }
 
-fn fixed_address(inst: &DInst) -> bool {
+/// Whether `inst`'s address is an immediate (a named parameter or constant), not a register.
+pub(crate) fn fixed_address(inst: &DInst) -> bool {
     matches!(inst.addr.map(|a| a.base), Some(Src::Imm(_)))
 }
 
