@@ -1,0 +1,72 @@
+// How the H200 counts the shared-memory side of LDGSTS (cp.async), issue 39; nvcc -O3 -arch=sm_90.
+//
+// tests/fixtures/tensor's cp_async GEMM measures 368 LDGSTS shared wavefronts and 63 bank
+// conflicts where the simulator, which treats the shared write like an STS of the same width,
+// predicts 224 and 0. Here one warp issues one LDGSTS per launch, so Nsight Compute's counters of
+// that launch are the counters of one instruction:
+//   size 4, 8, 16 bytes; .ca (LDGSTS.ACCESS) or, for 16, .cg (LDGSTS.BYPASS);
+//   shared destination of lane i at element i * s_stride (elements of `size` bytes);
+//   global source of lane i at element i * g_stride; lanes active: 32 or the first 16;
+//   src-size 0 (zero fill: nothing read from global) or the full size.
+// Does the shared side depend on the global side (sectors, lines) as well as on the banks?
+// Output: one line per launch, `L id=.. size=.. cg=.. s_stride=.. g_stride=.. lanes=.. zfill=..`;
+// the counters come from ncu (run_2026-12-07.sh), matched by launch order (id).
+#include <cstdio>
+#include <cstdlib>
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
+    printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
+
+template <int SIZE, bool CG>
+__global__ void one(const char* src, int* out, int s_stride, int g_stride, int lanes, int zfill) {
+    __shared__ __align__(128) char buf[32 * 32 * 16];
+    int lane = threadIdx.x;
+    if (lane < lanes) {
+        unsigned dst = (unsigned)__cvta_generic_to_shared(buf + (size_t)lane * s_stride * SIZE);
+        const char* s = src + (size_t)lane * g_stride * SIZE;
+        int n = zfill ? 0 : SIZE;
+        if (CG)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(s), "r"(n));
+        else
+            asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(s), "n"(SIZE), "r"(n));
+    }
+    asm volatile("cp.async.wait_all;\n" ::);
+    __syncthreads();
+    out[lane] = ((int*)buf)[lane * 4];
+}
+
+static int id = 0;
+
+template <int SIZE, bool CG>
+static void launch(const char* src, int* out, int s, int g, int lanes, int zfill) {
+    one<SIZE, CG><<<1, 32>>>(src, out, s, g, lanes, zfill);
+    CK(cudaDeviceSynchronize());
+    printf("L id=%d size=%d cg=%d s_stride=%d g_stride=%d lanes=%d zfill=%d\n", id++, SIZE, CG ? 1 : 0, s, g,
+           lanes, zfill);
+}
+
+template <int SIZE, bool CG>
+static void sweep(const char* src, int* out) {
+    const int s_strides[] = {1, 2, 3, 4, 8, 32};
+    const int g_strides[] = {1, 2, 8, 32, 128};
+    for (int s : s_strides)
+        for (int g : g_strides) launch<SIZE, CG>(src, out, s, g, 32, 0);
+    launch<SIZE, CG>(src, out, 1, 1, 16, 0);
+    launch<SIZE, CG>(src, out, 1, 1, 32, 1);
+    launch<SIZE, CG>(src, out, 2, 1, 32, 1);
+    launch<SIZE, CG>(src, out, 0, 1, 32, 0);  // every lane to one shared address
+    launch<SIZE, CG>(src, out, 1, 0, 32, 0);  // every lane from one global address
+}
+
+int main() {
+    char* src;
+    int* out;
+    CK(cudaMalloc(&src, 64 << 20));
+    CK(cudaMemset(src, 1, 64 << 20));
+    CK(cudaMalloc(&out, 4096));
+    sweep<4, false>(src, out);
+    sweep<8, false>(src, out);
+    sweep<16, false>(src, out);
+    sweep<16, true>(src, out);
+    return 0;
+}
