@@ -28,3 +28,16 @@ s=tests/fixtures/suite38
   ncu --clock-control none $sec -k matvec_tiled -c 1 -s 1 /tmp/launch_ptx $s/tiles.ptx matvec_tiled 512 1 256 1 b:67108864 $B $B u:4096
   ncu --clock-control none $sec -k matvec_t_tiled -c 1 -s 1 /tmp/launch_ptx $s/tiles.ptx matvec_t_tiled 16 1 256 1 b:67108864 $B $B u:4096
 } > "$OUT/suite38_sections.txt" 2>&1
+# S: shared wavefronts with and without concurrent global traffic (shared_mix.cu, issue 37); the
+# SASS-level counters in a second pass (a name this ncu lacks would fail the first pass's rows).
+nvcc -arch=sm_90 -O3 $d/shared_mix.cu -o /tmp/shared_mix && /tmp/shared_mix > "$OUT/shared_mix.txt" 2>&1
+cuobjdump -sass /tmp/shared_mix | grep -E "LDS|STS|LDG|Function" > "$OUT/shared_mix_sass.txt"
+hw=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+hw=$hw,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+hw=$hw,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum
+hw=$hw,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum,l1tex__m_xbar2l1tex_read_sectors.sum,gpu__time_duration.sum
+ncu --clock-control none --csv -k mix --metrics "$hw" /tmp/shared_mix > "$OUT/shared_mix_ncu.csv" 2>&1
+ncu --query-metrics --chip gh100 2>&1 | grep -E "sass.*shared_op_(ld|st)\b|sass.*mem_shared_op_(ld|st) " > "$OUT/sass_shared_metric_names.txt"
+sw=smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+sw=$sw,smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+ncu --clock-control none --csv -k mix --metrics "$sw" /tmp/shared_mix > "$OUT/shared_mix_sass_ncu.csv" 2>&1
