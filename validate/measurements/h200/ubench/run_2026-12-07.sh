@@ -41,3 +41,12 @@ ncu --query-metrics --chip gh100 2>&1 | grep -E "sass.*shared_op_(ld|st)\b|sass.
 sw=smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum
 sw=$sw,smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 ncu --clock-control none --csv -k mix --metrics "$sw" /tmp/shared_mix > "$OUT/shared_mix_sass_ncu.csv" 2>&1
+# suite37's s2d_4096 and tiled16_512 (zeroed buffers: neither's control flow reads memory) with
+# both counter sets.
+M=b:67108864
+{
+  ncu --clock-control none --csv -k stencil2d_5pt -c 1 -s 1 --metrics "$hw" /tmp/launch_ptx tests/fixtures/suite37/stencil.ptx stencil2d_5pt 128 512 32 8 $M $M u:4096 u:4096 u:0 u:0
+  ncu --clock-control none --csv -k stencil2d_5pt -c 1 -s 1 --metrics "$sw" /tmp/launch_ptx tests/fixtures/suite37/stencil.ptx stencil2d_5pt 128 512 32 8 $M $M u:4096 u:4096 u:0 u:0
+  ncu --clock-control none --csv -k sgemm_tiled16 -c 1 -s 1 --metrics "$hw" /tmp/launch_ptx tests/fixtures/suite37/sgemm.ptx sgemm_tiled16 32 32 16 16 u:512 u:512 u:512 u:0 u:0 $M $M $M
+  ncu --clock-control none --csv -k sgemm_tiled16 -c 1 -s 1 --metrics "$sw" /tmp/launch_ptx tests/fixtures/suite37/sgemm.ptx sgemm_tiled16 32 32 16 16 u:512 u:512 u:512 u:0 u:0 $M $M $M
+} > "$OUT/suite37_shared_ncu.csv" 2>&1
