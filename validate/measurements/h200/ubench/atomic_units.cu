@@ -18,7 +18,7 @@
 //    does (compare 1), against RED.ADD on the same words; naddr 1 (all on one word), 8 (a sector),
 //    32 (the line). A contended CAS loop is one success per round, the other contenders' failed
 //    CAS in between.
-// Output: `P base_line=.. d_lines=.. us=..` (CUDA events, the faster of two launches),
+// Output: `P base_line=.. d_lines=.. us=..` (CUDA events, the faster of two launches), `L ...`,
 // `C op=.. naddr=.. ns_per_op=..`, then `CLK`.
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +40,18 @@ __global__ void cas_k(unsigned* ctr, int naddr, int iters, unsigned compare, int
         else acc += atomicCAS(p, compare, 0u);
     }
     if (acc == 12345) ctr[1 << 20] = acc;  // keeps the CAS results used
+}
+
+// L: one thread's chain of dependent atomics on one word, each CAS comparing with the value the
+//    one before returned (so each matches: the round of an uncontended CAS loop), or ATOM.ADD
+//    returning; cycles per operation by clock64.
+__global__ void chain(unsigned* ctr, long long* out, int n, int op) {
+    unsigned v = 0;
+    long long t0 = clock64();
+    for (int i = 0; i < n; i++) v = op ? atomicAdd(ctr, 1u) : atomicCAS(ctr, v, v + 1u);
+    long long t1 = clock64();
+    out[0] = t1 - t0;
+    out[1] = v;
 }
 
 static unsigned* ctr;
@@ -95,6 +107,16 @@ int main() {
             double n = 528.0 * 256 * 8;
             printf("C op=%s naddr=%d us=%.2f ns_per_op=%.4f\n", ops[op], naddr, best * 1e3, best * 1e6 / n);
         }
+    long long* dout;
+    CK(cudaMalloc(&dout, 16));
+    for (int op = 0; op < 2; op++) {
+        CK(cudaMemset(ctr, 0, 4));
+        chain<<<1, 1>>>(ctr, dout, 1000, op);
+        CK(cudaDeviceSynchronize());
+        long long h[2];
+        CK(cudaMemcpy(h, dout, 16, cudaMemcpyDeviceToHost));
+        printf("L op=%s n=1000 cycles_per_op=%.1f last=%lld\n", op ? "atom_add" : "cas", h[0] / 1000.0, h[1]);
+    }
     int clk;
     CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
     printf("CLK khz=%d\n", clk);
