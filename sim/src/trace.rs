@@ -309,10 +309,25 @@ pub struct BlockLog {
     /// the passes the L2 atomic unit makes over it: per sector, the lanes on its busiest word
     /// (the L2 pass adds up each line's: [`crate::memory::system::L2Model::count_atomics`]).
     pub atomic_words: Vec<(u64, u32)>,
+    /// Per lane of each global `atom.cas`, in execution order: the word's address, the thread
+    /// in the block (`warp * 32 + lane`) and whether its compare matched (the L2 pass models the
+    /// contention of CAS loops from them: [`crate::memory::system::L2Model::count_cas`]).
+    pub cas: Vec<CasLane>,
     /// The LDCs the constant caches served, in issue order ([`Served::Ldc`]).
     pub ldcs: Vec<LdcRec>,
     /// Where their requests were served ([`LdcRec::start`]).
     pub levels: Vec<Level>,
+}
+
+/// One lane's global compare-and-swap ([`BlockLog::cas`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CasLane {
+    /// Byte address of the word.
+    pub word: u64,
+    /// The thread in its block, `warp * 32 + lane`.
+    pub thread: u32,
+    /// Its compare matched: it swapped.
+    pub won: bool,
 }
 
 impl BlockLog {
@@ -335,6 +350,7 @@ impl BlockLog {
         self.ldc.iter_mut().for_each(Vec::clear);
         self.const_far = 0;
         self.atomic_words.clear();
+        self.cas.clear();
         self.ldcs.clear();
         self.levels.clear();
     }

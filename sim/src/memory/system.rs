@@ -249,6 +249,8 @@ impl MemorySystem {
             l2: SectorCache::new(l2g),
             p: params,
             atomic_ops: Default::default(),
+            cas: Default::default(),
+            cas_winners: Default::default(),
         };
         // Line records only where the L2 pass takes them as they stand ([`L2Lines`]).
         let line_records = line_records && params.line_records && l2.lines().is_some();

@@ -16,6 +16,7 @@ pub(super) fn resolve_l2(l2: &mut L2Model, costs: &Costs, c: &mut Counters, log:
     // a run of them (and given back for any other request): a request costs a few counts and its
     // lines' lookups.
     l2.count_atomics(&log.atomic_words, |most| costs.atomic_line(most));
+    l2.count_cas(log.wave, log.block, &log.cas);
     let fast = l2.lines().is_some();
     let mut lines = None;
     // Their counters, added to `c` once (in locals, not written through `c` per request).

@@ -24,7 +24,7 @@ use crate::exec::{
     AUTO_SAMPLE_WAVES,
 };
 use crate::memory::system::{L2Model, MemorySystem, SmCaches};
-use crate::memory::MemoryImage;
+use crate::memory::{Level, MemoryImage};
 use crate::metrics::{Counters, PcStats};
 use crate::ptx::ast::StateSpace;
 use crate::ptx::inst::Op;
@@ -462,7 +462,9 @@ pub fn run_with(
         stats.sms.push(st.work);
     }
     stats.counters = counters;
-    let busiest = mem.l2.take_busiest_atomic_line();
+    let busiest = mem
+        .l2
+        .take_busiest_atomic_line(costs.atomic_word, f64::from(costs.global(Level::L2)));
     stats.atomic_line_cycles = match &stats.sampled {
         Some(s) if s.simulated > 0 => busiest * s.waves as f64 / s.simulated as f64,
         _ => busiest,

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::exec::alu;
 use crate::exec::decode::{DInst, Src, NO_REG};
 use crate::exec::step::{lanes, Ctx};
-use crate::exec::trace::{L2Kind, Outcome, Served, SharedOp};
+use crate::exec::trace::{CasLane, L2Kind, Outcome, Served, SharedOp};
 use crate::exec::warp::Warp;
 use crate::memory::shared::{self, Banks};
 use crate::memory::{WarpAccess, WARP};
@@ -54,6 +54,13 @@ impl Ctx<'_> {
             }
             if returns {
                 w.regs[inst.dst[0] as usize * 32 + l] = old;
+            }
+            if a.kind == AtomKind::Cas && sp == StateSpace::Global {
+                self.log.cas.push(CasLane {
+                    word: ea,
+                    thread: w.index * 32 + l as u32,
+                    won: (old ^ b) & (u64::MAX >> (64 - a.ty.bits())) == 0,
+                });
             }
         }
         if exec == 0 {

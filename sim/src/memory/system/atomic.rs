@@ -4,6 +4,7 @@ use super::{
     l2_sectors_of, GlobalOutcome, L1Outcome, L2Model, L2Outcome, MemorySystem, Params, SmCaches,
 };
 use crate::memory::{coalesce, Level, WarpAccess};
+use crate::trace::CasLane;
 
 impl SmCaches {
     /// L1 part of a global `atom`/`red`: L1 keeps no copy of a sector an atomic changes (a line
@@ -33,12 +34,55 @@ impl L2Model {
         }
     }
 
-    /// The most cycles the atomic unit spent on one line since the last call, and forgets them
-    /// (one launch's).
-    pub fn take_busiest_atomic_line(&mut self) -> f64 {
+    /// Notes the global CAS lanes of block `block` of wave `wave` ([`crate::trace::BlockLog::cas`])
+    /// for [`L2Model::take_busiest_atomic_line`]'s model of CAS-loop contention.
+    pub fn count_cas(&mut self, wave: usize, block: u64, lanes: &[CasLane]) {
+        for l in lanes {
+            let e = self.cas.entry((wave, l.word)).or_default();
+            e.0 += 1;
+            if l.won {
+                e.1 += 1;
+                self.cas_winners.insert((wave, l.word, block, l.thread));
+            }
+        }
+    }
+
+    /// The atomic bound of the launch so far, in cycles, and forgets it (one launch's): the most
+    /// cycles the L2 atomic unit spent on one line, or the longest chain of compare-and-swap
+    /// rounds on one word ([`cas_contention`]), whichever is more. `t_op` is the unit's cycles per
+    /// operation on one word ([`crate::timing::Costs::atomic_word`]), `round` the cycles from a
+    /// CAS's issue to its value's return ([`crate::timing::Costs::global`] of L2).
+    ///
+    /// The functional execution runs an SM's warps in turns and the SMs one after another, so a
+    /// CAS loop meets only the contention of its own warp and turn there; on the GPU every
+    /// resident contender retries every round. Per word and wave, the operations the model adds
+    /// beyond those executed are charged to the word's line as passes (words of one sector in
+    /// parallel, as [`L2Model::count_atomics`]).
+    pub fn take_busiest_atomic_line(&mut self, t_op: f64, round: f64) -> f64 {
+        let mut winners: rustc_hash::FxHashMap<(usize, u64), u64> = Default::default();
+        for &(wave, word, _, _) in &self.cas_winners {
+            *winners.entry((wave, word)).or_default() += 1;
+        }
+        // Per (line, sector), the most operations added on one of its words; per word, the
+        // cycles of its chains over the waves.
+        let mut extra: rustc_hash::FxHashMap<(u64, u64), u64> = Default::default();
+        let mut chains: rustc_hash::FxHashMap<u64, f64> = Default::default();
+        for (&(wave, word), &(executed, wins)) in &self.cas {
+            let k = winners.get(&(wave, word)).copied().unwrap_or(0);
+            let (ops, cycles) = cas_contention(wins, k, t_op, round);
+            let e = extra.entry((word / 128, word / 32)).or_default();
+            *e = (*e).max(ops.saturating_sub(executed));
+            *chains.entry(word).or_default() += cycles;
+        }
+        for ((line, _), ops) in extra {
+            *self.atomic_ops.entry(line).or_default() += ops as f64 * t_op;
+        }
+        let chain = chains.values().copied().fold(0.0, f64::max);
         let most = self.atomic_ops.values().copied().fold(0.0, f64::max);
         self.atomic_ops.clear();
-        most
+        self.cas.clear();
+        self.cas_winners.clear();
+        most.max(chain)
     }
 
     /// The read-modify-write of one L1 sector of an atomic in L2: a missing sector is fetched
@@ -55,6 +99,31 @@ impl L2Model {
         }
         level
     }
+}
+
+/// L2 atomic-unit operations and serial cycles of `wins` successful compare-and-swaps on one
+/// word by `winners` distinct threads resident together (a CAS loop: read, compute, CAS, retry
+/// with the returned value until it matched). In each round every contender that holds the
+/// word's current value issues its CAS; the first to reach the unit matches, the others fail
+/// and retry. So while all `winners` contend (the first `wins - winners` rounds, where threads
+/// win more than once) a round costs `winners` operations, and the last `winners` rounds
+/// `winners, winners - 1, ..., 1`. A round takes at least `round` cycles (the losers retry only
+/// once their failed CAS has returned the new value) and at least its operations at `t_op`
+/// cycles each (the unit performs one word's operations one after another:
+/// \[microbenchmark\] `validate/measurements/h200/ubench` J). Returns (operations, cycles).
+pub fn cas_contention(wins: u64, winners: u64, t_op: f64, round: f64) -> (u64, f64) {
+    let k = winners.min(wins);
+    let full = wins - k;
+    let ops = full * k + k * (k + 1) / 2;
+    // Rounds of j operations for j = 1..=k, each max(round, j * t_op): the first m at `round`.
+    let m = if t_op > 0.0 {
+        ((round / t_op).floor() as u64).min(k)
+    } else {
+        k
+    };
+    let tail = m as f64 * round + t_op * (k * (k + 1) / 2 - m * (m + 1) / 2) as f64;
+    let cycles = full as f64 * round.max(k as f64 * t_op) + tail;
+    (ops, cycles)
 }
 
 impl MemorySystem {
@@ -78,6 +147,22 @@ mod tests {
     use crate::config::GpuConfig;
     use crate::memory::system::MemorySystem;
     use crate::memory::WarpAccess;
+
+    #[test]
+    fn a_cas_loop_of_k_contenders_takes_k_rounds_of_k_to_1_operations() {
+        use super::cas_contention;
+        // 512 threads on one word, each winning once: 512 + 511 + ... + 1 operations.
+        assert_eq!(cas_contention(512, 512, 1.5, 300.0).0, 512 * 513 / 2);
+        // Rounds of 1..=200 operations at 1.5 cycles: those up to 200 at 300 cycles each.
+        assert_eq!(cas_contention(200, 200, 1.5, 300.0).1, 200.0 * 300.0);
+        // 32 lanes of one warp on their own word: 528 operations, 32 rounds of >= 300 cycles.
+        assert_eq!(cas_contention(32, 32, 1.5, 300.0), (528, 32.0 * 300.0));
+        // 4 threads winning 3 times each: 8 rounds of 4, then 4, 3, 2, 1.
+        assert_eq!(cas_contention(12, 4, 100.0, 1.0), (8 * 4 + 10, 8.0 * 400.0 + 1000.0));
+        // No contention: one operation, one round.
+        assert_eq!(cas_contention(1, 1, 1.5, 300.0), (1, 300.0));
+        assert_eq!(cas_contention(0, 0, 1.5, 300.0), (0, 0.0));
+    }
 
     #[test]
     fn an_atomic_reads_l2_once_per_sector_then_hits() {

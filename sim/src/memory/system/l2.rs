@@ -103,6 +103,11 @@ pub struct L2Model {
     /// Cycles of the L2 atomic unit per 128-byte line in the launch so far
     /// ([`L2Model::count_atomics`]).
     pub(super) atomic_ops: rustc_hash::FxHashMap<u64, f64>,
+    /// Global CAS lanes per (wave, word address) in the launch so far: executed, and how many
+    /// matched ([`L2Model::count_cas`]).
+    pub(super) cas: rustc_hash::FxHashMap<(usize, u64), (u64, u64)>,
+    /// The distinct threads whose CAS matched, per (wave, word, block, thread in block).
+    pub(super) cas_winners: rustc_hash::FxHashSet<(usize, u64, u64, u32)>,
 }
 
 impl L2Model {

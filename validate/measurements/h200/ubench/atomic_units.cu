@@ -48,7 +48,7 @@ __global__ void cas_k(unsigned* ctr, int naddr, int iters, unsigned compare, int
 __global__ void chain(unsigned* ctr, long long* out, int n, int op) {
     unsigned v = 0;
     long long t0 = clock64();
-    for (int i = 0; i < n; i++) v = op ? atomicAdd(ctr, 1u) : atomicCAS(ctr, v, v + 1u);
+    for (int i = 0; i < n; i++) v = op ? atomicAdd(ctr, 1u) : atomicCAS(ctr, v, v + 1u) + 1u;
     long long t1 = clock64();
     out[0] = t1 - t0;
     out[1] = v;
