@@ -403,6 +403,7 @@ fn l2(l: &L2) -> Check {
     float_range("l2.write_requests_per_cycle", r, 0.0, false, 1e6)?;
     let a = l.same_address_atomic_cycles;
     float_range("l2.same_address_atomic_cycles", a, 0.0, false, 1e6)?;
+    int_range("l2.atomic_units", l.atomic_units.into(), 0, 4096)?;
     let f = l.fill_bytes;
     if f < l.sector_bytes
         || f > l.line_bytes

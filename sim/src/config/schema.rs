@@ -246,6 +246,11 @@ pub struct L2 {
     /// Optional: 0 (the default) does not limit them.
     #[serde(default)]
     pub same_address_atomic_cycles: f64,
+    /// L2 atomic units the 128-byte lines are spread over (0 to 4096; [`crate::memory::system::atomic_unit`]):
+    /// the requests of lines that share a unit are performed one after another. Optional: 0
+    /// (the default) gives every line a unit of its own.
+    #[serde(default)]
+    pub atomic_units: u32,
     /// Bytes an L2 read miss fetches from DRAM: the missing sector, or the aligned block of
     /// sectors around it (a multiple of `sector_bytes`, at most `line_bytes`).
     pub fill_bytes: u32,

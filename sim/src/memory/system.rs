@@ -15,6 +15,7 @@ use crate::config::{GpuConfig, StorePolicy};
 use rayon::prelude::*;
 
 mod atomic;
+pub use atomic::{atomic_unit, cas_contention};
 mod l2;
 mod lines;
 mod sm;
@@ -98,6 +99,8 @@ pub struct Params {
     descriptor: bool,
     /// Loads' and stores' L2 sectors go onto the block log as [`LineRecords`].
     line_records: bool,
+    /// `l2.atomic_units` ([`atomic_unit`]).
+    atomic_units: u32,
 }
 
 impl Params {
@@ -222,6 +225,7 @@ impl MemorySystem {
             l2_fill_bytes: cfg.l2.fill_bytes,
             store_policy: cfg.l1.store_policy,
             broadcast_lanes: cfg.constant.broadcast_lanes,
+            atomic_units: cfg.l2.atomic_units,
             descriptor: cfg.compute_capability().0 >= 8,
             line_records: cfg.l1.transaction_bytes <= l1g.sector_bytes
                 && (l1g.line_bytes, l1g.sector_bytes)

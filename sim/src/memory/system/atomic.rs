@@ -30,7 +30,8 @@ impl L2Model {
     /// one into cycles (`timing::Costs::atomic_line`).
     pub fn count_atomics(&mut self, lines: &[(u64, u32)], cycles: impl Fn(u32) -> f64) {
         for &(line, most) in lines {
-            *self.atomic_ops.entry(line).or_default() += cycles(most);
+            let unit = atomic_unit(line, self.p.atomic_units);
+            *self.atomic_ops.entry(unit).or_default() += cycles(most);
         }
     }
 
@@ -48,7 +49,7 @@ impl L2Model {
     }
 
     /// The atomic bound of the launch so far, in cycles, and forgets it (one launch's): the most
-    /// cycles the L2 atomic unit spent on one line, or the longest chain of compare-and-swap
+    /// cycles one L2 atomic unit spent ([`atomic_unit`]), or the longest chain of compare-and-swap
     /// rounds on one word ([`cas_contention`]), whichever is more. `t_op` is the unit's cycles per
     /// operation on one word ([`crate::timing::Costs::atomic_word`]), `round` the cycles from a
     /// CAS's issue to its value's return ([`crate::timing::Costs::global`] of L2).
@@ -75,7 +76,8 @@ impl L2Model {
             *chains.entry(word).or_default() += cycles;
         }
         for ((line, _), ops) in extra {
-            *self.atomic_ops.entry(line).or_default() += ops as f64 * t_op;
+            let unit = atomic_unit(line, self.p.atomic_units);
+            *self.atomic_ops.entry(unit).or_default() += ops as f64 * t_op;
         }
         let chain = chains.values().copied().fold(0.0, f64::max);
         let most = self.atomic_ops.values().copied().fold(0.0, f64::max);
@@ -99,6 +101,29 @@ impl L2Model {
         }
         level
     }
+}
+
+/// The L2 atomic unit that performs the atomics on 128-byte line `line` (its address / 128), of
+/// `units` (0: the line's own). \[microbenchmark\] `validate/measurements/h200/ubench`, P (on
+/// an H100, the H200's GH100 L2): the half-warps of a warp adding to words of two lines take turns
+/// where the lines share a unit. Line 0 shares with lines 1, 4 and 5, and with 13 other such
+/// groups of four among the first 4096 lines; so do the lines of the groups measured elsewhere
+/// (7, 1000, 24581, 300001): the lines of an aligned 8-line block form two sets of four
+/// (address bits 7 and 9 pick no unit, bit 8 does), and the sets are spread over the units by a
+/// hash of the address (not XOR-linear over the lines measured; set 0's partners are sets 94,
+/// 137, 215, ..., 1019, about one per 73), which this model replaces by a rotation per window.
+pub fn atomic_unit(line: u64, units: u32) -> u64 {
+    if units == 0 {
+        return line;
+    }
+    let (set, units) = ((line >> 3) << 1 | (line >> 1 & 1), u64::from(units));
+    // Each window of `units` consecutive sets takes every unit once, rotated by a fixed mix of
+    // the window's number (splitmix64's finalizer): nearby sets never share a unit (32
+    // consecutive lines, 8 sets, are about 8 times as fast as one: ubench J), far ones by chance.
+    let mut z = (set / units).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (set % units + (z ^ (z >> 31)) % units) % units
 }
 
 /// L2 atomic-unit operations and serial cycles of `wins` successful compare-and-swaps on one
@@ -149,6 +174,34 @@ mod tests {
     use crate::memory::WarpAccess;
 
     #[test]
+    fn lines_share_units_in_sets_of_four_per_eight_line_block() {
+        use super::atomic_unit;
+        // Measured (ubench P): line 0 with 1, 4, 5; 1000 with 1001, 1004, 1005; 300001 with
+        // 300000, 300004, 300005.
+        for (a, b) in [
+            (0, 1),
+            (0, 4),
+            (0, 5),
+            (1000, 1001),
+            (1000, 1005),
+            (300001, 300004),
+        ] {
+            assert_eq!(atomic_unit(a, 73), atomic_unit(b, 73), "{a} {b}");
+        }
+        // Lines 2 and 3 of a block are the other set.
+        assert_ne!(
+            (atomic_unit(0, 4096), atomic_unit(0, 4096)),
+            (atomic_unit(2, 4096), atomic_unit(0, 4096))
+        );
+        // Without units, every line its own.
+        assert_eq!((atomic_unit(0, 0), atomic_unit(1, 0)), (0, 1));
+        // 73 consecutive sets (from set 0: lines 0 to 291) take the 73 units once each.
+        let units: std::collections::BTreeSet<u64> =
+            (0..292u64).map(|l| atomic_unit(l, 73)).collect();
+        assert_eq!(units.len(), 73);
+    }
+
+    #[test]
     fn a_cas_loop_of_k_contenders_takes_k_rounds_of_k_to_1_operations() {
         use super::cas_contention;
         // 512 threads on one word, each winning once: 512 + 511 + ... + 1 operations.
@@ -158,7 +211,10 @@ mod tests {
         // 32 lanes of one warp on their own word: 528 operations, 32 rounds of >= 300 cycles.
         assert_eq!(cas_contention(32, 32, 1.5, 300.0), (528, 32.0 * 300.0));
         // 4 threads winning 3 times each: 8 rounds of 4, then 4, 3, 2, 1.
-        assert_eq!(cas_contention(12, 4, 100.0, 1.0), (8 * 4 + 10, 8.0 * 400.0 + 1000.0));
+        assert_eq!(
+            cas_contention(12, 4, 100.0, 1.0),
+            (8 * 4 + 10, 8.0 * 400.0 + 1000.0)
+        );
         // No contention: one operation, one round.
         assert_eq!(cas_contention(1, 1, 1.5, 300.0), (1, 300.0));
         assert_eq!(cas_contention(0, 0, 1.5, 300.0), (0, 0.0));
