@@ -18,12 +18,15 @@
     printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
 
 template <int SIZE, bool CG>
-__global__ void one(const char* src, int* out, int s_stride, int g_stride, int lanes, int zfill) {
+__global__ void one(const char* src, int* out, int s_stride, int g_stride, int lanes, int zfill, int warm = 0) {
     __shared__ __align__(128) char buf[32 * 32 * 16];
     int lane = threadIdx.x;
     if (lane < lanes) {
         unsigned dst = (unsigned)__cvta_generic_to_shared(buf + (size_t)lane * s_stride * SIZE);
         const char* s = src + (size_t)lane * g_stride * SIZE;
+        // warm: the lane's line is brought into L1 first (the load's value feeds the address,
+        // so the LDGSTS waits for it): an LDGSTS that hits.
+        if (warm) s += (__ldca((const int*)s) == 0x7fffffff);
         int n = zfill ? 0 : SIZE;
         if (CG)
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(s), "r"(n));
@@ -38,11 +41,11 @@ __global__ void one(const char* src, int* out, int s_stride, int g_stride, int l
 static int id = 0;
 
 template <int SIZE, bool CG>
-static void launch(const char* src, int* out, int s, int g, int lanes, int zfill) {
-    one<SIZE, CG><<<1, 32>>>(src, out, s, g, lanes, zfill);
+static void launch(const char* src, int* out, int s, int g, int lanes, int zfill, int warm = 0) {
+    one<SIZE, CG><<<1, 32>>>(src, out, s, g, lanes, zfill, warm);
     CK(cudaDeviceSynchronize());
-    printf("L id=%d size=%d cg=%d s_stride=%d g_stride=%d lanes=%d zfill=%d\n", id++, SIZE, CG ? 1 : 0, s, g,
-           lanes, zfill);
+    printf("L id=%d size=%d cg=%d s_stride=%d g_stride=%d lanes=%d zfill=%d warm=%d\n", id++, SIZE, CG ? 1 : 0, s, g,
+           lanes, zfill, warm);
 }
 
 template <int SIZE, bool CG>
@@ -68,5 +71,12 @@ int main() {
     sweep<8, false>(src, out);
     sweep<16, false>(src, out);
     sweep<16, true>(src, out);
+    // Second call (2026-12-07): the same with the lines in L1 first (.ca hits; .cg bypasses L1).
+    for (int g : {1, 2, 8, 32}) {
+        launch<4, false>(src, out, 1, g, 32, 0, 1);
+        launch<4, false>(src, out, 8, g, 32, 0, 1);
+        launch<16, false>(src, out, 1, g, 32, 0, 1);
+        launch<16, true>(src, out, 1, g, 32, 0, 1);
+    }
     return 0;
 }
