@@ -38,6 +38,21 @@ __global__ void one(const char* src, int* out, int s_stride, int g_stride, int l
     out[lane] = ((int*)buf)[lane * 4];
 }
 
+// Third call (2026-12-07): the pattern of tests/fixtures/tensor's cp_async GEMM, where the
+// per-line rule over-counts: the two half-warps copy 16 words (64 B) each from two rows `pitch`
+// bytes apart, at byte `off` of the row, into 128 contiguous shared bytes; `warps` warps of one
+// block, warp w on rows 2w and 2w + 1.
+__global__ void rows(const char* src, int* out, int pitch, int off) {
+    __shared__ __align__(128) char buf[8 * 128];
+    int t = threadIdx.x, row = t / 16, col = t % 16;
+    unsigned dst = (unsigned)__cvta_generic_to_shared(buf + 4 * t);
+    const char* s = src + (size_t)row * pitch + off + 4 * col;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, 4;\n" ::"r"(dst), "l"(s));
+    asm volatile("cp.async.wait_all;\n" ::);
+    __syncthreads();
+    out[t] = ((int*)buf)[t];
+}
+
 static int id = 0;
 
 template <int SIZE, bool CG>
@@ -78,5 +93,12 @@ int main() {
         launch<16, false>(src, out, 1, g, 32, 0, 1);
         launch<16, true>(src, out, 1, g, 32, 0, 1);
     }
+    for (int warps : {1, 8})
+        for (int pitch : {64, 128, 160, 192, 256, 4096})
+            for (int off : {0, 64, 96}) {
+                rows<<<1, 32 * warps>>>(src, out, pitch, off);
+                CK(cudaDeviceSynchronize());
+                printf("R id=%d warps=%d pitch=%d off=%d\n", id++, warps, pitch, off);
+            }
     return 0;
 }
