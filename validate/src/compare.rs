@@ -145,6 +145,14 @@ pub const LABELS: &[(&str, &str)] = &[
         "shared store wavefronts",
     ),
     (
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "shared load wavefronts (SASS)",
+    ),
+    (
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+        "shared store wavefronts (SASS)",
+    ),
+    (
         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
         "shared load bank conflicts",
     ),

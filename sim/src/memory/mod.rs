@@ -14,6 +14,7 @@ pub mod constant;
 pub mod formula;
 mod host;
 pub mod image;
+pub mod ldgsts;
 pub mod shared;
 pub mod system;
 

@@ -278,6 +278,16 @@ counter_table! {
         sum stsm_inst: u64 => "smsp__sass_inst_executed_op_shared_stsm.sum",
         /// Shared-memory wavefronts of STSM: one per 8x8 matrix without bank conflicts.
         sum stsm_wavefronts: u64 => "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
+        /// Shared-memory load wavefronts counted per SASS instruction (as
+        /// `shared_ld_wavefronts`). \[measured\] ubench S (`validate/measurements/h200/ubench/
+        /// shared_mix.cu`, H100): these equal the instructions' bank rule exactly, while the
+        /// hardware counter `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld` adds 0 to 0.4%
+        /// (6% in suite37's 2-D stencil) that grow with the grid, with or without global traffic:
+        /// wavefronts no instruction's addresses explain, which the simulator does not model.
+        sum shared_ld_wavefronts_sass: u64 => "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        /// Shared-memory store wavefronts counted per SASS instruction (as
+        /// `shared_st_wavefronts`; the hardware counter adds up to 0.8%: ubench S).
+        sum shared_st_wavefronts_sass: u64 => "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
         /// `mma.sync` (SASS HMMA, IMMA; warp instructions). The simulator's own count:
         /// ptxas may split one `mma` into several HMMA (m16n8k16 on sm_80+ is one).
         sum mma_inst: u64,
@@ -523,6 +533,8 @@ mod tests {
                 "smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
                 "smsp__sass_inst_executed_op_shared_stsm.sum",
                 "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
+                "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
             ]
         );
     }

@@ -47,11 +47,13 @@ impl Counters {
                     SharedOp::Load => {
                         c.shared_ld_inst += 1;
                         c.shared_ld_wavefronts += n;
+                        c.shared_ld_wavefronts_sass += n;
                         c.shared_ld_conflicts += k;
                     }
                     SharedOp::Store => {
                         c.shared_st_inst += 1;
                         c.shared_st_wavefronts += n;
+                        c.shared_st_wavefronts_sass += n;
                         c.shared_st_conflicts += k;
                     }
                     SharedOp::Atom => {

@@ -8,8 +8,8 @@
 //! copies per thread. The global read goes through the L1 model as a load of `cp-size` bytes
 //! per lane (`.ca`: cached in L1, `.cg`: L2 only) and is counted as LDGSTS; lanes whose
 //! `src-size` is 0 (or whose `ignore-src` is true) read nothing and only write zeros. The shared
-//! write is counted as LDGSTS's shared wavefronts by the rule of a shared store of `cp-size`
-//! bytes a lane (phases of 8 lanes for 16 bytes).
+//! write is counted as LDGSTS's shared wavefronts by the measured rule of
+//! [`crate::memory::ldgsts`] (a wavefront per global line at least).
 //!
 //! `ldmatrix`/`stmatrix` move 8x8 matrices of 16-bit elements; each matrix is 8 rows of 16
 //! bytes whose addresses lanes 8i..8i+7 give for matrix i (PTX ISA §9.7.14.5.15). The
@@ -24,8 +24,8 @@ use crate::error::{Error, Result};
 use crate::exec::decode::{DInst, Src};
 use crate::exec::step::{lanes, Ctx};
 use crate::exec::warp::Warp;
-use crate::memory::coalesce;
 use crate::memory::shared::{self, Banks};
+use crate::memory::{coalesce, ldgsts};
 use crate::memory::{WarpAccess, WARP};
 use crate::ptx::ast::{StateSpace, Type};
 use crate::ptx::inst::{CacheOp, CpAsync, MatrixOp, MemOp};
@@ -181,13 +181,12 @@ impl Ctx<'_> {
             addrs: dst,
             bytes,
         };
-        let wf = shared::wavefronts(&access, self.shared_banks());
+        let bypass = c.cache == CacheOp::Cg;
+        let wf = ldgsts::ldgsts_wavefronts(&access, &src, reads, bypass, self.shared_banks());
         self.record(
             pc,
             Outcome::Shared {
-                op: SharedOp::Ldgsts {
-                    bypass: c.cache == CacheOp::Cg,
-                },
+                op: SharedOp::Ldgsts { bypass },
                 wavefronts: wf.wavefronts,
                 conflicts: wf.conflicts(),
             },
