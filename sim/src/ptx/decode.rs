@@ -167,6 +167,7 @@ pub fn decode(
         notes: vec![],
         operands: vec![],
         shared_widths: vec![],
+        loop_overlap: vec![],
         local: Default::default(),
     };
     let notes = RefCell::new(vec![]);

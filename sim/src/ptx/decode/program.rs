@@ -34,6 +34,10 @@ pub struct Program {
     /// Per instruction, where ptxas merged shared loads or stores into wider SASS ones
     /// ([`crate::sass::merge`]; empty: none known, every access as the PTX says).
     pub shared_widths: Vec<Merge>,
+    /// Per instruction, for a backward branch, how many PTX iterations of its loop one iteration
+    /// of ptxas's SASS loop covers ([`crate::sass::unroll`]): the replay waits for the warp's
+    /// earlier instructions at every such execution of the branch only (empty: 1 everywhere).
+    pub loop_overlap: Vec<u16>,
     /// Where the kernel's local memory is on the GPU (found by `sass::merge::local_memory`;
     /// [`LocalMemory::Memory`] without SASS).
     pub local: LocalMemory,

@@ -25,6 +25,11 @@
 //!   `wmma.mma` issues no sooner than the pipe is free, occupies it for its form's issue cycles
 //!   and its D is ready its form's latency after the issue ([`crate::timing::tensor`]); the wait
 //!   for the pipe is `math_pipe_throttle`.
+//! - **Loops.** Instructions after a branch issue after every instruction before it, but at a
+//!   loop's backward branch only at every [`Plan::overlap`]-th execution: ptxas unrolled the loop
+//!   that far beyond the PTX and hoists the loads of one SASS iteration's PTX iterations above
+//!   their uses, so between its backward branches they issue in dataflow order and are in flight
+//!   together ([`crate::sass::unroll`]; 1 without SASS: every execution waits).
 //! - **Barriers.** `bar.sync` waits for the warp's outstanding results, then for every warp of
 //!   its block still running; the last arrival releases them after [`Costs::barrier`].
 //!
@@ -154,6 +159,10 @@ struct Warp<'a, R: Board + ?Sized> {
     issued_max: u32,
     /// Cycle by which every store has been acknowledged.
     drain: u32,
+    /// The backward branch the warp last executed ([`Warp::waits_at`]).
+    loop_pc: u32,
+    /// Its executions that every lane took since the warp last waited there.
+    trips: u16,
     /// Its block's index in the wave.
     block: u16,
     /// Its scheduler (the SM's warp number modulo the schedulers).
@@ -175,6 +184,31 @@ impl<R: Board + ?Sized> Warp<'_, R> {
     /// The cycle the last of its results is ready (the program has `n` registers).
     fn results_ready(&self, n: usize) -> u32 {
         self.ready.first(n).iter().copied().max().unwrap_or(0)
+    }
+
+    /// Whether the warp's instructions after the branch planned as `p`, of an entry with latency
+    /// `lat` (1: every lane took it), wait for all before it. A forward branch: yes. A backward
+    /// one: at every [`Plan::overlap`]-th execution in a row that every lane takes, where the SASS
+    /// loop that covers that many PTX iterations branches back ([`crate::sass::unroll`]), and
+    /// where the loop ends for a lane (not taken by every lane).
+    #[inline]
+    fn waits_at(&mut self, p: &Plan, lat: u32) -> bool {
+        if p.overlap == 0 {
+            return true;
+        }
+        if self.loop_pc != p.pc {
+            (self.loop_pc, self.trips) = (p.pc, 0);
+        }
+        if lat != 1 {
+            self.trips = 0;
+            return true;
+        }
+        self.trips += 1;
+        if self.trips < p.overlap {
+            return false;
+        }
+        self.trips = 0;
+        true
     }
 
     fn finish(&self, n: usize) -> u32 {
@@ -459,6 +493,8 @@ impl Sm {
                     issued_max: 0,
                     port,
                     drain: 0,
+                    loop_pc: u32::MAX,
+                    trips: 0,
                     block: u16::try_from(k).expect("at most 65,536 blocks in a wave"),
                     at_barrier: false,
                 });

@@ -149,6 +149,10 @@ pub(super) struct Plan {
     pub(super) unit: Option<Unit>,
     /// A branch ptxas if-converts (no branch in SASS).
     pub(super) if_converted: bool,
+    /// For a backward branch, its loop's overlap ([`Program::loop_overlap`], at least 1): the
+    /// warp waits for its earlier instructions at every such execution of it; 0 for every other
+    /// instruction.
+    pub(super) overlap: u16,
     /// The rare work its issue does: [`CONST`] (constant-pipe cycles), [`BARRIER`] (a
     /// `bar.sync`'s arrival occupies the barrier unit), [`UNIT`] (it may be a unit's first use);
     /// one test for the three.
@@ -168,8 +172,9 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    /// The plan of `inst` at `pc` (`operands`: the program's operand table, [`Program::operands`]).
-    pub(super) fn of(costs: &Costs, pc: u32, inst: &DInst, operands: &[u16]) -> Self {
+    /// The plan of `inst` at `pc` (`operands`: the program's operand table, [`Program::operands`];
+    /// `overlap`: its [`Program::loop_overlap`], 1 where none is known).
+    pub(super) fn of(costs: &Costs, pc: u32, inst: &DInst, operands: &[u16], overlap: u16) -> Self {
         let s = costs.sass.at(pc);
         // A form the config lacks was refused at the launch (`tensor::check`); here (plans made
         // without that check, in tests) it keeps the ALU's cost.
@@ -211,6 +216,10 @@ impl Plan {
             },
             unit: Unit::of(costs, pc, inst),
             if_converted: costs.sass.skipped(pc).is_some(),
+            overlap: match inst.op {
+                Op::Bra if inst.target <= pc => overlap.max(1),
+                _ => 0,
+            },
             rare: 0,
             fast: 0,
             lat_mask: if kind == Kind::Load { !0 } else { 0 },
@@ -248,6 +257,7 @@ pub(super) const IDLE: Plan = Plan {
     const_cycles: 0.0,
     unit: None,
     if_converted: false,
+    overlap: 0,
     rare: 0,
     fast: 0,
     lat_mask: 0,
@@ -300,7 +310,10 @@ impl Plans {
     pub fn new(costs: &Costs, program: &Program) -> Self {
         Plans(
             (program.insts.iter().enumerate())
-                .map(|(pc, i)| Plan::of(costs, pc as u32, i, &program.operands))
+                .map(|(pc, i)| {
+                    let overlap = program.loop_overlap.get(pc).copied().unwrap_or(1);
+                    Plan::of(costs, pc as u32, i, &program.operands, overlap)
+                })
                 .collect(),
         )
     }

@@ -66,6 +66,7 @@ fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
         notes: vec![],
         operands: vec![],
         shared_widths: vec![],
+        loop_overlap: vec![],
         local: Default::default(),
     };
     (program, costs)
@@ -559,6 +560,7 @@ fn mma_program(accs: &[u16]) -> Program {
         notes: vec![],
         operands,
         shared_widths: vec![],
+        loop_overlap: vec![],
         local: Default::default(),
     }
 }
