@@ -35,7 +35,7 @@
 
 use super::listing::{Function, Inst};
 use crate::ptx::ast::StateSpace;
-use crate::ptx::decode::{Overlap, Program};
+use crate::ptx::decode::Program;
 use crate::ptx::inst::Op;
 use std::collections::HashSet;
 
@@ -89,9 +89,9 @@ fn ptx_bytes(program: &Program, pc: usize) -> Option<u32> {
 }
 
 /// The overlap of every instruction of `program` from the SASS function `f` of the same kernel:
-/// for a backward branch its loop's (module docs), [`Overlap::NONE`] for every other
-/// instruction; empty when every loop's is (nothing unrolled beyond the PTX, or no loop).
-pub fn overlaps(f: &Function, program: &Program) -> Vec<Overlap> {
+/// for a backward branch its loop's (module docs), 1 for every other instruction; empty when
+/// every loop's is 1 (nothing unrolled beyond the PTX, or no loop).
+pub fn overlaps(f: &Function, program: &Program) -> Vec<u16> {
     let n = program.insts.len();
     // PTX loops: (first, branch) of each backward branch.
     let loops: Vec<(usize, usize)> = (0..n)
@@ -103,7 +103,7 @@ pub fn overlaps(f: &Function, program: &Program) -> Vec<Overlap> {
         return vec![];
     }
     let inner = innermost(f);
-    let mut out = vec![Overlap::NONE; n];
+    let mut out = vec![1u16; n];
     let mut any = false;
     for &(t, b) in &loops {
         // Nested loops' bodies: their accesses are not this loop's own.
@@ -127,19 +127,10 @@ pub fn overlaps(f: &Function, program: &Program) -> Vec<Overlap> {
         if ptx == 0 {
             continue;
         }
-        let (sass, region) = ratio(f, &inner, &own, &body);
-        let k = (sass as f64 / ptx as f64)
-            .round()
-            .clamp(1.0, f64::from(u16::MAX)) as u16;
-        let waits = match region {
-            Some(i) => waves(f, i).clamp(1, k),
-            None => 1,
-        };
-        any |= waits < k;
-        out[b] = Overlap {
-            iterations: k,
-            waits,
-        };
+        let ratio = ratio(f, &inner, &own, &body) as f64 / ptx as f64;
+        let k = ratio.round().clamp(1.0, f64::from(u16::MAX)) as u16;
+        any |= k > 1;
+        out[b] = k;
     }
     if any {
         out
@@ -165,15 +156,10 @@ fn innermost(f: &Function) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// The SASS bytes per lane of the copies of lines `own` in the region that [`overlaps`] takes,
-/// and the region (the SASS loop's branch, `None`: outside every loop): the largest of the SASS
-/// loops holding no access from outside `body`, else the largest of any region.
-fn ratio(
-    f: &Function,
-    inner: &[Option<usize>],
-    own: &HashSet<u32>,
-    body: &HashSet<u32>,
-) -> (u64, Option<usize>) {
+/// The SASS bytes per lane of the copies of lines `own` in the region (innermost SASS loop, or
+/// none) that [`overlaps`] takes: the largest of the SASS loops holding no access from outside
+/// `body`, else the largest of any region.
+fn ratio(f: &Function, inner: &[Option<usize>], own: &HashSet<u32>, body: &HashSet<u32>) -> u64 {
     // Per region: own bytes, and whether it holds an access of a line outside the body.
     let mut regions: Vec<(Option<usize>, u64, bool)> = vec![];
     for (i, inst) in f.insts.iter().enumerate() {
@@ -197,82 +183,10 @@ fn ratio(
     let best = |pure: bool| {
         (regions.iter())
             .filter(|e| e.1 > 0 && (!pure || (e.0.is_some() && !e.2)))
-            .max_by_key(|e| e.1)
-            .map(|e| (e.1, e.0))
+            .map(|e| e.1)
+            .max()
     };
-    best(true).or_else(|| best(false)).unwrap_or((0, None))
-}
-
-/// Registers (`R0` to `R254`) an operand names: `R14.64` and a 64-bit access's `[R2.64]` name a
-/// pair; `RZ`, uniform (`UR4`), special (`SR_TID.X`) and predicate registers are not counted.
-fn registers(operand: &str) -> Vec<u16> {
-    let b = operand.as_bytes();
-    let mut out = vec![];
-    let mut k = 0;
-    while k < b.len() {
-        let boundary = k == 0 || !(b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_');
-        if b[k] == b'R' && boundary && b.get(k + 1).is_some_and(u8::is_ascii_digit) {
-            let digits = b[k + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-            let r: u16 = operand[k + 1..k + 1 + digits].parse().unwrap_or(0);
-            out.push(r);
-            k += 1 + digits;
-            if operand[k..].starts_with(".64") {
-                out.push(r + 1);
-            }
-        } else {
-            k += 1;
-        }
-    }
-    out
-}
-
-/// How many times a warp waits for loads in one iteration of the SASS loop whose backward
-/// branch is instruction `i` of `f`, as it issues in order: an instruction issues no earlier
-/// than the one before it and than its sources, and a global, local or generic load's (or a
-/// returning atomic's) result comes one wait later than its issue (shared loads and ALU
-/// results, tens of cycles, count none). Three iterations are walked, so that values carried
-/// from one to the next (a load issued for the next iteration) count; the waits are the third's.
-/// 0 for a loop that holds another.
-fn waves(f: &Function, i: usize) -> u16 {
-    let Some(t) = f.insts[i].target else {
-        return 0;
-    };
-    let body = &f.insts[t..=i];
-    if (t..i).any(|x| f.insts[x].target.is_some_and(|to| t <= to && to <= x)) {
-        return 0;
-    }
-    let mut ready = [0u32; 256];
-    let mut now = 0u32;
-    let mut ends = [0u32; 3];
-    for end in ends.iter_mut() {
-        for x in body {
-            let mut ops = x.operands.split(',').map(str::trim);
-            let first = ops.next().unwrap_or("");
-            let dst =
-                first.starts_with('R') && first[1..].starts_with(|c: char| c.is_ascii_digit());
-            let srcs = (if dst { None } else { Some(first) })
-                .into_iter()
-                .chain(ops);
-            for r in srcs.flat_map(registers) {
-                now = now.max(ready[usize::from(r as u8)]);
-            }
-            if !dst {
-                continue;
-            }
-            let long = matches!(x.base(), "LDG" | "LD" | "LDL" | "ATOM" | "ATOMG");
-            let width = match sass_bytes(x) {
-                Some(b) => b.div_ceil(4),
-                None if x.opcode.contains(".WIDE") || x.base().starts_with('D') => 2,
-                None => 1,
-            };
-            let r0 = registers(first).first().copied().unwrap_or(0);
-            for r in r0..r0 + width as u16 {
-                ready[usize::from(r as u8)] = now + u32::from(long);
-            }
-        }
-        *end = now;
-    }
-    (ends[2] - ends[1]).min(u32::from(u16::MAX)) as u16
+    best(true).or_else(|| best(false)).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -312,17 +226,18 @@ mod tests {
             .remove(0)
     }
 
-    /// The (iterations, waits) of the program's backward branch (the other instructions' are
-    /// [`Overlap::NONE`]).
-    fn branch(p: &Program, o: &[Overlap]) -> (u16, u16) {
+    /// The overlap of the program's backward branch, and of the other instructions.
+    fn branch(p: &Program, o: &[u16]) -> u16 {
         let b = (p.insts.iter()).position(|i| i.op == Op::Bra).unwrap();
         assert_eq!((p.lines[b], p.insts[b].target), (15, 2));
         if o.is_empty() {
-            return (1, 1);
+            return 1;
         }
-        let none = |(pc, k): (usize, &Overlap)| pc == b || *k == Overlap::NONE;
-        assert!(o.iter().enumerate().all(none), "{o:?}");
-        (o[b].iterations, o[b].waits)
+        assert!(
+            o.iter().enumerate().all(|(pc, &k)| pc == b || k == 1),
+            "{o:?}"
+        );
+        o[b]
     }
 
     /// ptxas's shape for a loop it unrolls 4x: the 4x loop, then a 1x remainder loop.
@@ -366,7 +281,7 @@ mod tests {
     #[test]
     fn a_loop_unrolled_4x_with_a_remainder_loop_overlaps_4() {
         let p = program();
-        assert_eq!(branch(&p, &overlaps(&function(UNROLLED4), &p)), (4, 1));
+        assert_eq!(branch(&p, &overlaps(&function(UNROLLED4), &p)), 4);
     }
 
     #[test]
@@ -397,7 +312,7 @@ mod tests {
 /*0020*/ @P0 BRA `(.L_x_0) ;
 /*0030*/ EXIT ;
 ";
-        assert_eq!(branch(&p, &overlaps(&function(merged), &p)), (8, 1));
+        assert_eq!(branch(&p, &overlaps(&function(merged), &p)), 8);
     }
 
     #[test]
@@ -413,7 +328,7 @@ mod tests {
             );
         }
         sass += "//## line 16\n/*0400*/ STG.E desc[UR4][R2.64], R8 ;\n/*0410*/ EXIT ;\n";
-        assert_eq!(branch(&p, &overlaps(&function(&sass), &p)), (64, 1));
+        assert_eq!(branch(&p, &overlaps(&function(&sass), &p)), 64);
     }
 
     #[test]
@@ -441,9 +356,9 @@ mod tests {
             }
             s + "//## line 15\n/*0200*/ @P0 BRA `(.L_x_0) ;\n/*0210*/ EXIT ;\n"
         };
-        assert_eq!(branch(&p, &overlaps(&function(&sass(1)), &p)), (3, 1));
-        assert_eq!(branch(&p, &overlaps(&function(&sass(0)), &p)), (2, 1));
-        assert_eq!(branch(&p, &overlaps(&function(&sass(4)), &p)), (4, 1));
+        assert_eq!(branch(&p, &overlaps(&function(&sass(1)), &p)), 3);
+        assert_eq!(branch(&p, &overlaps(&function(&sass(0)), &p)), 2);
+        assert_eq!(branch(&p, &overlaps(&function(&sass(4)), &p)), 4);
     }
 
     /// An outer loop (lines 8 to 17, branch at 17) around an inner one (lines 9 to 13, load at
@@ -461,14 +376,14 @@ mod tests {
         )
     }
 
-    /// The PTX iterations per SASS iteration of [`nested`]'s (inner, outer) branches.
+    /// The overlaps of [`nested`]'s (inner, outer) branches.
     fn inner_outer(sass: &str) -> (u16, u16) {
         let p = nested();
         let o = overlaps(&function(sass), &p);
         let at = |line: u32| {
             let pc = p.lines.iter().position(|&l| l == line).unwrap();
             assert_eq!(p.insts[pc].op, Op::Bra);
-            o.get(pc).copied().unwrap_or_default().iterations
+            o.get(pc).copied().unwrap_or(1)
         };
         (at(13), at(17))
     }
