@@ -32,6 +32,13 @@
 //!
 //! A PTX loop without own accesses, and every loop where there is no SASS (ptxas absent), has
 //! overlap 1: every execution of its backward branch waits, as before.
+//!
+//! Left out: where in the SASS iteration ptxas puts the loads. It does not always hoist all of
+//! them above the first use (register pressure: `matvec_cols` issues its 32 LDGs in three groups
+//! between FFMAs, so a warp waits three times per SASS iteration, not once). Counting those waits
+//! from the SASS's register dataflow was tried and measured worse on suite38's fit set (memory
+//! 18.1% against 16.4% time MAPE): with `dram.latency_cycles` fitted as a loaded latency (1050
+//! against 657 measured idle), the hoisting this module credits stands in for it.
 
 use super::listing::{Function, Inst};
 use crate::ptx::ast::StateSpace;

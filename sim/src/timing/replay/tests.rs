@@ -629,3 +629,35 @@ fn an_mma_form_the_config_lacks_keeps_the_alu_cost_in_plans() {
         vec![1 + 4 + 4]
     );
 }
+
+/// One warp's 8 iterations of `ld r0; mov r1, r0; bra` (the load 100 cycles; the branch taken
+/// by every lane but the last time), replayed with the branch's overlap `k`: the block's cycles.
+fn loop_of_8(k: u16) -> u64 {
+    let bra = DInst {
+        op: Op::Bra,
+        dst: [NO_REG; 4],
+        target: 0,
+        ..mov(0, None)
+    };
+    let (mut p, c) = setup(vec![load(0), mov(1, Some(0)), bra], 1);
+    p.loop_overlap = vec![1, 1, k];
+    let stream: Vec<(u32, u32)> = (0..8)
+        .flat_map(|i| [(0, 100), (1, 0), (2, u32::from(i < 7))])
+        .collect();
+    replay(&p, &c, &[block(&[&stream])])[0]
+}
+
+#[test]
+fn a_loop_unrolled_4x_waits_for_its_loads_a_quarter_as_often() {
+    // Overlap 1 (as without SASS): each iteration's load issues after the previous iteration's
+    // use (the branch waits for it): 102 cycles an iteration (load, 100, the use; the branch
+    // and the next load the two cycles after it), the last use's result 4 cycles after 7 x
+    // 102 + 101.
+    assert_eq!(loop_of_8(1), 7 * 102 + 101 + 4);
+    // Overlap 4 (ptxas unrolled the loop 4x): the loads of 4 iterations issue 3 cycles apart
+    // and the warp waits at every fourth branch only, 2 waits instead of 8: the fourth use at
+    // 10 + 100, the fifth load 2 cycles later; the eighth 9 cycles after that, its use 101.
+    assert_eq!(loop_of_8(4), (100 + 9 + 2) + (9 + 101) + 4);
+    // Overlap 8: one wait, at the loop's end (the branch not taken).
+    assert_eq!(loop_of_8(8), 7 * 3 + 101 + 4);
+}
