@@ -1,26 +1,29 @@
-//! How far ptxas unrolled each PTX loop: for every PTX backward branch, how many PTX iterations
-//! one iteration of its SASS loop covers (the loop's *overlap*), from the SASS's line info.
+//! How far ptxas unrolled each PTX loop and how often a warp waits for loads in it: for every
+//! PTX backward branch, how many PTX iterations one iteration of its SASS loop covers and how
+//! many times the warp waits for that iteration's loads (the loop's [`Overlap`]), from the SASS's
+//! line info and register operands.
 //!
 //! ptxas unrolls loops further than the PTX does: suite38's `gemm_naive`, whose NVRTC PTX loop
 //! already holds four k steps (8 `ld.global.f32`), is a SASS loop of 32 LDGs (16 k steps, 4 PTX
 //! iterations) with a 2x block and a 1x loop for the remainder (ptxas 12.9, sm_90). Inside one
-//! SASS iteration ptxas hoists the loads of all its PTX iterations above their uses, so they are
-//! in flight together; a warp waits for them only where the SASS branches back, since a warp
-//! issues in order across a branch. The replay, which walks the PTX-level trace, makes a warp's
-//! instructions after a branch issue after every instruction before it (and so after the loads'
-//! uses); with the overlap it does so only at every overlap-th execution of the loop's backward
-//! branch ([`crate::timing::replay`]).
+//! SASS iteration ptxas hoists loads above their uses, so the loads of several PTX iterations are
+//! in flight together; a warp issues in order, so it waits where an instruction needs a load
+//! still in flight, and at the latest where the SASS branches back. The replay, which walks the
+//! PTX-level trace, makes a warp's instructions after a branch issue after every instruction
+//! before it (and so after the loads' uses); with the overlap it does so at `waits` of every
+//! `iterations` executions of the loop's backward branch only ([`crate::timing::replay`]).
 //!
-//! The rule, per PTX loop (a `bra` whose target is at or before it; its body the instructions
-//! from the target to the branch):
+//! **Iterations**, per PTX loop (a `bra` whose target is at or before it; its body the
+//! instructions from the target to the branch):
 //!
 //! - its **own accesses** are the global, shared, local and generic loads, stores and atomics of
 //!   its body that no loop nested in it holds (constant and parameter loads are not counted:
 //!   ptxas makes most of them operands; local ones not where ptxas keeps local memory in
 //!   registers). ptxas emits exactly one SASS access per PTX access it keeps, each attributed
 //!   to its PTX line, and a merged vector (two `ld.global.f32` of consecutive iterations as one
-//!   `LDG.E.64`) carries their bytes: so the overlap is the bytes per lane of the own accesses'
-//!   SASS copies in one SASS loop over the bytes per lane of the own accesses in the PTX body;
+//!   `LDG.E.64`) carries their bytes: so the iterations are the bytes per lane of the own
+//!   accesses' SASS copies in one SASS loop over the bytes per lane of the own accesses in the
+//!   PTX body;
 //! - the SASS loops (a branch to an instruction at or before it) that hold them, each copy
 //!   counted in its innermost SASS loop only (an inner loop's copies are not its outer loop's),
 //!   and holding no access from outside the PTX loop's body: the largest ratio among them (the
@@ -30,19 +33,23 @@
 //! - rounded to the nearest whole number, at least 1 (a merged remainder or a load ptxas
 //!   hoisted out of the loop leave a fraction).
 //!
-//! A PTX loop without own accesses, and every loop where there is no SASS (ptxas absent), has
-//! overlap 1: every execution of its backward branch waits, as before.
+//! **Waits**: the SASS loop's body issued in order, three iterations ([`waves`]): an instruction
+//! issues no earlier than the one before it and than its source registers, and a global, local
+//! or generic load's result is one wait later than its issue; the third iteration's waits, at
+//! least 1 and at most the iterations. ptxas does not always put every load above the first use:
+//! `gemm_naive` waits twice per SASS iteration of 4 PTX iterations, `matvec_cols`, short of
+//! registers, issues its 32 LDGs in three groups between FFMAs and waits three times (its
+//! measured time per SASS iteration on the H200, `tests/fixtures/suite38`: 2,680 cycles with A
+//! from DRAM, 1,040 from L2 (`--warm`), three times a load's latency under load; one wait per
+//! iteration was predicted 42% and 60% short). Where the PTX loop has no SASS loop, or its SASS
+//! loop holds another loop, 1.
 //!
-//! Left out: where in the SASS iteration ptxas puts the loads. It does not always hoist all of
-//! them above the first use (register pressure: `matvec_cols` issues its 32 LDGs in three groups
-//! between FFMAs, so a warp waits three times per SASS iteration, not once). Counting those waits
-//! from the SASS's register dataflow was tried and measured worse on suite38's fit set (memory
-//! 18.1% against 16.4% time MAPE): with `dram.latency_cycles` fitted as a loaded latency (1050
-//! against 657 measured idle), the hoisting this module credits stands in for it.
+//! A PTX loop without own accesses, and every loop where there is no SASS (ptxas absent), has
+//! [`Overlap::NONE`]: every execution of its backward branch waits, as before.
 
 use super::listing::{Function, Inst};
 use crate::ptx::ast::StateSpace;
-use crate::ptx::decode::Program;
+use crate::ptx::decode::{Overlap, Program};
 use crate::ptx::inst::Op;
 use std::collections::HashSet;
 
@@ -96,9 +103,9 @@ fn ptx_bytes(program: &Program, pc: usize) -> Option<u32> {
 }
 
 /// The overlap of every instruction of `program` from the SASS function `f` of the same kernel:
-/// for a backward branch its loop's (module docs), 1 for every other instruction; empty when
-/// every loop's is 1 (nothing unrolled beyond the PTX, or no loop).
-pub fn overlaps(f: &Function, program: &Program) -> Vec<u16> {
+/// for a backward branch its loop's (module docs), [`Overlap::NONE`] for every other
+/// instruction; empty when every loop's is (nothing unrolled beyond the PTX, or no loop).
+pub fn overlaps(f: &Function, program: &Program) -> Vec<Overlap> {
     let n = program.insts.len();
     // PTX loops: (first, branch) of each backward branch.
     let loops: Vec<(usize, usize)> = (0..n)
@@ -110,7 +117,7 @@ pub fn overlaps(f: &Function, program: &Program) -> Vec<u16> {
         return vec![];
     }
     let inner = innermost(f);
-    let mut out = vec![1u16; n];
+    let mut out = vec![Overlap::NONE; n];
     let mut any = false;
     for &(t, b) in &loops {
         // Nested loops' bodies: their accesses are not this loop's own.
@@ -134,10 +141,19 @@ pub fn overlaps(f: &Function, program: &Program) -> Vec<u16> {
         if ptx == 0 {
             continue;
         }
-        let ratio = ratio(f, &inner, &own, &body) as f64 / ptx as f64;
-        let k = ratio.round().clamp(1.0, f64::from(u16::MAX)) as u16;
-        any |= k > 1;
-        out[b] = k;
+        let (sass, region) = ratio(f, &inner, &own, &body);
+        let k = (sass as f64 / ptx as f64)
+            .round()
+            .clamp(1.0, f64::from(u16::MAX)) as u16;
+        let waits = match region {
+            Some(i) => waves(f, i).clamp(1, k),
+            None => 1,
+        };
+        any |= waits < k;
+        out[b] = Overlap {
+            iterations: k,
+            waits,
+        };
     }
     if any {
         out
@@ -163,10 +179,15 @@ fn innermost(f: &Function) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// The SASS bytes per lane of the copies of lines `own` in the region (innermost SASS loop, or
-/// none) that [`overlaps`] takes: the largest of the SASS loops holding no access from outside
-/// `body`, else the largest of any region.
-fn ratio(f: &Function, inner: &[Option<usize>], own: &HashSet<u32>, body: &HashSet<u32>) -> u64 {
+/// The SASS bytes per lane of the copies of lines `own` in the region that [`overlaps`] takes,
+/// and the region (the SASS loop's branch, `None`: outside every loop): the largest of the SASS
+/// loops holding no access from outside `body`, else the largest of any region.
+fn ratio(
+    f: &Function,
+    inner: &[Option<usize>],
+    own: &HashSet<u32>,
+    body: &HashSet<u32>,
+) -> (u64, Option<usize>) {
     // Per region: own bytes, and whether it holds an access of a line outside the body.
     let mut regions: Vec<(Option<usize>, u64, bool)> = vec![];
     for (i, inst) in f.insts.iter().enumerate() {
@@ -190,10 +211,82 @@ fn ratio(f: &Function, inner: &[Option<usize>], own: &HashSet<u32>, body: &HashS
     let best = |pure: bool| {
         (regions.iter())
             .filter(|e| e.1 > 0 && (!pure || (e.0.is_some() && !e.2)))
-            .map(|e| e.1)
-            .max()
+            .max_by_key(|e| e.1)
+            .map(|e| (e.1, e.0))
     };
-    best(true).or_else(|| best(false)).unwrap_or(0)
+    best(true).or_else(|| best(false)).unwrap_or((0, None))
+}
+
+/// Registers (`R0` to `R254`) an operand names: `R14.64` and a 64-bit access's `[R2.64]` name a
+/// pair; `RZ`, uniform (`UR4`), special (`SR_TID.X`) and predicate registers are not counted.
+fn registers(operand: &str) -> Vec<u16> {
+    let b = operand.as_bytes();
+    let mut out = vec![];
+    let mut k = 0;
+    while k < b.len() {
+        let boundary = k == 0 || !(b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_');
+        if b[k] == b'R' && boundary && b.get(k + 1).is_some_and(u8::is_ascii_digit) {
+            let digits = b[k + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let r: u16 = operand[k + 1..k + 1 + digits].parse().unwrap_or(0);
+            out.push(r);
+            k += 1 + digits;
+            if operand[k..].starts_with(".64") {
+                out.push(r + 1);
+            }
+        } else {
+            k += 1;
+        }
+    }
+    out
+}
+
+/// How many times a warp waits for loads in one iteration of the SASS loop whose backward
+/// branch is instruction `i` of `f`, as it issues in order: an instruction issues no earlier
+/// than the one before it and than its sources, and a global, local or generic load's (or a
+/// returning atomic's) result comes one wait later than its issue (shared loads and ALU
+/// results, tens of cycles, count none). Three iterations are walked, so that values carried
+/// from one to the next (a load issued for the next iteration) count; the waits are the third's.
+/// 0 for a loop that holds another.
+fn waves(f: &Function, i: usize) -> u16 {
+    let Some(t) = f.insts[i].target else {
+        return 0;
+    };
+    let body = &f.insts[t..=i];
+    if (t..i).any(|x| f.insts[x].target.is_some_and(|to| t <= to && to <= x)) {
+        return 0;
+    }
+    let mut ready = [0u32; 256];
+    let mut now = 0u32;
+    let mut ends = [0u32; 3];
+    for end in ends.iter_mut() {
+        for x in body {
+            let mut ops = x.operands.split(',').map(str::trim);
+            let first = ops.next().unwrap_or("");
+            let dst =
+                first.starts_with('R') && first[1..].starts_with(|c: char| c.is_ascii_digit());
+            let srcs = (if dst { None } else { Some(first) })
+                .into_iter()
+                .chain(ops);
+            for r in srcs.flat_map(registers) {
+                now = now.max(ready[usize::from(r as u8)]);
+            }
+            if !dst {
+                continue;
+            }
+            let long = matches!(x.base(), "LDG" | "LD" | "LDL" | "ATOM" | "ATOMG");
+            let width = match sass_bytes(x) {
+                Some(b) => b.div_ceil(4),
+                None if x.opcode.contains(".WIDE") || x.base().starts_with('D') => 2,
+                None => 1,
+            };
+            let r0 = registers(first).first().copied().unwrap_or(0);
+            for r in r0..r0 + width as u16 {
+                ready[usize::from(r as u8)] = now + u32::from(long);
+            }
+        }
+        *end = now;
+    }
+    (ends[2] - ends[1]).min(u32::from(u16::MAX)) as u16
 }
 
 #[cfg(test)]
@@ -233,18 +326,17 @@ mod tests {
             .remove(0)
     }
 
-    /// The overlap of the program's backward branch, and of the other instructions.
-    fn branch(p: &Program, o: &[u16]) -> u16 {
+    /// The (iterations, waits) of the program's backward branch (the other instructions' are
+    /// [`Overlap::NONE`]).
+    fn branch(p: &Program, o: &[Overlap]) -> (u16, u16) {
         let b = (p.insts.iter()).position(|i| i.op == Op::Bra).unwrap();
         assert_eq!((p.lines[b], p.insts[b].target), (15, 2));
         if o.is_empty() {
-            return 1;
+            return (1, 1);
         }
-        assert!(
-            o.iter().enumerate().all(|(pc, &k)| pc == b || k == 1),
-            "{o:?}"
-        );
-        o[b]
+        let none = |(pc, k): (usize, &Overlap)| pc == b || *k == Overlap::NONE;
+        assert!(o.iter().enumerate().all(none), "{o:?}");
+        (o[b].iterations, o[b].waits)
     }
 
     /// ptxas's shape for a loop it unrolls 4x: the 4x loop, then a 1x remainder loop.
@@ -288,7 +380,7 @@ mod tests {
     #[test]
     fn a_loop_unrolled_4x_with_a_remainder_loop_overlaps_4() {
         let p = program();
-        assert_eq!(branch(&p, &overlaps(&function(UNROLLED4), &p)), 4);
+        assert_eq!(branch(&p, &overlaps(&function(UNROLLED4), &p)), (4, 1));
     }
 
     #[test]
@@ -319,7 +411,7 @@ mod tests {
 /*0020*/ @P0 BRA `(.L_x_0) ;
 /*0030*/ EXIT ;
 ";
-        assert_eq!(branch(&p, &overlaps(&function(merged), &p)), 8);
+        assert_eq!(branch(&p, &overlaps(&function(merged), &p)), (8, 1));
     }
 
     #[test]
@@ -335,7 +427,7 @@ mod tests {
             );
         }
         sass += "//## line 16\n/*0400*/ STG.E desc[UR4][R2.64], R8 ;\n/*0410*/ EXIT ;\n";
-        assert_eq!(branch(&p, &overlaps(&function(&sass), &p)), 64);
+        assert_eq!(branch(&p, &overlaps(&function(&sass), &p)), (64, 1));
     }
 
     #[test]
@@ -363,9 +455,9 @@ mod tests {
             }
             s + "//## line 15\n/*0200*/ @P0 BRA `(.L_x_0) ;\n/*0210*/ EXIT ;\n"
         };
-        assert_eq!(branch(&p, &overlaps(&function(&sass(1)), &p)), 3);
-        assert_eq!(branch(&p, &overlaps(&function(&sass(0)), &p)), 2);
-        assert_eq!(branch(&p, &overlaps(&function(&sass(4)), &p)), 4);
+        assert_eq!(branch(&p, &overlaps(&function(&sass(1)), &p)), (3, 1));
+        assert_eq!(branch(&p, &overlaps(&function(&sass(0)), &p)), (2, 1));
+        assert_eq!(branch(&p, &overlaps(&function(&sass(4)), &p)), (4, 1));
     }
 
     /// An outer loop (lines 8 to 17, branch at 17) around an inner one (lines 9 to 13, load at
@@ -383,14 +475,14 @@ mod tests {
         )
     }
 
-    /// The overlaps of [`nested`]'s (inner, outer) branches.
+    /// The PTX iterations per SASS iteration of [`nested`]'s (inner, outer) branches.
     fn inner_outer(sass: &str) -> (u16, u16) {
         let p = nested();
         let o = overlaps(&function(sass), &p);
         let at = |line: u32| {
             let pc = p.lines.iter().position(|&l| l == line).unwrap();
             assert_eq!(p.insts[pc].op, Op::Bra);
-            o.get(pc).copied().unwrap_or(1)
+            o.get(pc).copied().unwrap_or_default().iterations
         };
         (at(13), at(17))
     }
@@ -450,6 +542,90 @@ mod tests {
         sass += "//## line 14\n/*0400*/ STG.E desc[UR4][R2.64], R8 ;\n\
                  //## line 17\n/*0410*/ @P1 BRA `(.L_x_0) ;\n/*0420*/ EXIT ;\n";
         assert_eq!(inner_outer(&sass), (64, 1));
+    }
+
+    /// [`UNROLLED4`]'s 4x loop with its body as `body`.
+    fn loop4(body: &str) -> Function {
+        let start = UNROLLED4.find("//## line 10").unwrap();
+        let end = UNROLLED4.find("//## line 15").unwrap();
+        function(&(UNROLLED4[..start].to_string() + body + &UNROLLED4[end..]))
+    }
+
+    /// The index of `f`'s first backward branch.
+    fn back(f: &Function) -> usize {
+        (0..f.insts.len())
+            .find(|&i| f.insts[i].target.is_some_and(|t| t <= i))
+            .unwrap()
+    }
+
+    #[test]
+    fn loads_behind_a_use_wait_again() {
+        // Two loads, a use, two more loads (issued once the first use could), their uses: the
+        // warp waits twice per SASS iteration of 4 PTX iterations.
+        let f = loop4(
+            "//## line 10
+/*0020*/ LDG.E R4, desc[UR4][R2.64] ;
+             /*0030*/ LDG.E R5, desc[UR4][R2.64+0x4] ;
+             //## line 11
+/*0040*/ FADD R8, R8, R4 ;
+             //## line 10
+/*0050*/ LDG.E R6, desc[UR4][R2.64+0x8] ;
+             /*0060*/ LDG.E R7, desc[UR4][R2.64+0xc] ;
+             //## line 11
+/*0070*/ FADD R8, R8, R5 ;
+/*0080*/ FADD R8, R8, R6 ;
+             /*0090*/ FADD R8, R8, R7 ;
+",
+        );
+        let p = program();
+        assert_eq!(branch(&p, &overlaps(&f, &p)), (4, 2));
+        assert_eq!(waves(&f, back(&f)), 2);
+    }
+
+    #[test]
+    fn loads_for_the_next_iteration_wait_once() {
+        // Software-pipelined: the uses at the top read the previous iteration's loads.
+        let f = loop4(
+            "//## line 11
+/*0020*/ FADD R8, R8, R4 ;
+/*0030*/ FADD R8, R8, R5 ;
+             /*0040*/ FADD R8, R8, R6 ;
+/*0050*/ FADD R8, R8, R7 ;
+             //## line 10
+/*0060*/ LDG.E.64 R4, desc[UR4][R2.64] ;
+             /*0070*/ LDG.E.64 R6, desc[UR4][R2.64+0x8] ;
+",
+        );
+        let p = program();
+        assert_eq!(branch(&p, &overlaps(&f, &p)), (4, 1));
+    }
+
+    #[test]
+    fn a_chain_of_loads_waits_for_each() {
+        // A pointer chase unrolled 4x: each load's address is the previous one's result; 4
+        // waits in 4 iterations, as the PTX's: nothing overlaps.
+        let f = loop4(
+            "//## line 10
+/*0020*/ LDG.E.64 R4, desc[UR4][R4.64] ;
+             /*0030*/ LDG.E.64 R4, desc[UR4][R4.64] ;
+             /*0040*/ LDG.E.64 R4, desc[UR4][R4.64] ;
+             /*0050*/ LDG.E.64 R4, desc[UR4][R4.64] ;
+",
+        );
+        let p = program();
+        // (Line 10's `ld.global.f32` is 4 bytes: 8-byte copies count 8 iterations.)
+        assert_eq!(waves(&f, back(&f)), 4);
+        assert_eq!(branch(&p, &overlaps(&f, &p)), (8, 4));
+    }
+
+    #[test]
+    fn registers_of_operands() {
+        assert_eq!(registers("R26"), [26]);
+        assert_eq!(registers("desc[UR8][R14.64+0x4]"), [14, 15]);
+        assert_eq!(registers("R17.reuse"), [17]);
+        assert!(registers("RZ").is_empty() && registers("SR_TID.X").is_empty());
+        assert!(registers("UR4").is_empty() && registers("P0").is_empty());
+        assert_eq!(registers("c[0x0][R3+0x224]"), [3]);
     }
 
     #[test]

@@ -26,10 +26,11 @@
 //!   and its D is ready its form's latency after the issue ([`crate::timing::tensor`]); the wait
 //!   for the pipe is `math_pipe_throttle`.
 //! - **Loops.** Instructions after a branch issue after every instruction before it, but at a
-//!   loop's backward branch only at every [`Plan::overlap`]-th execution: ptxas unrolled the loop
-//!   that far beyond the PTX and hoists the loads of one SASS iteration's PTX iterations above
-//!   their uses, so between its backward branches they issue in dataflow order and are in flight
-//!   together ([`crate::sass::unroll`]; 1 without SASS: every execution waits).
+//!   loop's backward branch only at [`Plan::waits`] of every [`Plan::overlap`] executions: one
+//!   SASS iteration covers `overlap` PTX iterations and ptxas hoists their loads above their
+//!   uses, so a warp waits for loads `waits` times in it, and between those waits the PTX
+//!   iterations issue in dataflow order, their loads in flight together
+//!   ([`crate::sass::unroll`]; without SASS every execution waits).
 //! - **Barriers.** `bar.sync` waits for the warp's outstanding results, then for every warp of
 //!   its block still running; the last arrival releases them after [`Costs::barrier`].
 //!
@@ -161,8 +162,9 @@ struct Warp<'a, R: Board + ?Sized> {
     drain: u32,
     /// The backward branch the warp last executed ([`Warp::waits_at`]).
     loop_pc: u32,
-    /// Its executions that every lane took since the warp last waited there.
-    trips: u16,
+    /// Its executions in a row that every lane took, times [`Plan::waits`], less
+    /// [`Plan::overlap`] for each wait there.
+    trips: u32,
     /// Its block's index in the wave.
     block: u16,
     /// Its scheduler (the SM's warp number modulo the schedulers).
@@ -188,9 +190,10 @@ impl<R: Board + ?Sized> Warp<'_, R> {
 
     /// Whether the warp's instructions after the branch planned as `p`, of an entry with latency
     /// `lat` (1: every lane took it), wait for all before it. A forward branch: yes. A backward
-    /// one: at every [`Plan::overlap`]-th execution in a row that every lane takes, where the SASS
-    /// loop that covers that many PTX iterations branches back ([`crate::sass::unroll`]), and
-    /// where the loop ends for a lane (not taken by every lane).
+    /// one: at [`Plan::waits`] of every [`Plan::overlap`] executions in a row that every lane
+    /// takes, spread evenly (the last of each `overlap` waits: there the SASS loop branches
+    /// back, [`crate::sass::unroll`]), and where the loop ends for a lane (not every lane took
+    /// it).
     #[inline]
     fn waits_at(&mut self, p: &Plan, lat: u32) -> bool {
         if p.overlap == 0 {
@@ -203,11 +206,12 @@ impl<R: Board + ?Sized> Warp<'_, R> {
             self.trips = 0;
             return true;
         }
-        self.trips += 1;
-        if self.trips < p.overlap {
+        // `waits` in `overlap` steps: a wait each time the count passes `overlap`.
+        self.trips += u32::from(p.waits);
+        if self.trips < u32::from(p.overlap) {
             return false;
         }
-        self.trips = 0;
+        self.trips -= u32::from(p.overlap);
         true
     }
 

@@ -2,6 +2,7 @@
 //! registers it waits for and writes, how it is treated once issued, its issue slots and unit.
 
 use super::*;
+use crate::ptx::decode::Overlap;
 use crate::ptx::inst::WmmaOp;
 
 /// The registers one instruction waits for and writes, read once from its [`DInst`] so the
@@ -149,10 +150,12 @@ pub(super) struct Plan {
     pub(super) unit: Option<Unit>,
     /// A branch ptxas if-converts (no branch in SASS).
     pub(super) if_converted: bool,
-    /// For a backward branch, its loop's overlap ([`Program::loop_overlap`], at least 1): the
-    /// warp waits for its earlier instructions at every such execution of it; 0 for every other
-    /// instruction.
+    /// For a backward branch, the PTX iterations of its loop one SASS iteration covers
+    /// ([`Program::loop_overlap`], at least 1); 0 for every other instruction.
     pub(super) overlap: u16,
+    /// For a backward branch, the waits for loads in one SASS iteration (1 to `overlap`): the
+    /// warp waits for its earlier instructions at that many of `overlap` executions of it.
+    pub(super) waits: u16,
     /// The rare work its issue does: [`CONST`] (constant-pipe cycles), [`BARRIER`] (a
     /// `bar.sync`'s arrival occupies the barrier unit), [`UNIT`] (it may be a unit's first use);
     /// one test for the three.
@@ -173,8 +176,15 @@ pub(super) struct Plan {
 
 impl Plan {
     /// The plan of `inst` at `pc` (`operands`: the program's operand table, [`Program::operands`];
-    /// `overlap`: its [`Program::loop_overlap`], 1 where none is known).
-    pub(super) fn of(costs: &Costs, pc: u32, inst: &DInst, operands: &[u16], overlap: u16) -> Self {
+    /// `overlap`: its [`Program::loop_overlap`]).
+    pub(super) fn of(
+        costs: &Costs,
+        pc: u32,
+        inst: &DInst,
+        operands: &[u16],
+        overlap: Overlap,
+    ) -> Self {
+        let backward = inst.op == Op::Bra && inst.target <= pc;
         let s = costs.sass.at(pc);
         // A form the config lacks was refused at the launch (`tensor::check`); here (plans made
         // without that check, in tests) it keeps the ALU's cost.
@@ -216,10 +226,12 @@ impl Plan {
             },
             unit: Unit::of(costs, pc, inst),
             if_converted: costs.sass.skipped(pc).is_some(),
-            overlap: match inst.op {
-                Op::Bra if inst.target <= pc => overlap.max(1),
-                _ => 0,
+            overlap: if backward {
+                overlap.iterations.max(1)
+            } else {
+                0
             },
+            waits: overlap.waits.clamp(1, overlap.iterations.max(1)),
             rare: 0,
             fast: 0,
             lat_mask: if kind == Kind::Load { !0 } else { 0 },
@@ -258,6 +270,7 @@ pub(super) const IDLE: Plan = Plan {
     unit: None,
     if_converted: false,
     overlap: 0,
+    waits: 1,
     rare: 0,
     fast: 0,
     lat_mask: 0,
@@ -311,7 +324,7 @@ impl Plans {
         Plans(
             (program.insts.iter().enumerate())
                 .map(|(pc, i)| {
-                    let overlap = program.loop_overlap.get(pc).copied().unwrap_or(1);
+                    let overlap = program.loop_overlap.get(pc).copied().unwrap_or_default();
                     Plan::of(costs, pc as u32, i, &program.operands, overlap)
                 })
                 .collect(),
