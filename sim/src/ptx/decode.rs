@@ -13,7 +13,7 @@ mod operands;
 mod program;
 mod tensor;
 
-pub use program::{LocalMemory, Merge, Program};
+pub use program::{LocalMemory, Merge, Overlap, Program};
 
 /// Marks an unused register slot.
 pub const NO_REG: u16 = u16::MAX;
@@ -167,6 +167,7 @@ pub fn decode(
         notes: vec![],
         operands: vec![],
         shared_widths: vec![],
+        loop_overlap: vec![],
         local: Default::default(),
     };
     let notes = RefCell::new(vec![]);

@@ -265,6 +265,8 @@ the GPU allows at most {} (512 KiB)",
             program.shared_widths = sass::merge::shared_widths(&k.function, &program);
             // A by-value array that ptxas selects from instead of storing: no local traffic.
             program.local = sass::merge::local_memory(&k.function, &program);
+            // Loops ptxas unrolled beyond the PTX: their loads are in flight together.
+            program.loop_overlap = sass::unroll::overlaps(&k.function, &program);
         }
         launches.push(PlannedLaunch {
             label: spec.label.clone(),

@@ -28,6 +28,7 @@ pub mod flow;
 pub mod listing;
 pub mod merge;
 pub mod ptxas;
+pub mod unroll;
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;

@@ -528,6 +528,7 @@ mod tests {
             notes: vec![],
             operands: vec![],
             shared_widths: vec![],
+            loop_overlap: vec![],
             local: Default::default(),
         };
         let mut params = 0x1122_3344_5566_7788u64.to_le_bytes().to_vec();

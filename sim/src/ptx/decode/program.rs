@@ -34,6 +34,11 @@ pub struct Program {
     /// Per instruction, where ptxas merged shared loads or stores into wider SASS ones
     /// ([`crate::sass::merge`]; empty: none known, every access as the PTX says).
     pub shared_widths: Vec<Merge>,
+    /// Per instruction, for a backward branch, how many PTX iterations of its loop one iteration
+    /// of ptxas's SASS loop covers and how often a warp waits for its loads in one
+    /// ([`crate::sass::unroll`]): the replay makes the warp's later instructions wait for its
+    /// earlier ones at that many of those executions of the branch only (empty: at every one).
+    pub loop_overlap: Vec<Overlap>,
     /// Where the kernel's local memory is on the GPU (found by `sass::merge::local_memory`;
     /// [`LocalMemory::Memory`] without SASS).
     pub local: LocalMemory,
@@ -90,6 +95,31 @@ impl Program {
         self.insts
             .iter()
             .any(|i| matches!(i.op, Op::BarSync | Op::BarRed(_)))
+    }
+}
+
+/// How a PTX loop runs on the GPU ([`Program::loop_overlap`], found from the SASS by
+/// `sass::unroll`): one iteration of its SASS loop covers `iterations` PTX iterations, and a warp
+/// waits for loads `waits` times in it (at most `iterations`, at least 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overlap {
+    /// PTX iterations per SASS iteration (1: as the PTX has it).
+    pub iterations: u16,
+    /// Waits for the loads of the iteration per SASS iteration.
+    pub waits: u16,
+}
+
+impl Overlap {
+    /// Every PTX iteration waits (no SASS known, or a loop ptxas kept as it is).
+    pub const NONE: Overlap = Overlap {
+        iterations: 1,
+        waits: 1,
+    };
+}
+
+impl Default for Overlap {
+    fn default() -> Self {
+        Overlap::NONE
     }
 }
 

@@ -153,9 +153,10 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
             Kind::Bra => {
                 // Instructions after a branch issue after it and all before it (ptxas does not
                 // move instructions across a branch, and a warp issues in order); an
-                // if-converted branch is no branch in SASS. An if-converted region is issued even
-                // when every lane skips it (`lat` 1: every lane jumped).
-                if !p.if_converted {
+                // if-converted branch is no branch in SASS, nor is a loop's backward branch
+                // between two of its SASS loop's ([`Warp::waits_at`]). An if-converted region is
+                // issued even when every lane skips it (`lat` 1: every lane jumped).
+                if !p.if_converted && self.waits_at(p, lat) {
                     self.clock = self.clock.max(issue).max(self.issued_max);
                 }
                 if lat == 1 {

@@ -25,6 +25,12 @@
 //!   `wmma.mma` issues no sooner than the pipe is free, occupies it for its form's issue cycles
 //!   and its D is ready its form's latency after the issue ([`crate::timing::tensor`]); the wait
 //!   for the pipe is `math_pipe_throttle`.
+//! - **Loops.** Instructions after a branch issue after every instruction before it, but at a
+//!   loop's backward branch only at [`Plan::waits`] of every [`Plan::overlap`] executions: one
+//!   SASS iteration covers `overlap` PTX iterations and ptxas hoists their loads above their
+//!   uses, so a warp waits for loads `waits` times in it, and between those waits the PTX
+//!   iterations issue in dataflow order, their loads in flight together
+//!   ([`crate::sass::unroll`]; without SASS every execution waits).
 //! - **Barriers.** `bar.sync` waits for the warp's outstanding results, then for every warp of
 //!   its block still running; the last arrival releases them after [`Costs::barrier`].
 //!
@@ -154,6 +160,11 @@ struct Warp<'a, R: Board + ?Sized> {
     issued_max: u32,
     /// Cycle by which every store has been acknowledged.
     drain: u32,
+    /// The backward branch the warp last executed ([`Warp::waits_at`]).
+    loop_pc: u32,
+    /// Its executions in a row that every lane took, times [`Plan::waits`], less
+    /// [`Plan::overlap`] for each wait there.
+    trips: u32,
     /// Its block's index in the wave.
     block: u16,
     /// Its scheduler (the SM's warp number modulo the schedulers).
@@ -175,6 +186,33 @@ impl<R: Board + ?Sized> Warp<'_, R> {
     /// The cycle the last of its results is ready (the program has `n` registers).
     fn results_ready(&self, n: usize) -> u32 {
         self.ready.first(n).iter().copied().max().unwrap_or(0)
+    }
+
+    /// Whether the warp's instructions after the branch planned as `p`, of an entry with latency
+    /// `lat` (1: every lane took it), wait for all before it. A forward branch: yes. A backward
+    /// one: at [`Plan::waits`] of every [`Plan::overlap`] executions in a row that every lane
+    /// takes, spread evenly (the last of each `overlap` waits: there the SASS loop branches
+    /// back, [`crate::sass::unroll`]), and where the loop ends for a lane (not every lane took
+    /// it).
+    #[inline]
+    fn waits_at(&mut self, p: &Plan, lat: u32) -> bool {
+        if p.overlap == 0 {
+            return true;
+        }
+        if self.loop_pc != p.pc {
+            (self.loop_pc, self.trips) = (p.pc, 0);
+        }
+        if lat != 1 {
+            self.trips = 0;
+            return true;
+        }
+        // `waits` in `overlap` steps: a wait each time the count passes `overlap`.
+        self.trips += u32::from(p.waits);
+        if self.trips < u32::from(p.overlap) {
+            return false;
+        }
+        self.trips -= u32::from(p.overlap);
+        true
     }
 
     fn finish(&self, n: usize) -> u32 {
@@ -459,6 +497,8 @@ impl Sm {
                     issued_max: 0,
                     port,
                     drain: 0,
+                    loop_pc: u32::MAX,
+                    trips: 0,
                     block: u16::try_from(k).expect("at most 65,536 blocks in a wave"),
                     at_barrier: false,
                 });

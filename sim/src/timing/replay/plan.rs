@@ -2,6 +2,7 @@
 //! registers it waits for and writes, how it is treated once issued, its issue slots and unit.
 
 use super::*;
+use crate::ptx::decode::Overlap;
 use crate::ptx::inst::WmmaOp;
 
 /// The registers one instruction waits for and writes, read once from its [`DInst`] so the
@@ -149,6 +150,12 @@ pub(super) struct Plan {
     pub(super) unit: Option<Unit>,
     /// A branch ptxas if-converts (no branch in SASS).
     pub(super) if_converted: bool,
+    /// For a backward branch, the PTX iterations of its loop one SASS iteration covers
+    /// ([`Program::loop_overlap`], at least 1); 0 for every other instruction.
+    pub(super) overlap: u16,
+    /// For a backward branch, the waits for loads in one SASS iteration (1 to `overlap`): the
+    /// warp waits for its earlier instructions at that many of `overlap` executions of it.
+    pub(super) waits: u16,
     /// The rare work its issue does: [`CONST`] (constant-pipe cycles), [`BARRIER`] (a
     /// `bar.sync`'s arrival occupies the barrier unit), [`UNIT`] (it may be a unit's first use);
     /// one test for the three.
@@ -168,8 +175,16 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    /// The plan of `inst` at `pc` (`operands`: the program's operand table, [`Program::operands`]).
-    pub(super) fn of(costs: &Costs, pc: u32, inst: &DInst, operands: &[u16]) -> Self {
+    /// The plan of `inst` at `pc` (`operands`: the program's operand table, [`Program::operands`];
+    /// `overlap`: its [`Program::loop_overlap`]).
+    pub(super) fn of(
+        costs: &Costs,
+        pc: u32,
+        inst: &DInst,
+        operands: &[u16],
+        overlap: Overlap,
+    ) -> Self {
+        let backward = inst.op == Op::Bra && inst.target <= pc;
         let s = costs.sass.at(pc);
         // A form the config lacks was refused at the launch (`tensor::check`); here (plans made
         // without that check, in tests) it keeps the ALU's cost.
@@ -211,6 +226,12 @@ impl Plan {
             },
             unit: Unit::of(costs, pc, inst),
             if_converted: costs.sass.skipped(pc).is_some(),
+            overlap: if backward {
+                overlap.iterations.max(1)
+            } else {
+                0
+            },
+            waits: overlap.waits.clamp(1, overlap.iterations.max(1)),
             rare: 0,
             fast: 0,
             lat_mask: if kind == Kind::Load { !0 } else { 0 },
@@ -248,6 +269,8 @@ pub(super) const IDLE: Plan = Plan {
     const_cycles: 0.0,
     unit: None,
     if_converted: false,
+    overlap: 0,
+    waits: 1,
     rare: 0,
     fast: 0,
     lat_mask: 0,
@@ -300,7 +323,10 @@ impl Plans {
     pub fn new(costs: &Costs, program: &Program) -> Self {
         Plans(
             (program.insts.iter().enumerate())
-                .map(|(pc, i)| Plan::of(costs, pc as u32, i, &program.operands))
+                .map(|(pc, i)| {
+                    let overlap = program.loop_overlap.get(pc).copied().unwrap_or_default();
+                    Plan::of(costs, pc as u32, i, &program.operands, overlap)
+                })
                 .collect(),
         )
     }

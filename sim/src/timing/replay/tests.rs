@@ -4,6 +4,7 @@ use super::super::sched::tests::rng;
 use super::*;
 use crate::config::GpuConfig;
 use crate::ptx::ast::StateSpace;
+use crate::ptx::decode::Overlap;
 use crate::ptx::inst::{CacheOp, MemOp};
 use crate::ptx::Type;
 
@@ -66,6 +67,7 @@ fn setup(insts: Vec<DInst>, schedulers: u32) -> (Program, Costs) {
         notes: vec![],
         operands: vec![],
         shared_widths: vec![],
+        loop_overlap: vec![],
         local: Default::default(),
     };
     (program, costs)
@@ -559,6 +561,7 @@ fn mma_program(accs: &[u16]) -> Program {
         notes: vec![],
         operands,
         shared_widths: vec![],
+        loop_overlap: vec![],
         local: Default::default(),
     }
 }
@@ -626,4 +629,48 @@ fn an_mma_form_the_config_lacks_keeps_the_alu_cost_in_plans() {
         replay(&p, &c, &[block(&[&[(0, 0), (1, 0)]])]),
         vec![1 + 4 + 4]
     );
+}
+
+/// One warp's 8 iterations of `ld r0; mov r1, r0; bra` (the load 100 cycles; the branch taken
+/// by every lane but the last time), replayed with the branch's overlap of `k` PTX iterations
+/// per SASS iteration and `waits` waits in one: the block's cycles.
+fn loop_of_8(k: u16, waits: u16) -> u64 {
+    let bra = DInst {
+        op: Op::Bra,
+        dst: [NO_REG; 4],
+        target: 0,
+        ..mov(0, None)
+    };
+    let (mut p, c) = setup(vec![load(0), mov(1, Some(0)), bra], 1);
+    let overlap = Overlap {
+        iterations: k,
+        waits,
+    };
+    p.loop_overlap = vec![Overlap::NONE, Overlap::NONE, overlap];
+    let stream: Vec<(u32, u32)> = (0..8)
+        .flat_map(|i| [(0, 100), (1, 0), (2, u32::from(i < 7))])
+        .collect();
+    replay(&p, &c, &[block(&[&stream])])[0]
+}
+
+#[test]
+fn a_loop_unrolled_4x_waits_for_its_loads_a_quarter_as_often() {
+    // Overlap 1 (as without SASS): each iteration's load issues after the previous iteration's
+    // use (the branch waits for it): 102 cycles an iteration (load, 100, the use; the branch
+    // and the next load the two cycles after it), the last use's result 4 cycles after 7 x
+    // 102 + 101.
+    assert_eq!(loop_of_8(1, 1), 7 * 102 + 101 + 4);
+    // 4 PTX iterations a SASS iteration, one wait in it (ptxas unrolled the loop 4x and hoisted
+    // the loads): the loads of 4 iterations issue 3 cycles apart and the warp waits at every
+    // fourth branch only, 2 waits instead of 8: the fourth use at 10 + 100, the fifth load 2
+    // cycles later; the eighth 9 cycles after that, its use 101.
+    assert_eq!(loop_of_8(4, 1), (100 + 9 + 2) + (9 + 101) + 4);
+    // Two waits in it: at every second branch, 4 waits, each pair of loads 3 cycles apart.
+    assert_eq!(loop_of_8(4, 2), 3 * (100 + 3 + 2) + (3 + 101) + 4);
+    assert_eq!(loop_of_8(4, 2), loop_of_8(2, 1));
+    // Three: at the second, third and fourth branch of each 4 (the first iteration's load
+    // overlaps the second's), and at the end: pairs take 105 cycles, single iterations 102.
+    assert_eq!(loop_of_8(4, 3), 2 * 105 + 3 * 102 + 101 + 4);
+    // 8 iterations: one wait, at the loop's end (the branch not taken).
+    assert_eq!(loop_of_8(8, 1), 7 * 3 + 101 + 4);
 }
