@@ -128,23 +128,25 @@ fn cp_async_sgemm_is_exact_and_counted_as_ldgsts() {
         ),
         320
     );
-    // Shared writes: a `.ca` warp writes 128 contiguous bytes (1 wavefront); a `.cg` warp 512
-    // (4 phases of 8 lanes, each 2 rows of 64 contiguous bytes: 1 wavefront each). The H200
-    // reads 368 wavefronts and 63 conflicts: its rule for LDGSTS's shared writes is not this one
-    // yet (issue 39).
+    // Shared writes by the measured LDGSTS rule (sim::memory::ldgsts, ubench Q): a `.ca` warp
+    // takes the most lanes on one bank of its global rows (160 bytes apart: 2) or its shared
+    // bytes, a `.cg` warp one wavefront per global row (4 rows of 64 bytes at one shared offset
+    // each: at most 8 per warp here). The H200 reads 368 wavefronts (tests/fixtures/tensor/h200); an
+    // H100 367, of which 190 `.ca` (here 192) and 176 `.cg` (here 176), and 63 `.ca` conflicts
+    // (validate/measurements/h200/ubench/h100_2026-12-07/second/cp_async_ncu.csv).
     assert_eq!(
         metric(
             l,
             "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
         ),
-        128 + 24 * 4
+        368
     );
     assert_eq!(
         metric(
             l,
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"
         ),
-        0
+        64
     );
     // L1TEX counts the copies' global reads as global loads too, but not as load instructions:
     // the H200 reads 116 requests and 640 sectors, all lookup misses, in `..._global_op_ld`
