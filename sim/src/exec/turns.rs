@@ -144,6 +144,9 @@ fn is_memory(i: &DInst) -> bool {
             | Op::Ldmatrix(_)
             | Op::Stmatrix(_)
             | Op::Wmma(WmmaOp::Load { .. } | WmmaOp::Store { .. })
+            | Op::Tex(_)
+            | Op::Suld(_)
+            | Op::Sust(_)
     )
 }
 
@@ -151,7 +154,11 @@ fn is_memory(i: &DInst) -> bool {
 fn loads(i: &DInst) -> bool {
     match i.op {
         Op::Ld(m) => m.space != StateSpace::Param,
-        Op::Atom(_) | Op::Ldmatrix(_) | Op::Wmma(WmmaOp::Load { .. }) => true,
+        Op::Atom(_)
+        | Op::Ldmatrix(_)
+        | Op::Wmma(WmmaOp::Load { .. })
+        | Op::Tex(_)
+        | Op::Suld(_) => true,
         _ => false,
     }
 }

@@ -182,7 +182,10 @@ impl Plan {
             // (issued, nothing waits for them: copies land at issue, `exec::mem::tensor`).
             Op::Ld(_) | Op::Ldmatrix(_) | Op::Wmma(WmmaOp::Load { .. }) => Kind::Load,
             Op::Wmma(WmmaOp::Store { .. }) => Kind::Drain,
-            Op::St(_) | Op::CpAsync(_) | Op::Stmatrix(_) => Kind::Drain,
+            Op::St(_) | Op::CpAsync(_) | Op::Stmatrix(_) | Op::Sust(_) => Kind::Drain,
+            // A texture fetch is a load whose result comes `texture_extra` after a global
+            // load's served at the same level.
+            Op::Tex(_) | Op::Suld(_) => Kind::Load,
             Op::Atom(_) | Op::Red(_) if inst.dst[0] == NO_REG => Kind::Drain,
             Op::Atom(_) | Op::Red(_) => Kind::Load,
             Op::Shfl(_) => Kind::Shfl,
@@ -200,6 +203,9 @@ impl Plan {
             // A load's result waits for its entry's latency alone.
             result: match (kind, tensor) {
                 (_, Some(t)) => t.latency,
+                (Kind::Load, _) if matches!(inst.op, Op::Tex(_) | Op::Suld(_)) => {
+                    costs.texture_extra
+                }
                 (Kind::Load, _) => 0,
                 _ => costs.result_latency(pc),
             },
