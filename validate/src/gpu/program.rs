@@ -134,6 +134,12 @@ impl Program {
                         ptr.to_le_bytes().to_vec()
                     }
                     PlannedArg::Bytes(bytes) => bytes.clone(),
+                    // Creating the CUDA texture and surface objects (cuTexObjectCreate,
+                    // cuSurfObjectCreate over a CUDA array) is not done yet.
+                    PlannedArg::Object(o) => bail!(
+                        "launch `{}`: texture or surface object `{o}`: validate does not create texture and surface objects yet",
+                        l.label
+                    ),
                 };
                 v.resize(v.len().max(ARG_BYTES), 0);
                 args.push(v);
