@@ -359,3 +359,32 @@ fn bad_declarations_name_their_key() {
         assert!(e.contains(key) && e.contains(message), "{key}: {e}");
     }
 }
+
+/// `l1.texture_latency_cycles` is the load-to-use latency of a fetch served by L1: a launch
+/// bound by its one fetch's latency (gather1d: each warp fetches, then stores) takes the extra
+/// cycles once more per dependent fetch, here about 100 for 100 more.
+#[test]
+fn the_texture_latency_delays_the_fetch_s_result() {
+    let text = std::fs::read_to_string(root().join("configs/h200.toml")).unwrap();
+    let cycles = |extra: u32| {
+        let t = text.replace(
+            "texture_latency_cycles = 64",
+            &format!("texture_latency_cycles = {}", 64 + extra),
+        );
+        let cfg = GpuConfig::from_toml_str(&t, "h200.toml").unwrap();
+        let (fixture, path) = fixture();
+        let w = Workload::from_toml_str(&fixture, Source::File(path)).unwrap();
+        let opts = Options {
+            only: vec!["gather1d".into()],
+            ..Default::default()
+        };
+        run_workload(&cfg, &w, &opts).unwrap().launches[0]
+            .timing
+            .cycles
+    };
+    let (base, slow) = (cycles(0), cycles(100));
+    assert!(
+        (95.0..=105.0).contains(&(slow - base)),
+        "{base} cycles, then {slow}"
+    );
+}

@@ -547,6 +547,18 @@ mod tests {
                 "smsp__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
                 "smsp__sass_inst_executed_op_shared_stsm.sum",
                 "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
+                "smsp__inst_executed_op_texture.sum",
+                "l1tex__t_requests_pipe_tex_mem_texture.sum",
+                "l1tex__t_sectors_pipe_tex_mem_texture.sum",
+                "l1tex__t_sectors_pipe_tex_mem_texture_lookup_hit.sum",
+                "l1tex__t_sectors_pipe_tex_mem_texture_lookup_miss.sum",
+                "smsp__inst_executed_op_surface_ld.sum",
+                "smsp__inst_executed_op_surface_st.sum",
+                "l1tex__t_requests_pipe_tex_mem_surface_op_ld.sum",
+                "l1tex__t_requests_pipe_tex_mem_surface_op_st.sum",
+                "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
+                "l1tex__t_sectors_pipe_tex_mem_surface_op_st.sum",
+                "l1tex__t_sectors_pipe_tex_mem_surface_op_ld_lookup_hit.sum",
             ]
         );
     }

@@ -35,7 +35,8 @@ impl Ctx<'_> {
         }
     }
 
-    /// The object lane `l`'s handle names, of the kind the instruction needs.
+    /// The index in the launch's objects of the one lane `l`'s handle names, of the kind the
+    /// instruction needs.
     fn object_of(
         &self,
         w: &Warp,
@@ -44,14 +45,15 @@ impl Ctx<'_> {
         l: usize,
         surface: bool,
         dim: TexDim,
-    ) -> Result<&TexObject> {
+    ) -> Result<usize> {
         let base = inst
             .addr
             .map(|a| a.base)
             .unwrap_or(crate::exec::Src::Imm(0));
         let h = self.read(w, base, l);
         let objects = self.pass.launch.objects;
-        let Some(o) = h.checked_sub(1).and_then(|i| objects.get(i as usize)) else {
+        let index = h.checked_sub(1).map_or(usize::MAX, |i| i as usize);
+        let Some(o) = objects.get(index) else {
             return Err(self.object_error(
                 pc,
                 format!(
@@ -81,7 +83,7 @@ impl Ctx<'_> {
                 ),
             ));
         }
-        Ok(o)
+        Ok(index)
     }
 
     /// Reads `n` (up to 16) bytes at global `addr` for lane `l`; `None` (the fault recorded)
@@ -118,10 +120,11 @@ impl Ctx<'_> {
         exec: u32,
     ) -> Result<u32> {
         let shift = self.pass.params.l1_shifts().1;
+        let objects = self.pass.launch.objects;
         let mut touched: Vec<u64> = Vec::with_capacity(4 * WARP);
         let mut results = [[0u64; 4]; WARP];
         for l in lanes(exec) {
-            let o = self.object_of(w, inst, pc, l, false, t.dim)?.clone();
+            let o = &objects[self.object_of(w, inst, pc, l, false, t.dim)?];
             if o.kind == ObjectKind::Linear && t.coord == Type::F32 {
                 return Err(self.object_error(
                     pc,
@@ -140,7 +143,7 @@ tex1Dfetch reads by integer index (tex1D needs a CUDA array, not supported)",
                     0
                 },
             ];
-            let fp = footprint(&o, xy, t.coord == Type::S32, t.gather.is_some());
+            let fp = footprint(o, xy, t.coord == Type::S32, t.gather.is_some());
             let mut acc = [0f64; 4];
             let mut gathered = [0f64; 4];
             for (k, tap) in fp.taps[..fp.n].iter().enumerate() {
@@ -245,11 +248,12 @@ tex1Dfetch reads by integer index (tex1D needs a CUDA array, not supported)",
         exec: u32,
     ) -> Result<u32> {
         let shift = self.pass.params.l1_shifts().1;
+        let objects = self.pass.launch.objects;
         let mut touched: Vec<u64> = Vec::with_capacity(WARP);
         let eb = u64::from(s.bits) / 8;
         for l in lanes(exec) {
-            let o = self.object_of(w, inst, pc, l, true, s.dim)?.clone();
-            let raw = match self.surface_address(w, inst, pc, l, s, &o, false) {
+            let o = &objects[self.object_of(w, inst, pc, l, true, s.dim)?];
+            let raw = match self.surface_address(w, inst, pc, l, s, o, false) {
                 Some(a) => {
                     touched.push(a >> shift << shift);
                     match self.read_bytes(w, pc, l, a, u64::from(s.bytes())) {
@@ -284,6 +288,7 @@ tex1Dfetch reads by integer index (tex1D needs a CUDA array, not supported)",
         exec: u32,
     ) -> Result<u32> {
         let shift = self.pass.params.l1_shifts().1;
+        let objects = self.pass.launch.objects;
         let mut touched: Vec<u64> = Vec::with_capacity(WARP);
         let eb = u64::from(s.bits) / 8;
         let values = &self.pass.launch.program.operands;
@@ -292,8 +297,8 @@ tex1Dfetch reads by integer index (tex1D needs a CUDA array, not supported)",
             .unwrap_or(&[])
             .to_vec();
         for l in lanes(exec) {
-            let o = self.object_of(w, inst, pc, l, true, s.dim)?.clone();
-            let Some(a) = self.surface_address(w, inst, pc, l, s, &o, true) else {
+            let o = &objects[self.object_of(w, inst, pc, l, true, s.dim)?];
+            let Some(a) = self.surface_address(w, inst, pc, l, s, o, true) else {
                 if s.clamp == SurfClamp::Zero {
                     continue;
                 }

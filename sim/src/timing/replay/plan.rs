@@ -105,6 +105,24 @@ impl Deps {
     }
 }
 
+impl Deps {
+    /// The registers `sust` waits for: its handle, coordinates and guard ([`Deps::of`]) and its
+    /// `n` values from the operand table (from `inst.target`), as many as fit.
+    pub(super) fn of_surface_store(inst: &DInst, operands: &[u16], n: usize) -> Self {
+        let mut d = Deps::of(inst);
+        let values = operands
+            .get(inst.target as usize..inst.target as usize + n)
+            .unwrap_or(&[]);
+        for &r in values {
+            if usize::from(d.n_src) < d.src.len() {
+                d.src[usize::from(d.n_src)] = r;
+                d.n_src += 1;
+            }
+        }
+        d
+    }
+}
+
 /// How the replay treats an instruction once issued.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -195,6 +213,7 @@ impl Plan {
         let plan = Plan {
             deps: match inst.op {
                 Op::Mma(_) | Op::Wmma(WmmaOp::Mma { .. }) => Deps::of_tensor(inst, operands),
+                Op::Sust(s) => Deps::of_surface_store(inst, operands, usize::from(s.vec)),
                 _ => Deps::of(inst),
             },
             pc,
