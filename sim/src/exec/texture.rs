@@ -115,6 +115,8 @@ pub struct TexObject {
     pub handle: u64,
     /// What it is.
     pub kind: ObjectKind,
+    /// The workload buffer it reads (texel (0, 0) at its start).
+    pub buffer: String,
     /// Device address of texel (0, 0).
     pub base: u64,
     /// Channel format.
@@ -373,6 +375,7 @@ mod tests {
             name: "t".into(),
             handle: 1,
             kind: ObjectKind::Pitch2D,
+            buffer: "b".into(),
             base: 0,
             format: Format::F32,
             channels: 1,

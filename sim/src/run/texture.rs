@@ -176,6 +176,7 @@ fn shape(
         } else {
             ObjectKind::Linear
         },
+        buffer: t.buffer.clone(),
         base,
         format,
         channels: channels as u8,
