@@ -254,7 +254,7 @@ impl Program {
         self.objects.to_arrays()?;
         self.enqueue(i)?;
         self.sync(i)?;
-        self.objects.from_arrays()
+        self.objects.to_buffers()
     }
 
     /// Copies the named buffers back: (name, bytes).

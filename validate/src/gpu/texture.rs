@@ -3,7 +3,7 @@
 //! surface object over a CUDA array made for it (`cuArray3DCreate` with
 //! `CUDA_ARRAY3D_SURFACE_LDST`, `cuSurfObjectCreate`: surfaces need CUDA arrays), whose
 //! elements the buffer holds row after row: copied into the array before an output run's launch
-//! and back after it ([`Objects::to_arrays`], [`Objects::from_arrays`]), so that the buffer
+//! and back after it ([`Objects::to_arrays`], [`Objects::to_buffers`]), so that the buffer
 //! holds what the simulator's does.
 
 use anyhow::{bail, Result};
@@ -182,7 +182,7 @@ impl Objects {
     }
 
     /// Copies each surface's array back into its buffer (after a launch).
-    pub(super) fn from_arrays(&self) -> Result<()> {
+    pub(super) fn to_buffers(&self) -> Result<()> {
         for s in &self.surfaces {
             s.copy(false)?;
         }
