@@ -266,9 +266,11 @@ fn texel_coord(x: f32, n: u64, o: &TexObject) -> f64 {
     x * n as f64
 }
 
-/// `floor` of a texel coordinate as an index (NaN as 0, far values saturated).
+/// `floor` of a texel coordinate as an index: NaN as 0, far values (infinities) held to
+/// ±2^40, beyond any texture (so that the next index does not overflow).
 fn floor_index(x: f64) -> i64 {
-    x.floor() as i64
+    const FAR: f64 = (1u64 << 40) as f64;
+    x.floor().clamp(-FAR, FAR) as i64
 }
 
 /// A linear-filter weight: `frac`, in 9-bit fixed point with 8 fractional bits.
@@ -445,6 +447,20 @@ mod tests {
         let fp = footprint(&o, [f(0.25), f(0.25)], false, true);
         assert_eq!(fp.taps[3].texel, None);
         assert_eq!(fp.taps[1].texel, Some((0, 0)));
+    }
+
+    #[test]
+    fn infinite_and_nan_coordinates_clamp_or_read_zero() {
+        for mode in [AddressMode::Clamp, AddressMode::Border, AddressMode::Wrap] {
+            let o = tex2d(4, 4, mode, true, mode == AddressMode::Wrap);
+            for x in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MAX] {
+                let fp = footprint(&o, [f(x), f(x)], false, false);
+                assert_eq!(fp.n, 4);
+                for t in &fp.taps[..4] {
+                    assert!(t.texel.is_none_or(|(i, j)| i < 4 && j < 4), "{x} {mode:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -84,3 +84,80 @@ impl Ctx<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ptx::decode::{decode, Src, NO_REG};
+    use crate::ptx::inst::{Op, SurfClamp, SurfOp, TexDim};
+
+    /// The decoding error (or `Ok`'s program) of a kernel whose body is `line`.
+    fn kernel(line: &str) -> Result<crate::ptx::decode::Program, String> {
+        let src = format!(
+            ".version 8.5\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\
+    .reg .b16 %rs<9>;\n    .reg .b32 %r<9>;\n    .reg .f32 %f<9>;\n    .reg .b64 %rd<9>;\n    {line}\n    ret;\n}}\n"
+        );
+        let m = crate::ptx::parse(&src, "t.ptx").map_err(|e| e.to_string())?;
+        decode(m.entry("k").unwrap(), &Default::default(), &src, "t.ptx").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn handle_coordinates_and_results_decode_into_their_places() {
+        let p = kernel("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd2, {%f5, %f6}];").unwrap();
+        let i = &p.insts[0];
+        assert!(matches!(i.op, Op::Tex(_)));
+        assert!(matches!(i.addr.unwrap().base, Src::Reg(_)));
+        assert!(matches!(i.src[0], Src::Reg(_)) && matches!(i.src[1], Src::Reg(_)));
+        assert_eq!(i.nsrc, 2);
+        assert!(i.dst.iter().all(|&d| d != NO_REG));
+        let p =
+            kernel("sust.b.2d.v4.b8.zero [%rd1, {%r1, %r2}], {%rs1, %rs2, %rs3, %rs4};").unwrap();
+        let i = &p.insts[0];
+        assert_eq!(
+            i.op,
+            Op::Sust(SurfOp {
+                dim: TexDim::D2,
+                vec: 4,
+                bits: 8,
+                clamp: SurfClamp::Zero
+            })
+        );
+        assert_eq!(p.operands.len(), 4);
+        assert_eq!(i.target, 0);
+    }
+
+    #[test]
+    fn malformed_operands_are_errors_naming_the_line() {
+        for (line, want) in [
+            (
+                "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd2, {%f5}];",
+                "expected 2 coordinates for a .2d access, found 1",
+            ),
+            (
+                "tex.1d.v4.f32.s32 {%f1, %f2}, [%rd2, {%r1}];",
+                "write a vector of 4 registers",
+            ),
+            (
+                "suld.b.2d.v2.b32.trap {%r1}, [%rd1, {%r2, %r3}];",
+                "writes a vector of as many registers",
+            ),
+            (
+                "sust.b.1d.v2.b16.trap [%rd1, {%r2}], {%rs1};",
+                "expected a vector of 2 registers",
+            ),
+            (
+                "tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [7, {%r1}];",
+                "expected `]`",
+            ),
+            (
+                "tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd2];",
+                "expected a texture or surface operand",
+            ),
+        ] {
+            let e = kernel(line).err().unwrap_or_default();
+            assert!(
+                e.starts_with("t.ptx:10:") && e.contains(want),
+                "{line}: {e}"
+            );
+        }
+    }
+}
