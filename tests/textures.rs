@@ -271,6 +271,16 @@ fn surfaces_round_trip_with_clamp_and_zero_modes() {
         metric(l, "l1tex__t_sectors_pipe_tex_mem_surface_op_st.sum"),
         want
     );
+    // Loads' misses read from L2, stores write through to it.
+    let hits = metric(
+        l,
+        "l1tex__t_sectors_pipe_tex_mem_surface_op_ld_lookup_hit.sum",
+    );
+    assert_eq!(
+        metric(l, "lts__t_sectors_srcunit_tex_op_read.sum"),
+        want - hits
+    );
+    assert_eq!(metric(l, "lts__t_sectors_srcunit_tex_op_write.sum"), want);
 
     let edges: Vec<i32> = words(&ls[5], "edges")
         .into_iter()
