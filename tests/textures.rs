@@ -137,6 +137,8 @@ fn tex1dfetch_gathers_and_reads_zero_outside_a_linear_texture() {
     let hit = metric(l, "l1tex__t_sectors_pipe_tex_mem_texture_lookup_hit.sum");
     let miss = metric(l, "l1tex__t_sectors_pipe_tex_mem_texture_lookup_miss.sum");
     assert_eq!(hit + miss, want);
+    // The misses go on to L2 as the L1's reads (cold caches; the launch reads nothing else).
+    assert_eq!(metric(l, "lts__t_sectors_srcunit_tex_op_read.sum"), miss);
     // Not the LSU pipe's.
     assert_eq!(
         metric(l, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
