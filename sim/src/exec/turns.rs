@@ -94,7 +94,16 @@ pub fn flags(program: &Program, if_converted: impl Fn(u32) -> bool) -> Vec<u8> {
                 carries[usize::from(r)] = false;
             }
         }
-        let needs = sources(i).any(|r| carries.get(usize::from(r)).copied().unwrap_or(false));
+        // `sust`'s values are in the operand table, not its sources.
+        let values = match i.op {
+            Op::Sust(s) => program
+                .operands
+                .get(i.target as usize..i.target as usize + usize::from(s.vec))
+                .unwrap_or(&[]),
+            _ => &[],
+        };
+        let needs = (sources(i).chain(values.iter().copied()))
+            .any(|r| carries.get(usize::from(r)).copied().unwrap_or(false));
         if needs && is_memory(i) {
             out[pc] |= WAITS;
         }
