@@ -26,10 +26,15 @@ fn fixture() -> (String, std::path::PathBuf) {
 }
 
 fn run_text(text: &str) -> sim::Result<Vec<LaunchResult>> {
+    run_with(text, Default::default())
+}
+
+fn run_with(text: &str, compiler: sim::compile::Compiler) -> sim::Result<Vec<LaunchResult>> {
     let cfg = GpuConfig::load(&root().join("configs/h200.toml")).unwrap();
     let w = Workload::from_toml_str(text, Source::File(fixture().1))?;
     let opts = Options {
         keep_outputs: true,
+        compiler,
         ..Default::default()
     };
     Ok(run_workload(&cfg, &w, &opts)?.launches)
@@ -104,7 +109,11 @@ fn sectors(texels: impl Iterator<Item = u64>) -> u64 {
 
 #[test]
 fn tex1dfetch_gathers_and_reads_zero_outside_a_linear_texture() {
-    let l = &run()[0];
+    check_gather1d(&run());
+}
+
+fn check_gather1d(ls: &[LaunchResult]) {
+    let l = &ls[0];
     let (line, got) = (floats(l, "line"), floats(l, "gathered"));
     let n = 100i64;
     for i in 0..n + 8 {
@@ -148,7 +157,10 @@ fn tex1dfetch_gathers_and_reads_zero_outside_a_linear_texture() {
 
 #[test]
 fn tex2d_bilinear_over_pitched_memory_follows_the_guide() {
-    let ls = run();
+    check_bilinear(&run());
+}
+
+fn check_bilinear(ls: &[LaunchResult]) {
     // f32, one channel, rows of 48 texels, clamp.
     let l = &ls[1];
     let (img, got) = (floats(l, "image"), floats(l, "filtered"));
@@ -217,7 +229,11 @@ fn tex2d_bilinear_over_pitched_memory_follows_the_guide() {
 
 #[test]
 fn tld4_returns_one_component_of_the_footprint_counter_clockwise() {
-    let l = &run()[3];
+    check_gather4(&run());
+}
+
+fn check_gather4(ls: &[LaunchResult]) {
+    let l = &ls[3];
     let (pairs, got) = (floats(l, "pairs"), floats(l, "quads"));
     let g_of =
         |i: i64, j: i64| pairs[(2 * (j.clamp(0, H - 1) * W + i.clamp(0, W - 1)) + 1) as usize];
@@ -242,7 +258,10 @@ fn tld4_returns_one_component_of_the_footprint_counter_clockwise() {
 
 #[test]
 fn surfaces_round_trip_with_clamp_and_zero_modes() {
-    let ls = run();
+    check_surfaces(&run());
+}
+
+fn check_surfaces(ls: &[LaunchResult]) {
     let before: Vec<i32> = words(&ls[3], "cells")
         .into_iter()
         .map(|v| v as i32)
@@ -399,4 +418,21 @@ fn the_texture_latency_delays_the_fetch_s_result() {
         (95.0..=105.0).contains(&(slow - base)),
         "{base} cycles, then {slow}"
     );
+}
+
+/// The same kernels compiled by clang with `sim`'s CUDA shim (its texture and surface functions
+/// are inline PTX of the forms NVRTC emits) pass the same checks; skipped without clang.
+#[test]
+fn clang_s_ptx_of_the_fixture_passes_the_same_checks() {
+    if sim::compile::find_clang().is_none() {
+        eprintln!("no clang: skipped");
+        return;
+    }
+    let (text, _) = fixture();
+    let text = text.replace("ptx = \"texture.ptx\"", "cuda = \"texture.cu\"");
+    let ls = run_with(&text, sim::compile::Compiler::Clang).unwrap_or_else(|e| panic!("{e}"));
+    check_gather1d(&ls);
+    check_bilinear(&ls);
+    check_gather4(&ls);
+    check_surfaces(&ls);
 }
