@@ -475,6 +475,19 @@ fn the_workload_format_reference_is_complete() {
         "bank_mode",
         "dlcm",
         "registers",
+        "[[texture]]",
+        "[[surface]]",
+        "buffer",
+        "dims",
+        "format",
+        "channels",
+        "width",
+        "height",
+        "pitch_bytes",
+        "address_mode",
+        "filter_mode",
+        "read_mode",
+        "normalized_coords",
     ];
     for k in keys {
         assert!(

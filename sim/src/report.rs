@@ -260,6 +260,21 @@ pub fn explain(l: &LaunchResult) -> String {
             sectors as f64 / atomics as f64
         ));
     }
+    if c.tex_requests > 0 {
+        parts.push(format!(
+            "texture fetches take {:.1} sectors per request through L1TEX's texture pipe, {} of them L1 hits",
+            c.tex_sectors as f64 / c.tex_requests as f64,
+            pct(c.tex_hits, c.tex_sectors)
+        ));
+    }
+    let surface = c.surface_ld_requests + c.surface_st_requests;
+    if surface > 0 {
+        parts.push(format!(
+            "{surface} surface requests ({} loads), {:.1} sectors each",
+            c.surface_ld_requests,
+            (c.surface_ld_sectors + c.surface_st_sectors) as f64 / surface as f64
+        ));
+    }
     parts.push(format!(
         "{} block{} per SM, limited by {} ({} registers per thread, {})",
         l.occupancy.blocks,
@@ -343,6 +358,8 @@ fn table_text(cfg: &GpuConfig, run: &WorkloadRun, width: Option<usize>) -> Strin
         "bank conflicts",
         "global atomics",
         "smem atom wf/inst",
+        "tex sectors/req",
+        "tex L1 hit",
         "FLOP/load B",
         "FLOP/DRAM B",
     ])];
@@ -371,6 +388,15 @@ fn table_text(cfg: &GpuConfig, run: &WorkloadRun, width: Option<usize>) -> Strin
                 n => n.to_string(),
             },
             ratio(c.shared_atom_wavefronts, c.shared_atom_inst),
+            // Texture fetches and surface accesses, through L1TEX's texture pipe.
+            ratio(
+                c.tex_sectors + c.surface_ld_sectors + c.surface_st_sectors,
+                c.tex_requests + c.surface_ld_requests + c.surface_st_requests,
+            ),
+            pct(
+                c.tex_hits + c.surface_ld_hits,
+                c.tex_sectors + c.surface_ld_sectors,
+            ),
             if c.flops() == 0 || c.global_ld_bytes == 0 {
                 "-".into()
             } else {

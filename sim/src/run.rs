@@ -23,6 +23,7 @@ mod layout;
 mod resolve;
 mod sass;
 pub mod sources;
+mod texture;
 
 pub use resolve::plan;
 
@@ -283,6 +284,8 @@ pub enum PlannedArg {
     Buffer(String),
     /// The parameter's bytes, little-endian.
     Bytes(Vec<u8>),
+    /// The handle of the named texture or surface object ([`Plan::objects`]; 8 bytes).
+    Object(String),
 }
 
 /// One launch, made concrete.
@@ -348,6 +351,9 @@ pub struct Plan {
     pub line_files: Vec<(u32, String)>,
     /// The output buffers (`output = true`), in the workload's order.
     pub outputs: Vec<OutputBuffer>,
+    /// The texture and surface objects (`[[texture]]`, `[[surface]]`), textures first; a
+    /// kernel argument that names one holds its [`exec::texture::TexObject::handle`].
+    pub objects: Vec<exec::texture::TexObject>,
 }
 
 /// An output buffer (`output = true`) of a workload: what its bytes are.
@@ -394,6 +400,7 @@ pub(crate) fn execute_with(
         ptx_name,
         line_files,
         outputs: output_buffers,
+        objects,
         ..
     } = plan;
     let mut launches = vec![];
@@ -415,6 +422,7 @@ pub(crate) fn execute_with(
             order: opts.order,
             probe_order: opts.probe_order,
             checks: opts.checks,
+            objects: &objects,
             memory_left: image.memory_left(&crate::memory::Budget {
                 max: opts.max_memory,
             }),

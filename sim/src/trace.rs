@@ -10,7 +10,7 @@ use crate::memory::Level;
 
 pub mod order;
 mod outcome;
-pub use outcome::{Outcome, SharedOp};
+pub use outcome::{Outcome, SharedOp, TexKind};
 
 /// A count of a sampled launch, extrapolated: what the waves before the sample gathered
 /// (`first`), the sampled waves' part (`snap - first`) scaled by `factor` (waves stood for per

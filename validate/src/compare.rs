@@ -333,6 +333,45 @@ pub const LABELS: &[(&str, &str)] = &[
         "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
         "STSM wavefronts",
     ),
+    ("smsp__inst_executed_op_texture.sum", "texture instructions"),
+    (
+        "l1tex__t_requests_pipe_tex_mem_texture.sum",
+        "texture requests",
+    ),
+    (
+        "l1tex__t_sectors_pipe_tex_mem_texture.sum",
+        "texture sectors",
+    ),
+    (
+        "l1tex__t_sectors_pipe_tex_mem_texture_lookup_hit.sum",
+        "texture L1 hit sectors",
+    ),
+    (
+        "l1tex__t_sectors_pipe_tex_mem_texture_lookup_miss.sum",
+        "texture L1 miss sectors",
+    ),
+    ("smsp__inst_executed_op_surface_ld.sum", "surface loads"),
+    ("smsp__inst_executed_op_surface_st.sum", "surface stores"),
+    (
+        "l1tex__t_requests_pipe_tex_mem_surface_op_ld.sum",
+        "surface load requests",
+    ),
+    (
+        "l1tex__t_requests_pipe_tex_mem_surface_op_st.sum",
+        "surface store requests",
+    ),
+    (
+        "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
+        "surface load sectors",
+    ),
+    (
+        "l1tex__t_sectors_pipe_tex_mem_surface_op_st.sum",
+        "surface store sectors",
+    ),
+    (
+        "l1tex__t_sectors_pipe_tex_mem_surface_op_ld_lookup_hit.sum",
+        "surface load L1 hit sectors",
+    ),
 ];
 
 /// A metric's short label, or its name when it has none.

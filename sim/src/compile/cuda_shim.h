@@ -311,5 +311,194 @@ __GMS_D uint4 __ldg(const uint4* p) {
     return uint4{(unsigned)v.x, (unsigned)v.y, (unsigned)v.z, (unsigned)v.w};
 }
 
+// ---- texture and surface objects (tex1Dfetch, tex2D, tex2Dgather, surf1D/2Dread/write) ---------
+// As NVRTC emits them: `tex.1d.v4.{f32,s32}.s32`, `tex.2d.v4.*.f32`, `tld4.{r,g,b,a}.2d`,
+// `suld.b`/`sust.b` with `.trap .clamp .zero`. Result types of 4, 8 or 16 bytes of float, int or
+// unsigned (float, float2, float4, int, int2, int4, unsigned, uint2, uint4); surfaces move 4, 8 or
+// 16 bytes.
+typedef unsigned long long cudaTextureObject_t;
+typedef unsigned long long cudaSurfaceObject_t;
+enum cudaSurfaceBoundaryMode {
+    cudaBoundaryModeZero = 0,
+    cudaBoundaryModeClamp = 1,
+    cudaBoundaryModeTrap = 2
+};
+struct __gms_v4 { unsigned x, y, z, w; };
+template <class T> struct __gms_tex;
+#define __GMS_TEXEL(T, F, ...)                                                                     \
+    template <> struct __gms_tex<T> {                                                              \
+        static const bool f = F;                                                                   \
+        static __device__ __forceinline__ T of(const __gms_v4& v) { return __VA_ARGS__; }          \
+    };
+#define __GMS_F(c) __builtin_bit_cast(float, v.c)
+__GMS_TEXEL(float, true, __GMS_F(x))
+__GMS_TEXEL(float2, true, float2{__GMS_F(x), __GMS_F(y)})
+__GMS_TEXEL(float4, true, float4{__GMS_F(x), __GMS_F(y), __GMS_F(z), __GMS_F(w)})
+__GMS_TEXEL(int, false, (int)v.x)
+__GMS_TEXEL(int2, false, int2{(int)v.x, (int)v.y})
+__GMS_TEXEL(int4, false, int4{(int)v.x, (int)v.y, (int)v.z, (int)v.w})
+__GMS_TEXEL(unsigned, false, v.x)
+__GMS_TEXEL(uint2, false, uint2{v.x, v.y})
+__GMS_TEXEL(uint4, false, uint4{v.x, v.y, v.z, v.w})
+#undef __GMS_F
+#undef __GMS_TEXEL
+#define __GMS_V4OUT "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+__GMS_D __gms_v4 __gms_tex1d(cudaTextureObject_t t, int x, bool f) {
+    __gms_v4 r;
+    if (f)
+        asm("tex.1d.v4.f32.s32 {%0, %1, %2, %3}, [%4, {%5}];" : __GMS_V4OUT : "l"(t), "r"(x));
+    else
+        asm("tex.1d.v4.s32.s32 {%0, %1, %2, %3}, [%4, {%5}];" : __GMS_V4OUT : "l"(t), "r"(x));
+    return r;
+}
+__GMS_D __gms_v4 __gms_tex2d(cudaTextureObject_t t, float x, float y, bool f) {
+    __gms_v4 r;
+    if (f)
+        asm("tex.2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
+            : __GMS_V4OUT : "l"(t), "f"(x), "f"(y));
+    else
+        asm("tex.2d.v4.s32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
+            : __GMS_V4OUT : "l"(t), "f"(x), "f"(y));
+    return r;
+}
+#define __GMS_TLD4(C)                                                                              \
+    if (f)                                                                                         \
+        asm("tld4." C ".2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"                         \
+            : __GMS_V4OUT : "l"(t), "f"(x), "f"(y));                                               \
+    else                                                                                           \
+        asm("tld4." C ".2d.v4.s32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"                         \
+            : __GMS_V4OUT : "l"(t), "f"(x), "f"(y));
+__GMS_D __gms_v4 __gms_tld4(cudaTextureObject_t t, float x, float y, int comp, bool f) {
+    __gms_v4 r;
+    if (comp == 1) {
+        __GMS_TLD4("g")
+    } else if (comp == 2) {
+        __GMS_TLD4("b")
+    } else if (comp == 3) {
+        __GMS_TLD4("a")
+    } else {
+        __GMS_TLD4("r")
+    }
+    return r;
+}
+#undef __GMS_TLD4
+#undef __GMS_V4OUT
+template <class T> static __device__ __forceinline__ T tex1Dfetch(cudaTextureObject_t t, int x) {
+    return __gms_tex<T>::of(__gms_tex1d(t, x, __gms_tex<T>::f));
+}
+template <class T>
+static __device__ __forceinline__ T tex2D(cudaTextureObject_t t, float x, float y) {
+    return __gms_tex<T>::of(__gms_tex2d(t, x, y, __gms_tex<T>::f));
+}
+template <class T>
+static __device__ __forceinline__ T tex2Dgather(cudaTextureObject_t t, float x, float y,
+                                                int comp = 0) {
+    return __gms_tex<T>::of(__gms_tld4(t, x, y, comp, __gms_tex<T>::f));
+}
+
+// Surfaces: `n` 32-bit words at byte x (and row y), in mode `m`.
+#define __GMS_MODES(X)                                                                             \
+    if (m == cudaBoundaryModeZero) {                                                               \
+        X("zero")                                                                                  \
+    } else if (m == cudaBoundaryModeClamp) {                                                       \
+        X("clamp")                                                                                 \
+    } else {                                                                                       \
+        X("trap")                                                                                  \
+    }
+__GMS_D void __gms_suld(unsigned* w, int n, cudaSurfaceObject_t s, int x, int y, bool two_d, int m) {
+#define __GMS_SULD(M)                                                                              \
+    if (two_d) {                                                                                   \
+        if (n == 1)                                                                                \
+            asm volatile("suld.b.2d.b32." M " {%0}, [%1, {%2, %3}];"                              \
+                         : "=r"(w[0]) : "l"(s), "r"(x), "r"(y) : "memory");                        \
+        else if (n == 2)                                                                           \
+            asm volatile("suld.b.2d.v2.b32." M " {%0, %1}, [%2, {%3, %4}];"                       \
+                         : "=r"(w[0]), "=r"(w[1]) : "l"(s), "r"(x), "r"(y) : "memory");            \
+        else                                                                                       \
+            asm volatile("suld.b.2d.v4.b32." M " {%0, %1, %2, %3}, [%4, {%5, %6}];"               \
+                         : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])                          \
+                         : "l"(s), "r"(x), "r"(y) : "memory");                                     \
+    } else {                                                                                       \
+        if (n == 1)                                                                                \
+            asm volatile("suld.b.1d.b32." M " {%0}, [%1, {%2}];"                                  \
+                         : "=r"(w[0]) : "l"(s), "r"(x) : "memory");                                \
+        else if (n == 2)                                                                           \
+            asm volatile("suld.b.1d.v2.b32." M " {%0, %1}, [%2, {%3}];"                           \
+                         : "=r"(w[0]), "=r"(w[1]) : "l"(s), "r"(x) : "memory");                    \
+        else                                                                                       \
+            asm volatile("suld.b.1d.v4.b32." M " {%0, %1, %2, %3}, [%4, {%5}];"                   \
+                         : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])                          \
+                         : "l"(s), "r"(x) : "memory");                                             \
+    }
+    __GMS_MODES(__GMS_SULD)
+#undef __GMS_SULD
+}
+__GMS_D void __gms_sust(const unsigned* w, int n, cudaSurfaceObject_t s, int x, int y, bool two_d,
+                        int m) {
+#define __GMS_SUST(M)                                                                              \
+    if (two_d) {                                                                                   \
+        if (n == 1)                                                                                \
+            asm volatile("sust.b.2d.b32." M " [%0, {%1, %2}], {%3};"                              \
+                         :: "l"(s), "r"(x), "r"(y), "r"(w[0]) : "memory");                         \
+        else if (n == 2)                                                                           \
+            asm volatile("sust.b.2d.v2.b32." M " [%0, {%1, %2}], {%3, %4};"                       \
+                         :: "l"(s), "r"(x), "r"(y), "r"(w[0]), "r"(w[1]) : "memory");              \
+        else                                                                                       \
+            asm volatile("sust.b.2d.v4.b32." M " [%0, {%1, %2}], {%3, %4, %5, %6};"               \
+                         :: "l"(s), "r"(x), "r"(y), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])     \
+                         : "memory");                                                              \
+    } else {                                                                                       \
+        if (n == 1)                                                                                \
+            asm volatile("sust.b.1d.b32." M " [%0, {%1}], {%2};"                                  \
+                         :: "l"(s), "r"(x), "r"(w[0]) : "memory");                                 \
+        else if (n == 2)                                                                           \
+            asm volatile("sust.b.1d.v2.b32." M " [%0, {%1}], {%2, %3};"                           \
+                         :: "l"(s), "r"(x), "r"(w[0]), "r"(w[1]) : "memory");                      \
+        else                                                                                       \
+            asm volatile("sust.b.1d.v4.b32." M " [%0, {%1}], {%2, %3, %4, %5};"                   \
+                         :: "l"(s), "r"(x), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])             \
+                         : "memory");                                                              \
+    }
+    __GMS_MODES(__GMS_SUST)
+#undef __GMS_SUST
+}
+#undef __GMS_MODES
+template <class T>
+static __device__ __forceinline__ T surf2Dread(cudaSurfaceObject_t s, int x, int y,
+                                               cudaSurfaceBoundaryMode m = cudaBoundaryModeTrap) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16, "4, 8 or 16 bytes");
+    unsigned w[4];
+    __gms_suld(w, sizeof(T) / 4, s, x, y, true, m);
+    T r;
+    __builtin_memcpy(&r, w, sizeof(T));
+    return r;
+}
+template <class T>
+static __device__ __forceinline__ T surf1Dread(cudaSurfaceObject_t s, int x,
+                                               cudaSurfaceBoundaryMode m = cudaBoundaryModeTrap) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16, "4, 8 or 16 bytes");
+    unsigned w[4];
+    __gms_suld(w, sizeof(T) / 4, s, x, 0, false, m);
+    T r;
+    __builtin_memcpy(&r, w, sizeof(T));
+    return r;
+}
+template <class T>
+static __device__ __forceinline__ void surf2Dwrite(T v, cudaSurfaceObject_t s, int x, int y,
+                                                   cudaSurfaceBoundaryMode m = cudaBoundaryModeTrap) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16, "4, 8 or 16 bytes");
+    unsigned w[4];
+    __builtin_memcpy(w, &v, sizeof(T));
+    __gms_sust(w, sizeof(T) / 4, s, x, y, true, m);
+}
+template <class T>
+static __device__ __forceinline__ void surf1Dwrite(T v, cudaSurfaceObject_t s, int x,
+                                                   cudaSurfaceBoundaryMode m = cudaBoundaryModeTrap) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16, "4, 8 or 16 bytes");
+    unsigned w[4];
+    __builtin_memcpy(w, &v, sizeof(T));
+    __gms_sust(w, sizeof(T) / 4, s, x, 0, false, m);
+}
+
 #undef __GMS_D
 #endif

@@ -367,6 +367,14 @@ fn l1(l: &L1) -> Check {
     };
     geometry("l1", l.geometry(), &limits)?;
     int_range("l1.latency_cycles", l.latency_cycles.into(), 1, 2000)?;
+    if let Some(t) = l.texture_latency_cycles {
+        int_range(
+            "l1.texture_latency_cycles",
+            t.into(),
+            l.latency_cycles.into(),
+            4000,
+        )?;
+    }
     if l.transaction_bytes != l.sector_bytes && l.transaction_bytes != l.line_bytes {
         let msg = format!(
             "transaction_bytes = {} is neither sector_bytes = {} nor line_bytes = {}; allowed: \

@@ -203,6 +203,11 @@ pub struct L1 {
     /// L2 write (0 to 1000). Optional: absent, stores never merge.
     #[serde(default)]
     pub store_merge_cycles: Option<u32>,
+    /// Load-to-use latency of a texture fetch or surface load whose sectors all hit L1, in SM
+    /// cycles (`latency_cycles` to 4000): the texture pipe's addressing, filtering and format
+    /// stages come on top of the L1 lookup. Optional: absent, `latency_cycles`.
+    #[serde(default)]
+    pub texture_latency_cycles: Option<u32>,
 }
 
 /// How L1 treats global stores.

@@ -292,6 +292,8 @@ fn out_of_range_values_name_key_and_allowed_range() {
          &["greater than 0"]),
         ("dram", "latency_cycles = 480", "latency_cycles = 100", "dram.latency_cycles",
          &["below l2.latency_cycles = 220"]),
+        ("l1", "texture_latency_cycles", "texture_latency_cycles = 20", "l1.texture_latency_cycles",
+         &["allowed: 32 to 4000"]),
     ];
     for (section, line, by, key, parts) in cases {
         assert_rejects(&variant_in(section, line, by), key, parts);

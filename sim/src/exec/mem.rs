@@ -17,6 +17,7 @@ mod load;
 mod model;
 mod store;
 mod tensor;
+mod texture;
 mod wmma;
 mod word;
 

@@ -26,6 +26,7 @@ pub mod regs;
 pub(crate) mod sm;
 pub(crate) mod step;
 mod sync;
+pub mod texture;
 pub mod turns;
 mod warp;
 
@@ -101,6 +102,9 @@ pub struct Launch<'a> {
     /// Measure how far the functional order of SM 0's global and local accesses agrees with the
     /// order the timing replay issues them in ([`LaunchStats::order`]).
     pub probe_order: bool,
+    /// The texture and surface objects its kernel may fetch from, by handle
+    /// ([`texture::TexObject::handle`]; empty: none).
+    pub objects: &'a [texture::TexObject],
     /// The host memory the launch may take besides the buffers, and what bounds it
     /// ([`crate::memory::Budget::left`]); `None`: unbounded.
     pub memory_left: Option<(u64, crate::memory::Limit)>,

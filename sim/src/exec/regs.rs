@@ -133,7 +133,7 @@ fn rows(p: &Program, keep: &[u16]) -> Option<Vec<u16>> {
     if !read_before_written(p)?.is_empty()
         || p.insts
             .iter()
-            .any(|i| matches!(i.op, Op::Mma(_) | Op::Wmma(_)))
+            .any(|i| matches!(i.op, Op::Mma(_) | Op::Wmma(_) | Op::Sust(_)))
     {
         return None;
     }

@@ -496,6 +496,7 @@ pub(crate) fn run_batch_on_sm(
                     slot: $slot,
                     turn_start: 0,
                     async_copy: crate::ptx::inst::CacheOp::Default,
+                    texture: None,
                     yielded: false,
                 };
                 let mems = ctx.log.mems.len();

@@ -94,7 +94,16 @@ pub fn flags(program: &Program, if_converted: impl Fn(u32) -> bool) -> Vec<u8> {
                 carries[usize::from(r)] = false;
             }
         }
-        let needs = sources(i).any(|r| carries.get(usize::from(r)).copied().unwrap_or(false));
+        // `sust`'s values are in the operand table, not its sources.
+        let values = match i.op {
+            Op::Sust(s) => program
+                .operands
+                .get(i.target as usize..i.target as usize + usize::from(s.vec))
+                .unwrap_or(&[]),
+            _ => &[],
+        };
+        let needs = (sources(i).chain(values.iter().copied()))
+            .any(|r| carries.get(usize::from(r)).copied().unwrap_or(false));
         if needs && is_memory(i) {
             out[pc] |= WAITS;
         }
@@ -144,6 +153,9 @@ fn is_memory(i: &DInst) -> bool {
             | Op::Ldmatrix(_)
             | Op::Stmatrix(_)
             | Op::Wmma(WmmaOp::Load { .. } | WmmaOp::Store { .. })
+            | Op::Tex(_)
+            | Op::Suld(_)
+            | Op::Sust(_)
     )
 }
 
@@ -151,7 +163,11 @@ fn is_memory(i: &DInst) -> bool {
 fn loads(i: &DInst) -> bool {
     match i.op {
         Op::Ld(m) => m.space != StateSpace::Param,
-        Op::Atom(_) | Op::Ldmatrix(_) | Op::Wmma(WmmaOp::Load { .. }) => true,
+        Op::Atom(_)
+        | Op::Ldmatrix(_)
+        | Op::Wmma(WmmaOp::Load { .. })
+        | Op::Tex(_)
+        | Op::Suld(_) => true,
         _ => false,
     }
 }

@@ -291,6 +291,30 @@ counter_table! {
         /// `mma.sync` (SASS HMMA, IMMA; warp instructions). The simulator's own count:
         /// ptxas may split one `mma` into several HMMA (m16n8k16 on sm_80+ is one).
         sum mma_inst: u64,
+        /// Texture fetches (`tex`, `tld4`: SASS TEX/TLD/TLD4; warp instructions).
+        sum tex_inst: u64 => "smsp__inst_executed_op_texture.sum",
+        /// Texture requests at L1TEX: one per warp instruction, as for the LSU pipe.
+        sum tex_requests: u64 => "l1tex__t_requests_pipe_tex_mem_texture.sum",
+        /// Sectors (32 bytes) of the texels texture fetches read.
+        sum tex_sectors: u64 => "l1tex__t_sectors_pipe_tex_mem_texture.sum",
+        /// Texture sectors that hit L1.
+        sum tex_hits: u64 => "l1tex__t_sectors_pipe_tex_mem_texture_lookup_hit.sum",
+        /// Texture sectors that missed L1.
+        sum tex_misses: u64 => "l1tex__t_sectors_pipe_tex_mem_texture_lookup_miss.sum",
+        /// Surface loads (`suld`; warp instructions).
+        sum surface_ld_inst: u64 => "smsp__inst_executed_op_surface_ld.sum",
+        /// Surface stores (`sust`; warp instructions).
+        sum surface_st_inst: u64 => "smsp__inst_executed_op_surface_st.sum",
+        /// Surface load requests at L1TEX (one per warp instruction).
+        sum surface_ld_requests: u64 => "l1tex__t_requests_pipe_tex_mem_surface_op_ld.sum",
+        /// Surface store requests at L1TEX (one per warp instruction).
+        sum surface_st_requests: u64 => "l1tex__t_requests_pipe_tex_mem_surface_op_st.sum",
+        /// Sectors surface loads read.
+        sum surface_ld_sectors: u64 => "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
+        /// Sectors surface stores write.
+        sum surface_st_sectors: u64 => "l1tex__t_sectors_pipe_tex_mem_surface_op_st.sum",
+        /// Surface load sectors that hit L1.
+        sum surface_ld_hits: u64 => "l1tex__t_sectors_pipe_tex_mem_surface_op_ld_lookup_hit.sum",
     }
 }
 
@@ -535,6 +559,18 @@ mod tests {
                 "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
                 "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
                 "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                "smsp__inst_executed_op_texture.sum",
+                "l1tex__t_requests_pipe_tex_mem_texture.sum",
+                "l1tex__t_sectors_pipe_tex_mem_texture.sum",
+                "l1tex__t_sectors_pipe_tex_mem_texture_lookup_hit.sum",
+                "l1tex__t_sectors_pipe_tex_mem_texture_lookup_miss.sum",
+                "smsp__inst_executed_op_surface_ld.sum",
+                "smsp__inst_executed_op_surface_st.sum",
+                "l1tex__t_requests_pipe_tex_mem_surface_op_ld.sum",
+                "l1tex__t_requests_pipe_tex_mem_surface_op_st.sum",
+                "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
+                "l1tex__t_sectors_pipe_tex_mem_surface_op_st.sum",
+                "l1tex__t_sectors_pipe_tex_mem_surface_op_ld_lookup_hit.sum",
             ]
         );
     }

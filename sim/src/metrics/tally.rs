@@ -5,7 +5,7 @@
 
 use super::{Counters, PcStats};
 use crate::ptx::inst::CacheOp;
-use crate::trace::{Outcome, SharedOp};
+use crate::trace::{Outcome, SharedOp, TexKind};
 
 impl Counters {
     /// Counts `o` in the launch's counters. Which Nsight Compute metric each count feeds is the
@@ -138,6 +138,35 @@ impl Counters {
                     }
                 }
             }
+            Outcome::Texture {
+                kind,
+                sectors,
+                hits,
+                misses,
+                ..
+            } => {
+                let (s, h) = (u64::from(sectors), u64::from(hits));
+                match kind {
+                    TexKind::Fetch => {
+                        c.tex_inst += 1;
+                        c.tex_requests += 1;
+                        c.tex_sectors += s;
+                        c.tex_hits += h;
+                        c.tex_misses += u64::from(misses);
+                    }
+                    TexKind::SurfaceLoad => {
+                        c.surface_ld_inst += 1;
+                        c.surface_ld_requests += 1;
+                        c.surface_ld_sectors += s;
+                        c.surface_ld_hits += h;
+                    }
+                    TexKind::SurfaceStore => {
+                        c.surface_st_inst += 1;
+                        c.surface_st_requests += 1;
+                        c.surface_st_sectors += s;
+                    }
+                }
+            }
             Outcome::Atomic {
                 returns, sectors, ..
             } => {
@@ -184,6 +213,17 @@ impl PcStats {
                 self.conflicts += u64::from(conflicts);
             }
             Outcome::Global {
+                sectors,
+                hits,
+                misses,
+                ..
+            } => {
+                self.requests += 1;
+                self.sectors += u64::from(sectors);
+                self.hits += u64::from(hits);
+                self.misses += u64::from(misses);
+            }
+            Outcome::Texture {
                 sectors,
                 hits,
                 misses,

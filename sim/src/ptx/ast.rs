@@ -550,6 +550,14 @@ pub enum Operand {
     },
     /// A vector `{%r1, %r2}`, or two destination predicates `%p|%q`.
     Vector(Vec<Operand>),
+    /// A texture or surface operand `[%rd1, {%r1, %r2}]`: the object's handle (a register) and
+    /// the coordinates (PTX ISA §9.7.10, §9.7.11).
+    Texture {
+        /// The handle: a `.u64` register (texture and surface objects).
+        handle: Box<Operand>,
+        /// The coordinate vector's elements.
+        coords: Vec<Operand>,
+    },
 }
 
 /// An instruction with its guard, typed operation and operands.

@@ -12,6 +12,7 @@ mod half;
 mod operands;
 mod program;
 mod tensor;
+mod texture;
 
 pub use program::{LocalMemory, Merge, Overlap, Program};
 
@@ -371,7 +372,7 @@ impl Ctx<'_> {
                 Some(a) => Src::Imm(a.value()),
                 None => return Err(self.err(format!("unknown symbol `{s}`"))),
             },
-            Operand::Address { .. } | Operand::Vector(_) => {
+            Operand::Address { .. } | Operand::Vector(_) | Operand::Texture { .. } => {
                 return Err(self.err("expected a register or an immediate".into()))
             }
         })
@@ -740,6 +741,7 @@ impl Ctx<'_> {
             | Op::Stmatrix(_)
             | Op::Mma(_)
             | Op::Wmma(_) => self.decode_tensor(&mut d)?,
+            Op::Tex(_) | Op::Suld(_) | Op::Sust(_) => self.decode_texture(&mut d)?,
             Op::Unsupported => {
                 let text = &self.src[i.span.clone()];
                 return Err(self.err(crate::ptx::inst::unsupported_reason(text)));

@@ -15,9 +15,11 @@ mod decode;
 mod ext;
 mod half;
 mod tensor;
+mod texture;
 
 pub use decode::{decode, SUPPORTED};
 pub use tensor::{mma_reg_type, CpAsync, MatrixOp, MmaOp, MmaType, WmmaFrag, WmmaOp};
+pub use texture::{SurfClamp, SurfOp, TexDim, TexOp};
 
 /// Cache operator of a load or store (PTX ISA §9.7.9.1 "Cache Operators").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -613,6 +615,14 @@ pub enum Op {
         /// Global to shared memory (with an mbarrier), else shared to global (a bulk group).
         to_shared: bool,
     },
+    /// `tex.{1d,2d}.v4.dtype.ctype d, [tex, {x(, y)}]` and `tld4.comp.2d.v4.dtype.f32`: the
+    /// handle is the address's base, the coordinates `src[0..dims]`, the four results `dst`.
+    Tex(TexOp),
+    /// `suld.b.{1d,2d}{.vec}.btype.clamp d, [surf, {x(, y)}]`: decoded as [`Op::Tex`] (x in bytes).
+    Suld(SurfOp),
+    /// `sust.b.{1d,2d}{.vec}.btype.clamp [surf, {x(, y)}], v`: the handle is the address's base,
+    /// the coordinates `src[0..dims]`, the values the program's operand table from `target` on.
+    Sust(SurfOp),
     /// `cp.async.bulk.commit_group` and `cp.async.bulk.wait_group{.read} N`: copies complete at
     /// issue here, so nothing is left to wait for.
     CpAsyncBulkGroup,

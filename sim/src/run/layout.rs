@@ -196,11 +196,12 @@ pub(super) fn init_constant(
 pub(super) fn build_params(
     f: &ptx::Function,
     spec: &crate::workload::LaunchSpec,
-    buffers: &HashMap<String, u64>,
+    (buffers, objects): (&HashMap<String, u64>, &[crate::exec::texture::TexObject]),
     w: &Workload,
     key: &str,
     bytes: u64,
 ) -> Result<(Vec<u8>, Vec<PlannedArg>)> {
+    let object = |t: &str| objects.iter().find(|o| o.name == t);
     if spec.args.len() != f.params.len() {
         return Err(w.err(
             &format!("{key}.args"),
@@ -231,6 +232,18 @@ pub(super) fn build_params(
                 }
                 buffers[t]
             }
+            Arg::Text(t) if object(t).is_some() => {
+                if p.ty.bytes() != 8 || p.count != 1 {
+                    return Err(w.err(
+                        &k,
+                        format!(
+                            "texture or surface `{t}` passed to `{}`, which is not a 64-bit parameter (cudaTextureObject_t, cudaSurfaceObject_t)",
+                            p.name
+                        ),
+                    ));
+                }
+                object(t).map_or(0, |o| o.handle)
+            }
             Arg::Text(t) => {
                 let v = w.eval(&crate::workload::Expr::Text(t.clone()), &k)?;
                 int_for(p, v).map_err(|m| w.err(&k, m))?
@@ -255,6 +268,7 @@ pub(super) fn build_params(
         out[off as usize..off as usize + n].copy_from_slice(&value.to_le_bytes()[..n]);
         args.push(match a {
             Arg::Text(t) if buffers.contains_key(t) => PlannedArg::Buffer(t.clone()),
+            Arg::Text(t) if object(t).is_some() => PlannedArg::Object(t.clone()),
             _ => PlannedArg::Bytes(value.to_le_bytes()[..n].to_vec()),
         });
         off += p.size_bytes();

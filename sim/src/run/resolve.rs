@@ -44,6 +44,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
     };
     let mut symbols = layout_module(&module, &mut image, &w, &budget)?;
     let mut buffers: HashMap<String, u64> = HashMap::new();
+    let mut buffer_at: HashMap<String, super::texture::BufferAt> = HashMap::new();
     let read_file = |p: &str, n: u64| {
         w.source
             .read_relative(p, Take::Prefix(n))
@@ -102,6 +103,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
         } else {
             shape_of(&w, b, &key, count)?;
         }
+        buffer_at.insert(b.name.clone(), (base, (count * elem.bytes()) as u64));
         if buffers.insert(b.name.clone(), base).is_some() {
             return Err(w.err(
                 &format!("{key}.name"),
@@ -109,6 +111,7 @@ pub fn plan(cfg: &GpuConfig, w: &Workload, opts: &Options) -> Result<Plan> {
             ));
         }
     }
+    let objects = super::texture::objects(&w, &buffer_at)?;
     for (i, c) in w.constants.iter().enumerate() {
         init_constant(&module, &mut image, &symbols, &w, i, c, &read_file)?;
     }
@@ -178,7 +181,7 @@ the GPU allows at most {} (512 KiB)",
         }
         let mut program = exec::decode(f, &symbols, &text, &ptx_name)?;
         program.files = module.files.clone();
-        let (params, args) = build_params(f, spec, &buffers, &w, &key, param_bytes)?;
+        let (params, args) = build_params(f, spec, (&buffers, &objects), &w, &key, param_bytes)?;
         let dims = Dims {
             grid: w.dims(
                 &spec.grid,
@@ -297,6 +300,7 @@ the GPU allows at most {} (512 KiB)",
         launches,
         line_files: module.files.clone(),
         outputs,
+        objects,
     })
 }
 

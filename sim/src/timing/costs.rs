@@ -54,6 +54,9 @@ pub struct Costs {
     pub store_merge: Option<u32>,
     /// The tensor pipe's forms (`[[tensor.form]]`, [`super::tensor::cost`]).
     pub tensor: Vec<crate::config::TensorForm>,
+    /// Cycles a texture fetch or surface load takes beyond a global load served at the same
+    /// level (`l1.texture_latency_cycles - l1.latency_cycles`).
+    pub texture_extra: u32,
 }
 
 impl Costs {
@@ -91,6 +94,10 @@ impl Costs {
             l1_line_shift: line_shift(u64::from(cfg.l1.sector_bytes), u64::from(cfg.l1.line_bytes)),
             store_merge: cfg.l1.store_merge_cycles,
             tensor: cfg.tensor.form.clone(),
+            texture_extra: cfg
+                .l1
+                .texture_latency_cycles
+                .map_or(0, |t| t.saturating_sub(cfg.l1.latency_cycles)),
         }
     }
 

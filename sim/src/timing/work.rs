@@ -133,7 +133,9 @@ impl SmWork {
                 self.mem_insts += 1;
                 self.shared_wavefronts += u64::from(wavefronts);
             }
-            Outcome::Global { sectors, lines, .. } | Outcome::Atomic { sectors, lines, .. } => {
+            Outcome::Global { sectors, lines, .. }
+            | Outcome::Atomic { sectors, lines, .. }
+            | Outcome::Texture { sectors, lines, .. } => {
                 self.mem_insts += 1;
                 self.l1_sectors += u64::from(sectors);
                 self.l1_tags += u64::from(lines);

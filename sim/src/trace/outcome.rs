@@ -70,6 +70,20 @@ pub enum Outcome {
         /// holds kernel parameters (`sass::count`).
         words: u32,
     },
+    /// A texture fetch or surface access through L1TEX's texture pipe, its sectors through the
+    /// same L1 and L2 as global loads (a surface store's written through, as a global store's).
+    Texture {
+        /// Which instruction.
+        kind: TexKind,
+        /// Distinct sectors of the texels the active lanes read or wrote.
+        sectors: u32,
+        /// Sectors that hit L1 (0 for stores).
+        hits: u32,
+        /// Sectors that missed L1 (0 for stores).
+        misses: u32,
+        /// Distinct L1 lines (tag lookups).
+        lines: u32,
+    },
     /// A global atomic (`returns`: ATOMG, its old value is used) or reduction (RED), at L1.
     Atomic {
         /// Its result is read.
@@ -81,6 +95,17 @@ pub enum Outcome {
         /// Distinct L1 lines (tag lookups).
         lines: u32,
     },
+}
+
+/// Which instruction of L1TEX's texture pipe an [`Outcome::Texture`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TexKind {
+    /// A texture fetch (`tex`, `tld4`: SASS TEX, TLD, TLD4).
+    Fetch,
+    /// A surface load (`suld`: SULD).
+    SurfaceLoad,
+    /// A surface store (`sust`: SUST).
+    SurfaceStore,
 }
 
 /// The kind of a shared-memory access.

@@ -9,6 +9,7 @@
 pub mod expr;
 pub mod init;
 pub mod npy;
+pub mod texture;
 
 use crate::error::{Error, Result};
 use serde::Deserialize;
@@ -169,6 +170,12 @@ pub struct Workload {
     /// Constant-memory initialisers.
     #[serde(default, rename = "constant")]
     pub constants: Vec<ConstantSpec>,
+    /// Texture objects over buffers.
+    #[serde(default, rename = "texture")]
+    pub textures: Vec<texture::TextureSpec>,
+    /// Surface objects over buffers.
+    #[serde(default, rename = "surface")]
+    pub surfaces: Vec<texture::SurfaceSpec>,
     /// Launches, run in order.
     #[serde(default, rename = "launch")]
     pub launches: Vec<LaunchSpec>,

@@ -16,6 +16,7 @@
 pub mod error;
 mod program;
 mod runner;
+mod texture;
 
 pub use program::Program;
 pub use runner::{profile_once, GpuBackend};

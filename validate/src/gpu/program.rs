@@ -1,7 +1,8 @@
 //! A workload's PTX loaded onto the GPU, ready to launch: the module (JIT-compiled by the driver
 //! from the very PTX text the simulator ran), one device allocation per workload buffer holding its
 //! initial bytes, the module's `.const`/`.global` variables written with the plan's initial
-//! values, and each launch's function, argument bytes and shape.
+//! values, the texture and surface objects over the buffers (`texture`), and each launch's
+//! function, argument bytes and shape.
 
 use super::error::{describe, CudaResultExt};
 use super::Gpu;
@@ -42,6 +43,8 @@ struct Launch {
 pub struct Program {
     stream: Arc<CudaStream>,
     _module: Arc<CudaModule>,
+    /// Texture and surface objects, dropped before the buffers they read.
+    objects: super::texture::Objects,
     buffers: Vec<Buffer>,
     launches: Vec<Launch>,
 }
@@ -114,6 +117,13 @@ impl Program {
                 .cuda(|| format!("writing the module variable `{symbol}`"))?;
         }
 
+        let objects = super::texture::Objects::create(&plan.objects, |name| {
+            let b = buffers.iter().find(|b| b.name == name)?;
+            let (ptr, _sync) = b.slice.device_ptr(&stream);
+            Some(ptr)
+        })?;
+        objects.to_arrays()?;
+
         let mut launches = vec![];
         for l in &plan.launches {
             if l.kernel.contains('\0') {
@@ -134,6 +144,11 @@ impl Program {
                         ptr.to_le_bytes().to_vec()
                     }
                     PlannedArg::Bytes(bytes) => bytes.clone(),
+                    PlannedArg::Object(o) => objects
+                        .handle(o)
+                        .ok_or_else(|| anyhow!("launch `{}`: no object `{o}`", l.label))?
+                        .to_le_bytes()
+                        .to_vec(),
                 };
                 v.resize(v.len().max(ARG_BYTES), 0);
                 args.push(v);
@@ -177,6 +192,7 @@ impl Program {
         Ok(Program {
             stream,
             _module: module,
+            objects,
             buffers,
             launches,
         })
@@ -232,10 +248,13 @@ impl Program {
             .cuda(|| format!("running {}", self.describe(after)))
     }
 
-    /// Runs launch `i` to completion.
+    /// Runs launch `i` to completion, its surfaces' buffers copied into their CUDA arrays before
+    /// and back after (so that the buffers hold what the simulator's do).
     pub fn run(&self, i: usize) -> Result<()> {
+        self.objects.to_arrays()?;
         self.enqueue(i)?;
-        self.sync(i)
+        self.sync(i)?;
+        self.objects.to_buffers()
     }
 
     /// Copies the named buffers back: (name, bytes).

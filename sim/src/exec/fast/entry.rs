@@ -421,6 +421,7 @@ mod tests {
             order: Default::default(),
             checks: Default::default(),
             probe_order: false,
+            objects: &[],
             memory_left: None,
         }
     }

@@ -256,7 +256,7 @@ impl Ctx<'_> {
     /// Returns the record's reference. Shared by the one-line path and the general one.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn finish_global(
+    pub(super) fn finish_global(
         &mut self,
         pc: u32,
         local: bool,
@@ -273,9 +273,15 @@ impl Ctx<'_> {
     ) -> u32 {
         // Stores count no misses in L1.
         let misses = if store { 0 } else { sectors - l1_hits };
-        self.record(
-            pc,
-            Outcome::Global {
+        let outcome = match self.texture {
+            Some(kind) => Outcome::Texture {
+                kind,
+                sectors,
+                hits: l1_hits,
+                misses,
+                lines,
+            },
+            None => Outcome::Global {
                 local,
                 store,
                 bytes: exec.count_ones() * bytes,
@@ -285,7 +291,8 @@ impl Ctx<'_> {
                 lines,
                 async_copy: self.async_copy,
             },
-        );
+        };
+        self.record(pc, outcome);
         let log = &mut *self.log;
         let end = log.sectors.len() as u32;
         let sent = log.addrs.len() > req;
@@ -338,6 +345,19 @@ impl Ctx<'_> {
                     &many
                 }
             };
+        self.l1_sectors(touched, shift, path, store)
+    }
+
+    /// The L1 part of an access whose distinct sectors (byte addresses) are `touched`: their
+    /// numbers onto the log, the L1 lookups, the sectors that go on to L2 onto the log's
+    /// request list. Returns (sectors, lines, L1 hits).
+    pub(super) fn l1_sectors(
+        &mut self,
+        touched: &[u64],
+        shift: u32,
+        path: LoadPath,
+        store: bool,
+    ) -> (u32, u32, u32) {
         let log = &mut *self.log;
         log.sectors.extend(touched.iter().map(|s| s >> shift));
         let p = self.pass.params;
@@ -387,10 +407,10 @@ fn push_steps(v: &mut Vec<u64>, a: u64, step: u64, n: u32) {
 /// What an access's L1 part found: its distinct sectors, the L1 lines they lie in (tag
 /// lookups), and a load's sectors that hit.
 #[derive(Clone, Copy)]
-struct L1Counts {
-    sectors: u32,
-    lines: u32,
-    hits: u32,
+pub(super) struct L1Counts {
+    pub(super) sectors: u32,
+    pub(super) lines: u32,
+    pub(super) hits: u32,
 }
 
 /// A global access's sectors that are one run in one L1 line ([`Ctx::one_line_run`]).

@@ -119,6 +119,9 @@ pub struct Ctx<'a> {
     /// The global access being modelled is a `cp.async`'s read (`Ca`/`Cg`; `Default`
     /// otherwise): its outcome is counted as LDGSTS ([`crate::trace::Outcome::Global`]).
     pub async_copy: crate::ptx::inst::CacheOp,
+    /// The access being modelled is a texture fetch's or a surface access's: its outcome is
+    /// [`crate::trace::Outcome::Texture`] (`None` otherwise).
+    pub texture: Option<crate::trace::TexKind>,
 }
 
 impl Ctx<'_> {
@@ -318,6 +321,18 @@ impl Ctx<'_> {
                 self.ldmatrix(w, inst, pc, m, exec)?
             }
             Op::Stmatrix(m) => self.stmatrix(w, inst, pc, m, exec)?,
+            Op::Tex(t) => {
+                self.loaded |= self.turns && self.pass.turn_flags[pc as usize] & LOADS != 0;
+                self.tex(w, inst, pc, t, exec)?
+            }
+            Op::Suld(s) => {
+                self.loaded |= self.turns && self.pass.turn_flags[pc as usize] & LOADS != 0;
+                self.suld(w, inst, pc, s, exec)?
+            }
+            Op::Sust(s) => {
+                w.progress();
+                self.sust(w, inst, pc, s, exec)?
+            }
             Op::Mma(m) => {
                 self.mma(w, inst, pc, m, exec)?;
                 0

@@ -219,7 +219,7 @@ impl Ctx<'_> {
 
     /// The `n` registers of the vector operand `o` (`{%r1, %r2}`; a lone register when `n` is
     /// 1), each of a 32-bit type (`ty` or any other of its width).
-    fn regs_of(&self, o: &Operand, n: usize, ty: Type) -> Result<Vec<u16>, Error> {
+    pub(super) fn regs_of(&self, o: &Operand, n: usize, ty: Type) -> Result<Vec<u16>, Error> {
         let names: Vec<&Operand> = match o {
             Operand::Vector(v) => v.iter().collect(),
             one => vec![one],

@@ -246,6 +246,9 @@ fn decode_inner(opcode: &str, m: &mut Mods) -> Result<Op, String> {
     if let Some(op) = super::tensor::decode_tensor(opcode, m) {
         return op;
     }
+    if let Some(op) = super::texture::decode_texture(opcode, m) {
+        return op;
+    }
     if let Some(op) = decode_ext(opcode, m)? {
         return Ok(op);
     }
@@ -470,7 +473,8 @@ shl shr shf popc clz brev bfe bfi bfind fns prmt bmsk szext dp4a dp2a rcp sqrt r
 cos tanh copysign testp setp set selp slct bra call ret exit bar.sync barrier.sync bar.arrive \
 barrier.arrive bar.red barrier.red bar.warp.sync membar fence nanosleep shfl.sync vote.sync \
 match.sync redux.sync activemask cp.async cp.async.commit_group cp.async.wait_group \
-cp.async.wait_all ldmatrix stmatrix mma.sync (m16n8k8, m16n8k16, m16n8k32) wmma (m16n16k16 .f16)";
+cp.async.wait_all ldmatrix stmatrix mma.sync (m16n8k8, m16n8k16, m16n8k32) wmma (m16n16k16 .f16) tex.1d tex.2d tld4.2d \
+suld.b sust.b (texture and surface objects)";
 
 #[cfg(test)]
 mod tests {
@@ -500,9 +504,9 @@ mod tests {
 
     #[test]
     fn unsupported_instruction_lists_what_is() {
-        let e = decode("tex", &["2d"]).unwrap_err();
+        let e = decode("surf", &["2d"]).unwrap_err();
         assert!(
-            e.starts_with("unsupported instruction `tex`; supported: ld "),
+            e.starts_with("unsupported instruction `surf`; supported: ld "),
             "{e}"
         );
     }
@@ -522,27 +526,17 @@ mod tests {
 
     #[test]
     fn what_stays_unsupported_is_named() {
-        for (op, mods) in [
-            ("tex", &["2d", "v4", "f32", "s32"][..]),
-            (
-                "wgmma",
-                &[
-                    "mma_async",
-                    "sync",
-                    "aligned",
-                    "m64n64k16",
-                    "f32",
-                    "f16",
-                    "f16",
-                ],
-            ),
-        ] {
-            let e = decode(op, mods).unwrap_err();
-            assert!(
-                e.starts_with(&format!("unsupported instruction `{op}`")),
-                "{e}"
-            );
-        }
+        let mods = [
+            "mma_async",
+            "sync",
+            "aligned",
+            "m64n64k16",
+            "f32",
+            "f16",
+            "f16",
+        ];
+        let e = decode("wgmma", &mods).unwrap_err();
+        assert!(e.starts_with("unsupported instruction `wgmma`"), "{e}");
         assert_eq!(
             decode("rcp", &["approx", "f16"]).unwrap_err(),
             F16_ARITHMETIC

@@ -317,6 +317,17 @@ impl<'s> Parser<'s> {
                     Some(Token::Ident) => base = Some(Box::new(self.name_operand()?)),
                     _ => offset = self.int()?,
                 }
+                if let (Some(handle), true) = (&base, self.eat(Token::Comma)) {
+                    // `[tex, {x, y}]`: a texture or surface object and its coordinates.
+                    let Operand::Vector(coords) = self.operand()? else {
+                        return Err(self.error("expected a coordinate vector `{...}`"));
+                    };
+                    self.expect(Token::RBracket, "`]`")?;
+                    return Ok(Operand::Texture {
+                        handle: handle.clone(),
+                        coords,
+                    });
+                }
                 while matches!(self.peek(), Some(Token::Plus) | Some(Token::Minus)) {
                     let minus = self.peek() == Some(Token::Minus);
                     self.pos += 1;

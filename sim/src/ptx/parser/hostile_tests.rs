@@ -335,8 +335,8 @@ fn targets_run_where_the_driver_loads_them() {
 
 /// Issue 39: instructions the simulator does not execute parse, whatever their operand syntax,
 /// and leave the other kernels of the module runnable; decoding the kernel that holds one is the
-/// error, naming its line. (`mma`, `ldmatrix` and `cp.async` are executed since; `tex` and TMA's
-/// `cp.async.bulk.tensor` are not.)
+/// error, naming its line. (`mma`, `ldmatrix`, `cp.async` and 1-D/2-D `tex` are executed since;
+/// `tex.3d` and TMA's `cp.async.bulk.tensor` are not.)
 #[test]
 fn unsupported_instructions_parse_and_fail_only_their_kernel() {
     let src = "\
@@ -352,7 +352,7 @@ fn unsupported_instructions_parse_and_fail_only_their_kernel() {
     mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8};
     ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r9];
     cp.async.ca.shared.global [%r1], [%rd1], 16;
-    @%p1 tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd2, {%f9, %f10}];
+    @%p1 tex.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd2, {%f9, %f10, %f11, %f12}];
     cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];
     ret;
 }
@@ -373,7 +373,7 @@ fn unsupported_instructions_parse_and_fail_only_their_kernel() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with("t.ptx:13:5: unsupported instruction `tex`; supported: ld "),
+        e.starts_with("t.ptx:13:5: `tex` needs .1d or .2d (3-D, cube"),
         "{e}"
     );
     // Each is kept as an unsupported instruction with its line.
@@ -393,8 +393,8 @@ fn unsupported_instructions_parse_and_fail_only_their_kernel() {
     );
     assert!(e.contains("cp.async.bulk"), "{e}");
     // A guarded one names its opcode, not the guard; an unsupported modifier is named too.
-    let text = "@%p1 tex.2d.v4.f32.f32 {%f1}, [%rd2, {%f9, %f10}];";
-    assert!(crate::ptx::inst::unsupported_reason(text).starts_with("unsupported instruction `tex`"));
+    let text = "@%p1 tex.3d.v4.f32.f32 {%f1}, [%rd2, {%f9, %f10}];";
+    assert!(crate::ptx::inst::unsupported_reason(text).starts_with("`tex` needs .1d or .2d"));
     let e = crate::ptx::inst::unsupported_reason("ld.global.L1::evict_last.u32 %r1, [%rd1];");
     assert_eq!(e, "unsupported modifier .L1::evict_last on `ld`");
     // A statement that never ends is still a parse error.

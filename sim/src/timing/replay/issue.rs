@@ -176,7 +176,8 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
                 work.level = p.why;
                 let l = latency(lat, costs, log, work);
                 why = work.level;
-                Some(issue + l)
+                // `result`: what a texture fetch adds to the memory latency (0 for others).
+                Some(issue + l + p.result)
             }
             Kind::Drain => {
                 self.drain = self.drain.max(issue + latency(lat, costs, log, work));

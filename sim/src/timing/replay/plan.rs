@@ -106,6 +106,24 @@ impl Deps {
     }
 }
 
+impl Deps {
+    /// The registers `sust` waits for: its handle, coordinates and guard ([`Deps::of`]) and its
+    /// `n` values from the operand table (from `inst.target`), as many as fit.
+    pub(super) fn of_surface_store(inst: &DInst, operands: &[u16], n: usize) -> Self {
+        let mut d = Deps::of(inst);
+        let values = operands
+            .get(inst.target as usize..inst.target as usize + n)
+            .unwrap_or(&[]);
+        for &r in values {
+            if usize::from(d.n_src) < d.src.len() {
+                d.src[usize::from(d.n_src)] = r;
+                d.n_src += 1;
+            }
+        }
+        d
+    }
+}
+
 /// How the replay treats an instruction once issued.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -197,7 +215,10 @@ impl Plan {
             // (issued, nothing waits for them: copies land at issue, `exec::mem::tensor`).
             Op::Ld(_) | Op::Ldmatrix(_) | Op::Wmma(WmmaOp::Load { .. }) => Kind::Load,
             Op::Wmma(WmmaOp::Store { .. }) => Kind::Drain,
-            Op::St(_) | Op::CpAsync(_) | Op::Stmatrix(_) => Kind::Drain,
+            Op::St(_) | Op::CpAsync(_) | Op::Stmatrix(_) | Op::Sust(_) => Kind::Drain,
+            // A texture fetch is a load whose result comes `texture_extra` after a global
+            // load's served at the same level.
+            Op::Tex(_) | Op::Suld(_) => Kind::Load,
             Op::Atom(_) | Op::Red(_) if inst.dst[0] == NO_REG => Kind::Drain,
             Op::Atom(_) | Op::Red(_) => Kind::Load,
             Op::Shfl(_) => Kind::Shfl,
@@ -207,6 +228,7 @@ impl Plan {
         let plan = Plan {
             deps: match inst.op {
                 Op::Mma(_) | Op::Wmma(WmmaOp::Mma { .. }) => Deps::of_tensor(inst, operands),
+                Op::Sust(s) => Deps::of_surface_store(inst, operands, usize::from(s.vec)),
                 _ => Deps::of(inst),
             },
             pc,
@@ -215,6 +237,9 @@ impl Plan {
             // A load's result waits for its entry's latency alone.
             result: match (kind, tensor) {
                 (_, Some(t)) => t.latency,
+                (Kind::Load, _) if matches!(inst.op, Op::Tex(_) | Op::Suld(_)) => {
+                    costs.texture_extra
+                }
                 (Kind::Load, _) => 0,
                 _ => costs.result_latency(pc),
             },
