@@ -312,22 +312,11 @@ pub struct BlockLog {
     /// Per lane of each global `atom.cas`, in execution order: the word's address, the thread
     /// in the block (`warp * 32 + lane`) and whether its compare matched (the L2 pass models the
     /// contention of CAS loops from them: [`crate::memory::system::L2Model::count_cas`]).
-    pub cas: Vec<CasLane>,
+    pub cas: Vec<crate::memory::system::CasLane>,
     /// The LDCs the constant caches served, in issue order ([`Served::Ldc`]).
     pub ldcs: Vec<LdcRec>,
     /// Where their requests were served ([`LdcRec::start`]).
     pub levels: Vec<Level>,
-}
-
-/// One lane's global compare-and-swap ([`BlockLog::cas`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CasLane {
-    /// Byte address of the word.
-    pub word: u64,
-    /// The thread in its block, `warp * 32 + lane`.
-    pub thread: u32,
-    /// Its compare matched: it swapped.
-    pub won: bool,
 }
 
 impl BlockLog {

@@ -15,7 +15,7 @@ use crate::config::{GpuConfig, StorePolicy};
 use rayon::prelude::*;
 
 mod atomic;
-pub use atomic::{atomic_unit, cas_contention};
+pub use atomic::{atomic_unit, cas_contention, CasLane};
 mod l2;
 mod lines;
 mod sm;

@@ -4,7 +4,17 @@ use super::{
     l2_sectors_of, GlobalOutcome, L1Outcome, L2Model, L2Outcome, MemorySystem, Params, SmCaches,
 };
 use crate::memory::{coalesce, Level, WarpAccess};
-use crate::trace::CasLane;
+
+/// One lane's global compare-and-swap ([`crate::trace::BlockLog::cas`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CasLane {
+    /// Byte address of the word.
+    pub word: u64,
+    /// The thread in its block, `warp * 32 + lane`.
+    pub thread: u32,
+    /// Its compare matched: it swapped.
+    pub won: bool,
+}
 
 impl SmCaches {
     /// L1 part of a global `atom`/`red`: L1 keeps no copy of a sector an atomic changes (a line
