@@ -153,24 +153,7 @@ pub struct LineCount {
 
 /// Opcodes of which ptxas emits one per PTX instruction (merged vectors aside).
 fn is_memory(i: &Inst) -> bool {
-    matches!(
-        i.base(),
-        "LDG"
-            | "STG"
-            | "LDS"
-            | "STS"
-            | "LDL"
-            | "STL"
-            | "LD"
-            | "ST"
-            | "LDC"
-            | "ATOM"
-            | "ATOMS"
-            | "ATOMG"
-            | "RED"
-            | "SHFL"
-            | "BAR"
-    )
+    i.is_memory_access() || matches!(i.base(), "LDC" | "SHFL" | "BAR")
 }
 
 /// Whether `i` is an LDC of a fixed constant-bank address (`c[0x0][0x21c]`, `c[0x0][RZ+0x10]`),

@@ -35,6 +35,26 @@ pub struct Inst {
 }
 
 impl Inst {
+    /// Whether it is a load, store or atomic of global, shared, local or generic memory (`LDG`,
+    /// `STS`, `LDL`, `LD`, `ATOMS`, `RED`, ...; not `LDC`).
+    pub fn is_memory_access(&self) -> bool {
+        matches!(
+            self.base(),
+            "LDG"
+                | "STG"
+                | "LDS"
+                | "STS"
+                | "LDL"
+                | "STL"
+                | "LD"
+                | "ST"
+                | "ATOM"
+                | "ATOMS"
+                | "ATOMG"
+                | "RED"
+        )
+    }
+
     /// The opcode without modifiers: `LDS` for `LDS.128`.
     pub fn base(&self) -> &str {
         self.opcode.split('.').next().unwrap_or(&self.opcode)

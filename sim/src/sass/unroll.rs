@@ -57,21 +57,7 @@ use std::collections::HashSet;
 /// `STS.64` 8, `LDG.E.U16` 2, `LDS.U8` 1, plain 4), `None` for any other instruction (LDC
 /// included: constants are not counted).
 fn sass_bytes(i: &Inst) -> Option<u32> {
-    let access = matches!(
-        i.base(),
-        "LDG"
-            | "STG"
-            | "LDS"
-            | "STS"
-            | "LDL"
-            | "STL"
-            | "LD"
-            | "ST"
-            | "ATOM"
-            | "ATOMS"
-            | "ATOMG"
-            | "RED"
-    );
+    let access = i.is_memory_access();
     access.then(|| {
         let mut bytes = 4;
         for m in i.opcode.split('.').skip(1) {
