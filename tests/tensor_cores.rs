@@ -32,10 +32,7 @@ fn run(name: &str) -> Vec<LaunchResult> {
 }
 
 fn output(l: &LaunchResult, name: &str) -> Vec<u32> {
-    let b = &l.outputs.iter().find(|(n, _)| n == name).unwrap().1;
-    b.chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    common::output_words(l, name)
 }
 
 fn ints(l: &LaunchResult, name: &str) -> Vec<i64> {

@@ -45,10 +45,7 @@ fn run() -> Vec<LaunchResult> {
 }
 
 fn words(l: &LaunchResult, name: &str) -> Vec<u32> {
-    let b = &l.outputs.iter().find(|(n, _)| n == name).unwrap().1;
-    b.chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    common::output_words(l, name)
 }
 
 fn floats(l: &LaunchResult, name: &str) -> Vec<f32> {

@@ -29,3 +29,11 @@ pub fn sim(args: &[&str]) -> (Option<i32>, String, String) {
     assert!(!r.2.contains("panicked"), "sim {args:?} panicked\n{}", r.2);
     r
 }
+
+/// The output buffer `name` of launch `l` (run with `keep_outputs`) as little-endian 32-bit words.
+pub fn output_words(l: &sim::run::LaunchResult, name: &str) -> Vec<u32> {
+    let b = &l.outputs.iter().find(|(n, _)| n == name).unwrap().1;
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}

@@ -217,13 +217,8 @@ impl PcStats {
                 hits,
                 misses,
                 ..
-            } => {
-                self.requests += 1;
-                self.sectors += u64::from(sectors);
-                self.hits += u64::from(hits);
-                self.misses += u64::from(misses);
             }
-            Outcome::Texture {
+            | Outcome::Texture {
                 sectors,
                 hits,
                 misses,

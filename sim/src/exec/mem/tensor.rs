@@ -9,7 +9,7 @@
 //! per lane (`.ca`: cached in L1, `.cg`: L2 only) and is counted as LDGSTS; lanes whose
 //! `src-size` is 0 (or whose `ignore-src` is true) read nothing and only write zeros. The shared
 //! write is counted as LDGSTS's shared wavefronts by the measured rule of
-//! [`crate::memory::ldgsts`] (a wavefront per global line at least).
+//! [`crate::memory::ldgsts`] (the most lanes on one bank of its global or its shared bytes).
 //!
 //! `ldmatrix`/`stmatrix` move 8x8 matrices of 16-bit elements; each matrix is 8 rows of 16
 //! bytes whose addresses lanes 8i..8i+7 give for matrix i (PTX ISA §9.7.14.5.15). The

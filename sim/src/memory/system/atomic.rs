@@ -199,10 +199,7 @@ mod tests {
             assert_eq!(atomic_unit(a, 73), atomic_unit(b, 73), "{a} {b}");
         }
         // Lines 2 and 3 of a block are the other set.
-        assert_ne!(
-            (atomic_unit(0, 4096), atomic_unit(0, 4096)),
-            (atomic_unit(2, 4096), atomic_unit(0, 4096))
-        );
+        assert_ne!(atomic_unit(0, 4096), atomic_unit(2, 4096));
         // Without units, every line its own.
         assert_eq!((atomic_unit(0, 0), atomic_unit(1, 0)), (0, 1));
         // 73 consecutive sets (from set 0: lines 0 to 291) take the 73 units once each.
