@@ -215,6 +215,25 @@ fn dram_queue_drains_at_the_bandwidth_share() {
 }
 
 #[test]
+fn a_request_that_moved_no_dram_bytes_leaves_the_queue_for_earlier_ones() {
+    // The replay reaches a warp's accesses in its stream's order, not in cycle order: a store
+    // (no DRAM bytes) issued at cycle 1201 may come before a load issued at cycle 114. The load
+    // waits for the 1024 bytes queued at cycle 100 (64 cycles at 16 bytes a cycle, 50 left)
+    // and itself, not until cycle 1201.
+    let mut w = SmWork {
+        dram_share: 16.0,
+        ..Default::default()
+    };
+    w.now = 100;
+    assert_eq!(w.queue_dram(1024), 1024);
+    w.now = 1201;
+    w.queue_dram_only(0);
+    assert_eq!(w.queue_dram(0), 0);
+    w.now = 114;
+    assert_eq!(w.queue_dram(64), 800 + 64);
+}
+
+#[test]
 fn a_request_l2_served_moves_the_dram_queue_as_one_it_serves() {
     // Random requests, some served by L2 (`queue_dram_only`), on random shares (none too):
     // the queue is the same, bit for bit, as when each asks `queue_dram`.

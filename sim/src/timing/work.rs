@@ -157,6 +157,10 @@ impl SmWork {
         if self.dram_share <= 0.0 {
             return bytes;
         }
+        if bytes == 0 {
+            // Nothing to queue: what is ahead, and the queue as it is ([`SmWork::queue_dram_only`]).
+            return ((self.dram_free - now) * self.dram_share).max(0.0).round() as u64;
+        }
         self.dram_free = self.dram_free.max(now) + bytes as f64 / self.dram_share;
         (((self.dram_free - now) * self.dram_share).round() as u64).max(bytes)
     }
@@ -165,7 +169,10 @@ impl SmWork {
     /// wait for the queue): the same queue afterwards, without the conversions of the answer.
     #[inline]
     pub fn queue_dram_only(&mut self, bytes: u64) {
-        if self.dram_share > 0.0 {
+        // A request that moved no DRAM bytes leaves the queue as it is: the replay reaches its
+        // warps' accesses out of cycle order, and an idle request issued later must not push
+        // the queue's free cycle past the DRAM requests issued before it.
+        if bytes > 0 && self.dram_share > 0.0 {
             self.dram_free =
                 self.dram_free.max(f64::from(self.now)) + bytes as f64 / self.dram_share;
         }
