@@ -305,6 +305,9 @@ pub struct BlockLog {
     /// cache (GCC) was asked for, whichever level then served them (by [`crate::timing::price`]
     /// and the L2 pass).
     pub const_far: u64,
+    /// Of those, the ones that merged into a fill of their line the IDC had already requested
+    /// ([`crate::memory::constant::fills`]): not requests of their own.
+    pub const_merged: u64,
     /// Per global atomic warp instruction, each 128-byte line it updates (its address / 128) and
     /// the passes the L2 atomic unit makes over it: per sector, the lanes on its busiest word
     /// (the L2 pass adds up each line's: [`crate::memory::system::L2Model::count_atomics`]).
@@ -338,6 +341,7 @@ impl BlockLog {
         self.served.clear();
         self.ldc.iter_mut().for_each(Vec::clear);
         self.const_far = 0;
+        self.const_merged = 0;
         self.atomic_words.clear();
         self.cas.clear();
         self.ldcs.clear();

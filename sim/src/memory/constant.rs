@@ -11,6 +11,7 @@
 use super::cache::{to_front, Geometry};
 use super::{Level, WarpAccess, WordSet, WARP};
 
+pub mod fills;
 pub mod merge;
 
 /// One level of the constant cache: set-associative, LRU, read-only, a line filled whole by the

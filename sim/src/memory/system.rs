@@ -243,6 +243,7 @@ impl MemorySystem {
                 .map(|g| constant::ConstCache::new(*g))
                 .collect(),
             merge: Default::default(),
+            fills: Default::default(),
         };
         // Copied on every core: the copies (some MB of tags and ranks) are most of the time.
         let sms = (0..cfg.sm.count)

@@ -543,7 +543,8 @@ fn time_batch(cx: crate::timing::replay::Ctx, mut sms: Vec<TimingSide>) {
                     log.ldc[k].iter().for_each(|&w| work.add_ldc(w));
                 }
             }
-            work.const_far += logs.iter().map(|l| l.const_far).sum::<u64>();
+            let far = |l: &BlockLog| l.const_far.saturating_sub(l.const_merged);
+            work.const_far += logs.iter().map(far).sum::<u64>();
             let wave = logs[0].wave;
             for done in replay.wave(cx, logs, work) {
                 work.block_done(wave, done);

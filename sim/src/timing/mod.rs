@@ -46,6 +46,7 @@ pub mod pace;
 pub mod tensor;
 
 mod costs;
+mod dram;
 mod maps;
 pub(crate) mod price;
 #[cfg(test)]

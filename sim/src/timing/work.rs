@@ -60,9 +60,10 @@ pub struct SmWork {
     pub blocks: Vec<(usize, u64)>,
     /// Issue cycle of the instruction being executed (set by the replay).
     pub now: u32,
-    /// DRAM bytes per cycle of this SM's share ([`SmWork::set_dram_share`]).
+    /// This SM's share of the DRAM bandwidth and what is booked on it ([`SmWork::set_dram_share`],
+    /// [`SmWork::queue_dram`]).
     #[serde(skip)]
-    pub(super) dram_share: f64,
+    pub(super) dram: super::dram::DramCalendar,
     /// L1 data-pipe wavefronts of global and local accesses ([`data_wavefronts`], plus the
     /// missed sectors a fill writes into the data array).
     pub data_wavefronts: u64,
@@ -103,9 +104,6 @@ pub struct SmWork {
     pub const_far: u64,
     /// Shared-memory wavefronts.
     pub shared_wavefronts: u64,
-    /// Cycle (of the current wave) by which this SM's share of the DRAM bandwidth has moved all
-    /// the traffic queued so far.
-    pub dram_free: f64,
     /// Latency-bound cycles per wave (the slowest warp of each wave of co-resident blocks).
     pub waves: Vec<u64>,
     /// Warp-cycles per warp state of each instruction of the program (index: its pc), as the
@@ -148,40 +146,27 @@ impl SmWork {
     }
 
     /// Adds `bytes` of DRAM traffic, requested at the current instruction's issue cycle, to the
-    /// SM's queue; returns the bytes still ahead of them including them. The SM's share of the
-    /// DRAM bandwidth serves the queue first come first served and idles while it is empty (the
-    /// timing replay issues in cycle order), so a request waits for what was queued before it and
-    /// has not been moved yet.
+    /// SM's share of the DRAM bandwidth; returns the bytes still ahead of them including them.
+    /// The share moves what was booked first come first served and idles while nothing is
+    /// booked; a request waits only for what was booked at or after its own issue cycle, since
+    /// the replay reaches accesses out of cycle order ([`super::dram::DramCalendar`]).
     pub fn queue_dram(&mut self, bytes: u64) -> u64 {
-        let now = f64::from(self.now);
-        if self.dram_share <= 0.0 {
-            return bytes;
-        }
-        if bytes == 0 {
-            // Nothing to queue: what is ahead, and the queue as it is ([`SmWork::queue_dram_only`]).
-            return ((self.dram_free - now) * self.dram_share).max(0.0).round() as u64;
-        }
-        self.dram_free = self.dram_free.max(now) + bytes as f64 / self.dram_share;
-        (((self.dram_free - now) * self.dram_share).round() as u64).max(bytes)
+        self.dram.take(f64::from(self.now), bytes)
     }
 
     /// [`SmWork::queue_dram`] without its answer (a request L2 served, whose latency does not
-    /// wait for the queue): the same queue afterwards, without the conversions of the answer.
+    /// wait for the queue, booking the DRAM bytes it moved, if any).
     #[inline]
     pub fn queue_dram_only(&mut self, bytes: u64) {
-        // A request that moved no DRAM bytes leaves the queue as it is: the replay reaches its
-        // warps' accesses out of cycle order, and an idle request issued later must not push
-        // the queue's free cycle past the DRAM requests issued before it.
-        if bytes > 0 && self.dram_share > 0.0 {
-            self.dram_free =
-                self.dram_free.max(f64::from(self.now)) + bytes as f64 / self.dram_share;
+        if bytes > 0 {
+            self.dram.take(f64::from(self.now), bytes);
         }
     }
 
     /// The replay's cycles now count from `cycles` later (the start of the next wave's first
     /// block): the DRAM queue keeps what it has not moved yet.
     pub fn advance(&mut self, cycles: u64) {
-        self.dram_free = (self.dram_free - cycles as f64).max(0.0);
+        self.dram.advance(cycles);
         for t in &mut self.tensor_free {
             *t = t.saturating_sub(u32::try_from(cycles).unwrap_or(u32::MAX));
         }
@@ -302,7 +287,11 @@ impl SmWork {
 
     /// Sets the SM's share of the DRAM bandwidth the queue drains at ([`SmWork::queue_dram`]).
     pub fn set_dram_share(&mut self, costs: &Costs) {
-        self.dram_share = costs.dram_bytes_per_cycle_per_sm;
+        // Every wave sets it; what earlier waves booked stays.
+        let share = costs.dram_bytes_per_cycle_per_sm;
+        if self.dram.share() != share {
+            self.dram = super::dram::DramCalendar::new(share);
+        }
     }
 
     /// Accounts the constant-pipe work of an LDC ([`Costs::ldc_work`]).

@@ -28,7 +28,8 @@ pub enum Outcome {
         hits: u32,
         /// Requests that missed it.
         misses: u32,
-        /// Requests that went on to the GPC-level constant cache (missed the first level).
+        /// Requests that went on to the GPC-level constant cache: misses of the first level, less
+        /// those that merged into a fill already pending (`memory::constant::fills`).
         beyond: u32,
     },
     /// A shared-memory access.

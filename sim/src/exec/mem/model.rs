@@ -140,23 +140,28 @@ impl Ctx<'_> {
         let window = self.pass.cfg.constant.smsp_merge_cycles;
         match self.slot {
             Some((scheduler, cycle)) if window > 0 => {
+                let c = &self.pass.cfg.constant;
                 let who = Issue {
                     pc,
                     scheduler,
                     cycle,
                     window: window.into(),
+                    // A miss of the nearest level waits for the next level's latency.
+                    fill: c.cache.get(1).map_or(0, |l| l.latency_cycles.into()),
+                    spacing: (1.0 / c.addresses_per_cycle).round().max(1.0) as u64,
                 };
                 (self.caches).constant_load_issued_into(self.pass.params, &access, who, &mut o)
             }
             _ => (self.caches).constant_load_into(self.pass.params, &access, &mut o),
         }
+        self.log.const_merged += u64::from(o.far_merged);
         self.record(
             pc,
             Outcome::Ldc {
                 requests: o.requests,
                 hits: o.hits,
                 misses: o.misses,
-                beyond: o.level_misses[0],
+                beyond: o.level_misses[0].saturating_sub(o.far_merged),
             },
         );
         if !o.to_l2.is_empty() {

@@ -38,6 +38,11 @@ pub struct Issue {
     /// Cycles from the leader's `cycle` within which a warp of another SMSP issuing the same
     /// LDC joins its wave ([`crate::config::schema::Constant::smsp_merge_cycles`]).
     pub window: u64,
+    /// Cycles a fill from the next constant level is pending (that level's latency,
+    /// [`super::fills`]).
+    pub fill: u64,
+    /// Cycles between two requests of one LDC in the IDC (`1 / addresses_per_cycle`).
+    pub spacing: u64,
 }
 
 /// The lines the leader of one LDC's wave looked up, in request order.
@@ -125,6 +130,8 @@ mod tests {
             scheduler,
             cycle,
             window: 256,
+            fill: 98,
+            spacing: 2,
         };
         assert_eq!(m.issue(at(0, 0), &w, 32, 6), 0, "the first warp leads");
         assert_eq!(m.issue(at(1, 3), &w, 32, 6), u32::MAX);
@@ -159,6 +166,8 @@ mod tests {
                 scheduler: s,
                 cycle: 10 * u64::from(s),
                 window: 256,
+                fill: 98,
+                spacing: 2,
             };
             sm.constant_load_issued_into(&p, &a, who, o);
             assert_eq!((o.requests, o.hits + o.misses), (32, 32));
@@ -176,6 +185,8 @@ mod tests {
             scheduler: 2,
             cycle: 50,
             window: 256,
+            fill: 98,
+            spacing: 2,
         };
         sm.constant_load_issued_into(&p, &b, who, &mut o);
         assert_eq!((o.requests, o.hits, o.misses), (32, 16, 16));
@@ -191,6 +202,8 @@ mod tests {
             scheduler,
             cycle: 0,
             window: 256,
+            fill: 98,
+            spacing: 2,
         };
         m.issue(at(0), &words(32, 128), 32, 6);
         // Lanes 0..16 read the leader's lines 0..16; lanes 16..32 read them again (lines 0..16).

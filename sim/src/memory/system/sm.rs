@@ -17,6 +17,8 @@ pub struct SmCaches {
     pub(super) constant: Vec<constant::ConstCache>,
     /// The IDC's waves of LDCs shared across SMSPs ([`constant::merge`]).
     pub(super) merge: constant::merge::Merge,
+    /// The IDC's fills in flight ([`constant::fills`]).
+    pub(super) fills: constant::fills::PendingFills,
 }
 
 /// What a global or local access did in the SM's L1; the sectors that go on to L2.
@@ -60,6 +62,9 @@ pub struct ConstLevelsOutcome {
     pub served: smallvec::SmallVec<[Level; 32]>,
     /// Addresses of the requests that missed every constant level.
     pub to_l2: constant::Requests,
+    /// Misses of the nearest level that merged into a fill of their line already pending
+    /// ([`constant::fills`]): no request to the next level of their own.
+    pub far_merged: u32,
 }
 
 impl SmCaches {
@@ -290,6 +295,7 @@ impl SmCaches {
     /// counted from its start.
     pub fn start_wave(&mut self) {
         self.merge.clear();
+        self.fills.clear();
     }
 
     /// [`SmCaches::constant_load_into`] of an LDC that warp `who` issues: its requests to the
@@ -310,9 +316,30 @@ impl SmCaches {
             None => return self.constant_walk(w, n, o),
         };
         let shared = self.merge.issue(who, &w.words, n, shift);
+        let words = w.words;
         if shared == 0 {
-            return self.constant_walk(w, n, o);
+            self.constant_walk(w, n, o);
+        } else {
+            self.constant_walk_shared(w, n, shared, o);
         }
+        o.far_merged = 0;
+        for (r, s) in o.served.iter().enumerate().take(n) {
+            let t = who.cycle + r as u64 * who.spacing;
+            if *s != Level::Cache(0) && self.fills.miss(words[r] >> shift, t, who.fill) {
+                o.far_merged += 1;
+            }
+        }
+    }
+
+    /// [`SmCaches::constant_walk`] of an LDC whose requests `shared` (bit per request) hit by
+    /// sharing a wave's fills ([`constant::merge`]): the others walk the levels, in order.
+    fn constant_walk_shared(
+        &mut self,
+        w: constant::Walk,
+        n: usize,
+        shared: u32,
+        o: &mut ConstLevelsOutcome,
+    ) {
         // The requests not shared, in order, walk the levels on their own; then each request's
         // outcome goes back to its place.
         let mut rest = constant::Walk::new();
