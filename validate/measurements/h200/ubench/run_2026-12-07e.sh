@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fifth device call of 2026-12-07 (issue 38): ubench T (pipes.cu: integer and FP32 issue rates per
-# SMSP) and Nsight Compute's pipe utilizations, stall reasons and L1 breakdown of the launches
+# SMSP; atoms.cu: shared atomics under same-word contention) and Nsight Compute's pipe utilizations, stall reasons and L1 breakdown of the launches
 # that issue ~2.4 cycles per load per SM (suite38 conv7_const, transpose_naive, matvec_rows; R4's
 # l1tp). Results in the tarball's t/.
 set -uo pipefail
@@ -11,6 +11,9 @@ mkdir -p "$o"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv > "$o/gpu.csv"
 nvcc -arch=sm_90 -O3 $d/pipes.cu -o /tmp/pipes 2> "$o/nvcc.txt" && /tmp/pipes > "$o/pipes.txt" 2>&1
 cuobjdump -sass /tmp/pipes > "$o/pipes.sass" 2>&1
+nvcc -arch=sm_90 -O3 $d/atoms.cu -o /tmp/atoms 2>> "$o/nvcc.txt" && /tmp/atoms > "$o/atoms.txt" 2>&1
+cuobjdump -sass /tmp/atoms > "$o/atoms.sass" 2>&1
+ncu --clock-control none --csv --metrics l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum,smsp__sass_inst_executed_op_shared_atom.sum,smsp__inst_executed.sum,gpu__time_duration.sum /tmp/atoms > "$o/atoms_ncu.csv" 2>&1
 nvcc -O2 -o /tmp/launch_ptx $d/launch_ptx.cu -lcuda 2>> "$o/nvcc.txt"
 nvcc -arch=sm_90 -O3 $d/dram_load.cu -o /tmp/dram_load 2>> "$o/nvcc.txt"
 cuobjdump -sass /tmp/dram_load > "$o/dram_load.sass" 2>&1
