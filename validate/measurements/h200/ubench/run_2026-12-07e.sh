@@ -2,7 +2,8 @@
 # Fifth device call of 2026-12-07 (issue 38): ubench T (pipes.cu: integer and FP32 issue rates per
 # SMSP; atoms.cu: shared atomics under same-word contention) and Nsight Compute's pipe utilizations, stall reasons and L1 breakdown of the launches
 # that issue ~2.4 cycles per load per SM (suite38 conv7_const, transpose_naive, matvec_rows; R4's
-# l1tp). Results in the tarball's t/.
+# l1tp), and issue 39's texture fixture (tests/fixtures/texture/h200.sh, target/release/validate
+# carried). Results in the tarball's t/.
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 d=validate/measurements/h200/ubench
@@ -29,4 +30,6 @@ echo "=== l1tp"
 timeout 200 ncu --clock-control none -k l1tp --launch-count 1 $S /tmp/dram_load 2>&1 | grep -v "^==\|^R[0-9] \|^CLK"
 } > "$o/raw.txt" 2>&1
 grep -E "^=== |pipe_[a-z_]+\.(avg|sum)\.pct_of_peak_sustained_active|average_warps_issue_stalled_[a-z_]+_per_issue_active|smsp__inst_executed.sum |sm__cycles_active.avg |l1tex__t_set|l1tex__data_pipe_lsu_wavefronts_mem_lgds.sum|t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum|smsp__inst_executed_pipe_lsu.sum|gpu__time_duration.sum|issue_active.avg.per_cycle_active|l1tex__throughput|lsuin_requests|l1tex__m_|l1tex__f_|l1tex__lsu" "$o/raw.txt" | sed 's/  */ /g' > "$o/pipes_ncu.txt"
+# Issue 39's textures and surfaces on the GPU (target/release/validate carried).
+OUT="$o/tex" NCU=ncu timeout 240 tests/fixtures/texture/h200.sh > "$o/tex_run.txt" 2>&1
 tar czf "$OUT/t.tgz" -C "$OUT" t && rm -rf "$o"
