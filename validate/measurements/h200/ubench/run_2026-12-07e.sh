@@ -15,6 +15,7 @@ cuobjdump -sass /tmp/pipes > "$o/pipes.sass" 2>&1
 nvcc -arch=sm_90 -O3 $d/atoms.cu -o /tmp/atoms 2>> "$o/nvcc.txt" && /tmp/atoms > "$o/atoms.txt" 2>&1
 cuobjdump -sass /tmp/atoms > "$o/atoms.sass" 2>&1
 ncu --clock-control none --csv --metrics l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum,smsp__sass_inst_executed_op_shared_atom.sum,smsp__inst_executed.sum,gpu__time_duration.sum /tmp/atoms > "$o/atoms_ncu.csv" 2>&1
+nvcc -arch=sm_90 -O3 $d/l2_writes.cu -o /tmp/l2_writes 2>> "$o/nvcc.txt" && /tmp/l2_writes > "$o/l2_writes.txt" 2>&1
 nvcc -O2 -o /tmp/launch_ptx $d/launch_ptx.cu -lcuda 2>> "$o/nvcc.txt"
 nvcc -arch=sm_90 -O3 $d/dram_load.cu -o /tmp/dram_load 2>> "$o/nvcc.txt"
 cuobjdump -sass /tmp/dram_load > "$o/dram_load.sass" 2>&1
