@@ -396,8 +396,8 @@ fn the_texture_latency_delays_the_fetch_s_result() {
     let text = std::fs::read_to_string(root().join("configs/h200.toml")).unwrap();
     let cycles = |extra: u32| {
         let t = text.replace(
-            "texture_latency_cycles = 64",
-            &format!("texture_latency_cycles = {}", 64 + extra),
+            "texture_latency_cycles = 88",
+            &format!("texture_latency_cycles = {}", 88 + extra),
         );
         let cfg = GpuConfig::from_toml_str(&t, "h200.toml").unwrap();
         let (fixture, path) = fixture();

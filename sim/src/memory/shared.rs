@@ -370,6 +370,14 @@ pub fn atomic_wavefronts(access: &WarpAccess, banks: Banks) -> Wavefronts {
     out
 }
 
+/// Data-pipe passes of a shared-memory compare-and-swap (`atom.shared.cas`: SASS `ATOMS.CAS`) per
+/// wavefront of [`atomic_wavefronts`]: a bank reads the word, compares and writes it in two.
+/// \[measured\] ubench U on an H100 (the H200's SM; validate/measurements/h200/ubench, atoms.cu):
+/// with 1 to 32 lanes on each word, CAS takes 2.0 cycles per lane on the word per SM where ADD and
+/// EXCH take 1.0, whether the compare matches or fails, and Nsight Compute's
+/// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum` counts two per such lane.
+pub const CAS_PASSES: u32 = 2;
+
 /// L1 data-pipe wavefronts of a global or local access: the L1's data array is the shared-memory
 /// banks (\[NV\] CUDA-CC §20.4.3, one array for L1 and shared memory), so as for shared memory a
 /// wavefront reads one word per bank, and words of different lines in one bank take a wavefront

@@ -95,13 +95,16 @@ impl Ctx<'_> {
                 banks: self.pass.cfg.shared.banks,
                 width: self.pass.launch.bank_width,
             };
-            let wf = if popc {
+            let mut wf = if popc {
                 // ATOMS.POPC.INC adds, per word, the number of lanes on it: lanes on one word
                 // share its wavefront, as a load's lanes do.
                 shared::wavefronts(&access, banks)
             } else {
                 shared::atomic_wavefronts(&access, banks)
             };
+            if a.kind == AtomKind::Cas {
+                wf.wavefronts *= shared::CAS_PASSES;
+            }
             self.record(
                 pc,
                 Outcome::Shared {
