@@ -238,6 +238,8 @@ fn sm(s: &Sm) -> Check {
     let lsu = s.lsu_instructions_per_cycle;
     float_range("sm.lsu_instructions_per_cycle", lsu, 0.0, true, 32.0)?;
     int_range("sm.alu_latency_cycles", s.alu_latency_cycles.into(), 1, 100)?;
+    int_range("sm.imad_issue_cycles", s.imad_issue_cycles.into(), 1, 16)?;
+    int_range("sm.alu_issue_cycles", s.alu_issue_cycles.into(), 1, 16)?;
     let d = s.block_dispatch_cycles;
     float_range("sm.block_dispatch_cycles", d, 0.0, false, 10_000.0)?;
     let w = s.warp_launch_cycles;

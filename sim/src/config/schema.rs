@@ -92,6 +92,20 @@ pub struct Sm {
     /// arrivals (0 to 100). Optional, default 0.
     #[serde(default)]
     pub barrier_cycles_per_warp: f64,
+    /// Cycles a warp's integer multiply (`mad.lo`, `mul.lo`/`.hi`: SASS IMAD) occupies its
+    /// sub-partition's FMA-heavy pipe; a `mul.wide`/`mad.wide` (IMAD.WIDE) takes twice that
+    /// (1 to 16). Optional, default 1: the pipe keeps up with issue.
+    #[serde(default = "one")]
+    pub imad_issue_cycles: u32,
+    /// Cycles a warp's integer compare, min/max, logic or shift instruction (`setp`, `selp`,
+    /// `min`/`max`, `and`/`or`/`xor`/`not`, `shl`/`shr`, `lop3`, bit fields: SASS ISETP, IMNMX,
+    /// LOP3, SHF, ...) occupies its sub-partition's ALU pipe (1 to 16). Optional, default 1.
+    #[serde(default = "one")]
+    pub alu_issue_cycles: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// `[shared]`: shared memory (the scratchpad carved out of the unified L1/shared array).

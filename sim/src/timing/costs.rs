@@ -57,6 +57,10 @@ pub struct Costs {
     /// Cycles a texture fetch or surface load takes beyond a global load served at the same
     /// level (`l1.texture_latency_cycles - l1.latency_cycles`).
     pub texture_extra: u32,
+    /// Cycles an IMAD occupies a sub-partition's FMA-heavy pipe (`sm.imad_issue_cycles`).
+    pub imad_issue: u32,
+    /// Cycles an ALU-pipe instruction occupies its sub-partition's ALU (`sm.alu_issue_cycles`).
+    pub alu_issue: u32,
 }
 
 impl Costs {
@@ -98,6 +102,8 @@ impl Costs {
                 .l1
                 .texture_latency_cycles
                 .map_or(0, |t| t.saturating_sub(cfg.l1.latency_cycles)),
+            imad_issue: cfg.sm.imad_issue_cycles,
+            alu_issue: cfg.sm.alu_issue_cycles,
         }
     }
 

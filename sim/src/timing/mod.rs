@@ -45,6 +45,8 @@ pub mod pace;
 
 pub mod tensor;
 
+pub mod pipes;
+
 mod costs;
 mod dram;
 mod maps;

@@ -118,6 +118,13 @@ pub struct SmWork {
     /// tensor pipe is free ([`super::tensor`]).
     #[serde(skip)]
     pub(super) tensor_free: [u32; 8],
+    /// Per sub-partition, the cycles its FMA-heavy pipe and its ALU are taken
+    /// ([`super::pipes`]): calendars, as the schedulers' (warps reach them roughly, not
+    /// strictly, in cycle order, and a wave's warps find the earlier wave's cycles taken).
+    #[serde(skip)]
+    pub(super) heavy: [super::sched::Port; 8],
+    #[serde(skip)]
+    pub(super) alu_pipe: [super::sched::Port; 8],
 }
 
 impl SmWork {
@@ -169,6 +176,16 @@ impl SmWork {
         self.dram.advance(cycles);
         for t in &mut self.tensor_free {
             *t = t.saturating_sub(u32::try_from(cycles).unwrap_or(u32::MAX));
+        }
+    }
+
+    /// Makes the pipe calendars' requests count from cycle `origin` of the launch (the start of
+    /// the wave's first block) and forgets the cycles before it: the earlier waves' warps have
+    /// all issued.
+    pub fn set_pipe_origin(&mut self, origin: u64) {
+        for p in self.heavy.iter_mut().chain(&mut self.alu_pipe) {
+            p.set_origin(origin);
+            p.forget_before(0);
         }
     }
 

@@ -67,10 +67,13 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         }
         let dst = p.deps.dst[0];
         let result = p.result + lat;
-        let st = &mut work.stalls[p.pc as usize];
+        let smsp = usize::from(self.port) % MAX_SCHEDULERS;
         if p.slots == 0 {
             // Folded: it takes no cycle, and the floor moves to its cycle if it was the next.
-            // Its wait counts (an instruction it is folded into waits as long).
+            // Its wait counts (an instruction it is folded into waits as long). A `mul.wide`
+            // folded into its add is the IMAD.WIDE: its heavy-pipe cycles count here.
+            pipes_book(p, work, smsp, want);
+            let st = &mut work.stalls[p.pc as usize];
             self.account(st, &p.deps, want, want, want, 0);
             self.issued_max = self.issued_max.max(want);
             self.ready.set(dst, want + result, p.why);
@@ -80,8 +83,14 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
             return;
         }
         // `work.now` is left alone: only memory accesses read it, and they set it in `step`.
-        let issue = port.take(u64::from(want)) as u32;
+        let go = pipes_book(p, work, smsp, want);
+        let from = self.seen + 1;
+        let issue = port.take(u64::from(go)) as u32;
+        let st = &mut work.stalls[p.pc as usize];
         self.account(st, &p.deps, want, issue, issue, 1);
+        if go > want {
+            throttled(st, want.max(from), go);
+        }
         self.issued_max = self.issued_max.max(issue);
         work.issue_slots += 1;
         self.ready.set(dst, issue + result, p.why);
@@ -117,7 +126,7 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         let smsp = usize::from(self.port) % MAX_SCHEDULERS;
         let go = match p.kind {
             Kind::Tensor => want.max(work.tensor_free[smsp]),
-            _ => want,
+            _ => pipes_book(p, work, smsp, want),
         };
         let from = self.seen + 1;
         let (issue, last) = take_slots(port, go, slots);
@@ -204,6 +213,21 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         }
         false
     }
+}
+
+/// Books the cycles the half-rate pipes `p` uses on sub-partition `smsp` take, the first at or
+/// after `want` ([`crate::timing::pipes`]); returns the first cycle both are free from, the
+/// earliest the instruction issues (`want` when it uses neither).
+#[inline(always)]
+fn pipes_book(p: &Plan, work: &mut SmWork, smsp: usize, want: u32) -> u32 {
+    let mut go = want;
+    if p.heavy != 0 {
+        go = go.max(take_slots(&mut work.heavy[smsp], want, u32::from(p.heavy)).0);
+    }
+    if p.alu != 0 {
+        go = go.max(take_slots(&mut work.alu_pipe[smsp], want, u32::from(p.alu)).0);
+    }
+    go
 }
 
 /// Counts the cycles from `from` to `go`, which [`Warp::account`] counted as `not_selected`, as

@@ -575,6 +575,7 @@ impl Sm {
         work.advance(origin.saturating_sub(self.origin));
         self.origin = origin;
         self.ports.iter_mut().for_each(|p| p.set_origin(origin));
+        work.set_pipe_origin(origin);
         let mut first = 0;
         for (k, log) in logs.iter().enumerate() {
             let warps = log.warps.len();

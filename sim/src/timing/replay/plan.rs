@@ -162,6 +162,10 @@ pub(super) struct Plan {
     pub(super) result: u32,
     /// Cycles a [`Kind::Tensor`] occupies its sub-partition's tensor pipe (0 for other kinds).
     pub(super) pipe: u32,
+    /// Cycles one execution occupies its sub-partition's FMA-heavy pipe and its ALU
+    /// ([`crate::timing::pipes`]; 0: none).
+    pub(super) heavy: u8,
+    pub(super) alu: u8,
     /// Constant-pipe cycles an issue adds (a pointer parameter's LDC.64), or 0.
     pub(super) const_cycles: f64,
     /// The unit whose first use it may be.
@@ -204,6 +208,7 @@ impl Plan {
     ) -> Self {
         let backward = inst.op == Op::Bra && inst.target <= pc;
         let s = costs.sass.at(pc);
+        let use_ = crate::timing::pipes::pipe_use(&inst.op);
         // A form the config lacks was refused at the launch (`tensor::check`); here (plans made
         // without that check, in tests) it keeps the ALU's cost.
         let tensor = crate::timing::tensor::cost(&costs.tensor, &inst.op).and_then(Result::ok);
@@ -244,6 +249,8 @@ impl Plan {
                 _ => costs.result_latency(pc),
             },
             pipe: tensor.map_or(0, |t| t.issue),
+            heavy: half_rate(use_.heavy, costs.imad_issue),
+            alu: half_rate(use_.alu, costs.alu_issue),
             // A pointer parameter is an LDC.64 on the constant pipe, always a hit.
             const_cycles: match inst.op {
                 Op::Ld(m) if m.space == StateSpace::Param => f64::from(s.ldc) * costs.const_serial,
@@ -291,6 +298,8 @@ pub(super) const IDLE: Plan = Plan {
     slots: 0,
     result: 0,
     pipe: 0,
+    heavy: 0,
+    alu: 0,
     const_cycles: 0.0,
     unit: None,
     if_converted: false,
@@ -301,6 +310,16 @@ pub(super) const IDLE: Plan = Plan {
     lat_mask: 0,
     why: stall::WAIT,
 };
+
+/// Cycles `n` warp instructions occupy a pipe that takes `cycles` for each; 0 when the pipe keeps
+/// up with issue (`cycles` 1: one instruction per cycle is the scheduler's own limit).
+fn half_rate(n: u8, cycles: u32) -> u8 {
+    if cycles <= 1 {
+        0
+    } else {
+        u8::try_from(u32::from(n) * cycles).unwrap_or(u8::MAX)
+    }
+}
 
 /// The warp state a wait for the results of `inst` (of kind `kind`, `ldc` LDCs in SASS) counts
 /// as: memory by its space (a constant load or parameter is an LDC through the MIO when ptxas
