@@ -56,7 +56,6 @@ pub fn pipe_use(op: &Op) -> PipeUse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ptx::ast::Type;
 
     fn alu_op(op: AluOp, ty: Type, mode: MulMode) -> Op {
         Op::Alu {
