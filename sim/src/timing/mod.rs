@@ -47,6 +47,8 @@ pub mod tensor;
 
 pub mod pipes;
 
+pub mod order;
+
 mod costs;
 mod dram;
 mod maps;

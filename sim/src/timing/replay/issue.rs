@@ -135,6 +135,9 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         if go > want {
             throttled(st, want.max(from), go);
         }
+        if p.stores != 0 {
+            self.note_store(p.stores, issue);
+        }
         // SASS issue slots, constant-pipe and barrier work, first use of a unit.
         work.now = issue;
         self.issued_max = self.issued_max.max(issue);

@@ -171,6 +171,9 @@ struct Warp<'a, R: Board + ?Sized> {
     port: u8,
     /// Waiting at `bar.sync`.
     at_barrier: bool,
+    /// Per space ([`crate::timing::order`]'s bits: shared, global, local), the cycle its last
+    /// store issued: a load that may read what it wrote issues after it.
+    stored: [u32; 3],
 }
 
 impl<R: Board + ?Sized> Warp<'_, R> {
@@ -179,8 +182,22 @@ impl<R: Board + ?Sized> Warp<'_, R> {
     #[inline(always)]
     fn issue_time(&self, deps: &Deps) -> u32 {
         // `take` rather than a slice: no bounds check on the count.
-        (deps.src.iter().take(usize::from(deps.n_src)))
-            .fold(self.clock + 1, |t, &r| t.max(self.ready.at(r)))
+        let t = (deps.src.iter().take(usize::from(deps.n_src)))
+            .fold(self.clock + 1, |t, &r| t.max(self.ready.at(r)));
+        if deps.order == 0 {
+            return t;
+        }
+        (0..3)
+            .filter(|&c| deps.order & (1 << c) != 0)
+            .fold(t, |t, c| t.max(self.stored[c] + 1))
+    }
+
+    /// Records that an instruction storing to the spaces `stores` issued at cycle `issue`.
+    #[inline]
+    fn note_store(&mut self, stores: u8, issue: u32) {
+        for c in (0..3).filter(|&c| stores & (1 << c) != 0) {
+            self.stored[c] = self.stored[c].max(issue);
+        }
     }
 
     /// The cycle the last of its results is ready (the program has `n` registers).
@@ -501,6 +518,7 @@ impl Sm {
                     trips: 0,
                     block: u16::try_from(k).expect("at most 65,536 blocks in a wave"),
                     at_barrier: false,
+                    stored: [0; 3],
                 });
                 port += 1;
                 if port as usize == schedulers {

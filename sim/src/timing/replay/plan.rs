@@ -15,6 +15,9 @@ pub(super) struct Deps {
     /// Destination registers; `n_dst` of them.
     pub(super) dst: [u16; 4],
     pub(super) n_dst: u8,
+    /// For a load, the spaces whose earlier stores in its basic block it issues after
+    /// ([`crate::timing::order`]; 0: none).
+    pub(super) order: u8,
 }
 
 impl Deps {
@@ -194,6 +197,9 @@ pub(super) struct Plan {
     /// The warp state a wait for its results counts as ([`stall`]; a global access's level is
     /// found when it is priced).
     pub(super) why: Why,
+    /// The spaces it stores to, whose later loads in its basic block may issue only after it
+    /// ([`crate::timing::order`]; 0: no store).
+    pub(super) stores: u8,
 }
 
 impl Plan {
@@ -205,6 +211,7 @@ impl Plan {
         inst: &DInst,
         operands: &[u16],
         overlap: Overlap,
+        order: crate::timing::order::Order,
     ) -> Self {
         let backward = inst.op == Op::Bra && inst.target <= pc;
         let s = costs.sass.at(pc);
@@ -231,10 +238,13 @@ impl Plan {
             _ => Kind::Alu,
         };
         let plan = Plan {
-            deps: match inst.op {
-                Op::Mma(_) | Op::Wmma(WmmaOp::Mma { .. }) => Deps::of_tensor(inst, operands),
-                Op::Sust(s) => Deps::of_surface_store(inst, operands, usize::from(s.vec)),
-                _ => Deps::of(inst),
+            deps: Deps {
+                order: order.follows,
+                ..match inst.op {
+                    Op::Mma(_) | Op::Wmma(WmmaOp::Mma { .. }) => Deps::of_tensor(inst, operands),
+                    Op::Sust(s) => Deps::of_surface_store(inst, operands, usize::from(s.vec)),
+                    _ => Deps::of(inst),
+                }
             },
             pc,
             kind,
@@ -268,12 +278,15 @@ impl Plan {
             fast: 0,
             lat_mask: if kind == Kind::Load { !0 } else { 0 },
             why: why_of(kind, inst, s.ldc),
+            stores: order.stores,
         };
         let flag = |set: bool, f: u8| if set { f } else { 0 };
         let rare = flag(plan.const_cycles != 0.0, CONST)
             | flag(inst.op == Op::BarSync, BARRIER)
             | flag(plan.unit.is_some(), UNIT);
+        // A store's issue is recorded for the loads after it (an atomic that returns a value).
         let fast = matches!(kind, Kind::Alu | Kind::Load)
+            && plan.stores == 0
             && plan.slots <= 1
             && rare & BARRIER == 0
             && plan.deps.n_dst == 1;
@@ -292,6 +305,7 @@ pub(super) const IDLE: Plan = Plan {
         n_src: 0,
         dst: [0; 4],
         n_dst: 0,
+        order: 0,
     },
     pc: 0,
     kind: Kind::Nothing,
@@ -309,6 +323,7 @@ pub(super) const IDLE: Plan = Plan {
     fast: 0,
     lat_mask: 0,
     why: stall::WAIT,
+    stores: 0,
 };
 
 /// Cycles `n` warp instructions occupy a pipe that takes `cycles` for each; 0 when the pipe keeps
@@ -365,11 +380,12 @@ pub struct Plans(pub(super) Vec<Plan>);
 impl Plans {
     /// The plans of `program`'s instructions under `costs` (with the program's SASS profile).
     pub fn new(costs: &Costs, program: &Program) -> Self {
+        let order = crate::timing::order::of(program);
         Plans(
             (program.insts.iter().enumerate())
                 .map(|(pc, i)| {
                     let overlap = program.loop_overlap.get(pc).copied().unwrap_or_default();
-                    Plan::of(costs, pc as u32, i, &program.operands, overlap)
+                    Plan::of(costs, pc as u32, i, &program.operands, overlap, order[pc])
                 })
                 .collect(),
         )
