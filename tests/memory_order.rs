@@ -29,5 +29,9 @@ fn a_stencil_whose_loads_follow_its_stores_waits_a_round_trip_per_step() {
     let err = (us - measured_us) / measured_us;
     // Within 25% (the L2 pass, which runs blocks in turn, still misses rows that neighbouring
     // blocks load together on the GPU: +20% at this commit); the overlapped steps were -63%.
-    assert!(err.abs() < 0.25, "s3d_128: {us:.2} µs, measured {measured_us} ({:+.1}%)", 100.0 * err);
+    assert!(
+        err.abs() < 0.25,
+        "s3d_128: {us:.2} µs, measured {measured_us} ({:+.1}%)",
+        100.0 * err
+    );
 }

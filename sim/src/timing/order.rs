@@ -172,7 +172,10 @@ mod tests {
         of(&p)[2..p.insts.len() - 1].to_vec()
     }
 
-    const NONE: Order = Order { stores: 0, follows: 0 };
+    const NONE: Order = Order {
+        stores: 0,
+        follows: 0,
+    };
 
     #[test]
     fn a_load_after_a_store_through_another_pointer_follows_it() {
@@ -181,8 +184,20 @@ mod tests {
             "ld.global.f32 %f1, [%rd1];\nst.global.f32 [%rd2], %f1;\nld.global.f32 %f2, [%rd1+4];",
         );
         assert_eq!(o[0], NONE);
-        assert_eq!(o[1], Order { stores: GLOBAL, follows: 0 });
-        assert_eq!(o[2], Order { stores: 0, follows: GLOBAL });
+        assert_eq!(
+            o[1],
+            Order {
+                stores: GLOBAL,
+                follows: 0
+            }
+        );
+        assert_eq!(
+            o[2],
+            Order {
+                stores: 0,
+                follows: GLOBAL
+            }
+        );
     }
 
     #[test]
@@ -206,7 +221,11 @@ mod tests {
         );
         assert_eq!(o[2].follows, GLOBAL, "the base register changed: unknown");
         assert_eq!(o[3].follows, GLOBAL, "generic against a global store");
-        assert_eq!(o[5].follows, GLOBAL | SHARED, "generic after a shared store");
+        assert_eq!(
+            o[5].follows,
+            GLOBAL | SHARED,
+            "generic after a shared store"
+        );
         assert_eq!(o[7].follows, 0, "a new basic block");
     }
 }
