@@ -113,15 +113,7 @@ fn roles(inst: &DInst) -> (Option<Access>, Option<Access>) {
 /// Per instruction of `program`, its [`Order`].
 pub fn of(program: &Program) -> Vec<Order> {
     let insts = &program.insts;
-    let mut leader = vec![false; insts.len() + 1];
-    for (pc, i) in insts.iter().enumerate() {
-        if i.op == Op::Bra {
-            leader[pc + 1] = true;
-            if let Some(l) = leader.get_mut(i.target as usize) {
-                *l = true;
-            }
-        }
-    }
+    let leader = program.leaders();
     let mut out = vec![Order::default(); insts.len()];
     // The stores of the current basic block so far.
     let mut stores: Vec<Access> = vec![];

@@ -193,15 +193,7 @@ impl Profile {
             .iter()
             .map(|i| matches!(i.op, Op::Ld(m) if m.space == StateSpace::Const) && fixed_address(i))
             .collect();
-        // Basic-block leaders: branch targets and instructions after a branch.
-        let mut leader = vec![false; n + 1];
-        leader[0] = true;
-        for (pc, i) in p.insts.iter().enumerate() {
-            if i.op == Op::Bra {
-                leader[(i.target as usize).min(n)] = true;
-                leader[pc + 1] = true;
-            }
-        }
+        let leader = p.leaders();
         pair_constant_loads(p, &leader, &mut per_pc);
         if p.local.in_registers() {
             // A local store ptxas kept in registers is gone; a load is a select among the values

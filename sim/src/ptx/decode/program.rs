@@ -89,6 +89,21 @@ impl Program {
         }
     }
 
+    /// Basic-block leaders, one flag per instruction and one past the last: the first
+    /// instruction, every branch target and every instruction after a branch.
+    pub fn leaders(&self) -> Vec<bool> {
+        let n = self.insts.len();
+        let mut leader = vec![false; n + 1];
+        leader[0] = true;
+        for (pc, i) in self.insts.iter().enumerate() {
+            if i.op == Op::Bra {
+                leader[(i.target as usize).min(n)] = true;
+                leader[pc + 1] = true;
+            }
+        }
+        leader
+    }
+
     /// Whether any instruction is a block barrier (`bar.sync`, `bar.red`): without one, a block's
     /// warps never wait for each other.
     pub fn has_barriers(&self) -> bool {
