@@ -8,7 +8,7 @@
 //! PTX loop body holds four z steps of five `ld.global.f32` and one `st.global.f32` each (input and
 //! output are two pointer parameters, which may alias), keeps every step's LDGs after the STG of
 //! the step before. A warp issues in order, and the STG waits for its value, which waits for the
-//! step's loads: the four steps' loads are never in flight together, and the H200 takes 1,020
+//! step's loads: the four steps' loads are never in flight together, and the H200 takes 1,028
 //! cycles per step (Nsight Compute, `tests/fixtures/suite37/h200.json`, `s3d_256`: 261,130 cycles for
 //! 254 steps), about one loaded DRAM round trip (R2 in `validate/measurements/h200/ubench`: 751-801
 //! cycles under load) plus the step's adds; dataflow order overlapped the four.
