@@ -108,8 +108,24 @@ pub struct WorkloadReport {
     /// Why ncu's counters are missing, or what ncu warned about.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Where the GPU's driver placed each buffer, in the workload's order (empty in reports
+    /// made before it was recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buffers: Vec<BufferPlace>,
     /// Launches in order.
     pub launches: Vec<LaunchReport>,
+}
+
+/// One buffer's place in the GPU's address space, as `validate compare` allocated it
+/// (`cuMemAllocAsync` where the device has memory pools, else `cuMemAlloc`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BufferPlace {
+    /// The workload's buffer name.
+    pub name: String,
+    /// Its device address, in hex (`0x7f3a00000000`).
+    pub address: String,
+    /// Its size in bytes (the allocation has at least 1).
+    pub bytes: u64,
 }
 
 /// One launch: predicted and measured metrics, event timings, the output check.
@@ -210,6 +226,7 @@ pub(crate) mod tests {
                 params: [("n".to_string(), 128_000)].into(),
                 error: None,
                 warnings: vec![],
+                buffers: vec![],
                 launches: vec![
                     LaunchReport {
                         label: "constant".into(),

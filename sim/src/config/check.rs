@@ -414,6 +414,7 @@ fn l2(l: &L2) -> Check {
     let a = l.same_address_atomic_cycles;
     float_range("l2.same_address_atomic_cycles", a, 0.0, false, 1e6)?;
     int_range("l2.atomic_units", l.atomic_units.into(), 0, 4096)?;
+    int_range("l2.set_displacement", l.set_displacement.into(), 0, 65535)?;
     let f = l.fill_bytes;
     if f < l.sector_bytes
         || f > l.line_bytes

@@ -270,6 +270,13 @@ pub struct L2 {
     /// (the default) gives every line a unit of its own.
     #[serde(default)]
     pub atomic_units: u32,
+    /// Set displacement of the L2 index (0 to 65535): line `l` (address / `line_bytes`) is kept
+    /// in set `(l mod sets + set_displacement * (l / sets)) mod sets`, so that lines a multiple
+    /// of the set count apart (rows of a power-of-two pitch) spread over the sets as under the
+    /// GPU's unpublished hash ([`crate::memory::cache::SectorCache::with_set_displacement`]). Optional:
+    /// 0 (the default) is `l mod sets`.
+    #[serde(default)]
+    pub set_displacement: u32,
     /// Bytes an L2 read miss fetches from DRAM: the missing sector, or the aligned block of
     /// sectors around it (a multiple of `sector_bytes`, at most `line_bytes`).
     pub fill_bytes: u32,

@@ -4,8 +4,11 @@
 //! bytes compromised of 4 x 32B sectors", NVIDIA staff on the developer forum; a miss fetches only
 //! the missing sectors); the read-only constant caches have their own tag store
 //! ([`super::constant::ConstCache`]). The cache tracks tags only; data lives in the
-//! [`super::MemoryImage`]. Set index = line number mod sets (real
-//! GPUs hash the index; the hash is unpublished).
+//! [`super::MemoryImage`]. Set index = line number mod sets, or with a set displacement `p`
+//! (`l2.set_displacement`) `(line mod sets + p * (line / sets)) mod sets`: real GPUs hash the
+//! index and the hash is unpublished; prime displacement (Kharbutli et al., "Using Prime Numbers
+//! for Cache Indexing to Eliminate Conflict Misses", HPCA 2004) spreads lines a power-of-two
+//! stride apart over the sets as a hash does, and keeps (set, line / sets) naming the line.
 //!
 //! This file holds the cache ([`SectorCache`]), its outcomes and the reads of many sectors; its
 //! tag stores are in their own files: `ordered` (sets kept in recency order, and the borrowed
@@ -183,6 +186,9 @@ pub struct SectorCache {
     ways: usize,
     /// `sets - 1` when the set count is a power of two (a mask instead of a division).
     set_mask: Option<u64>,
+    /// The set displacement: line `l` is in set `(l mod sets + displace * (l / sets)) mod sets`
+    /// (0: `l mod sets`).
+    displace: u64,
     /// Of an ordered cache, the line number each way holds ([`EMPTY`] if none), apart from the
     /// rest of the slot so a set's tags are compared in one or two host cache lines.
     tags: Vec<u64>,
@@ -210,9 +216,17 @@ impl SectorCache {
         Self::new_as(geom, geom.associativity <= ORDERED_WAYS)
     }
 
+    /// An empty cache whose set index is displaced by `displace` sets per multiple of the set
+    /// count (`l2.set_displacement`; 0: line number mod sets, as [`SectorCache::new`]).
+    pub fn with_set_displacement(geom: Geometry, displace: u64) -> Self {
+        let mut c = Self::new(geom);
+        c.displace = displace % c.sets;
+        c
+    }
+
     /// Empties the cache (invalidates every line), as it was new.
     pub fn clear(&mut self) {
-        *self = Self::new(self.geom);
+        *self = Self::with_set_displacement(self.geom, self.displace);
     }
 
     /// An empty cache of geometry `geom` whose sets are `ordered` (at most 16 ways), or ranked by
@@ -240,6 +254,7 @@ impl SectorCache {
             sector_shift: geom.sector_bytes.trailing_zeros(),
             ways: ways as usize,
             set_mask: sets.is_power_of_two().then(|| sets - 1),
+            displace: 0,
             tags: Vec::new(),
             slots: Vec::new(),
             ordered,
@@ -272,7 +287,7 @@ impl SectorCache {
         sectors: u32,
         flags: (bool, bool, bool),
     ) -> LineOutcome {
-        let (set, q) = split_line(self.set_mask, self.sets, line);
+        let (set, q) = split_line(self.set_mask, self.sets, self.displace, line);
         if !self.compact.is_empty() {
             if q < u64::from(compact::Set::EMPTY) {
                 return self.compact[set].access(q as u32, sectors, flags);
@@ -309,7 +324,7 @@ impl SectorCache {
             for (w, &q) in set.tags.iter().enumerate() {
                 let line = match q {
                     compact::Set::EMPTY => EMPTY,
-                    _ => u64::from(q) * self.sets + s as u64,
+                    _ => line_at(self.sets, self.displace, s as u64, u64::from(q)),
                 };
                 self.tags.push(line);
                 self.slots.push(set.slot(w));
@@ -326,7 +341,7 @@ impl SectorCache {
     /// The set line number `line` maps to.
     #[inline]
     fn set_of(&self, line: u64) -> usize {
-        set_index(self.set_mask, self.sets, line)
+        split_line(self.set_mask, self.sets, self.displace, line).0
     }
 
     /// The cache's parts for a caller's loop of many lookups ([`OrderedSets::access_line`]), if
@@ -452,7 +467,8 @@ impl SectorCache {
     ) -> (u32, u32) {
         let line_of = self.line_map();
         let shifts = (self.line_shift, self.sector_shift);
-        if !self.ordered && sectors.len() <= 64 {
+        // The listed store's own loops index sets by line mod sets.
+        if !self.ordered && self.displace == 0 && sectors.len() <= 64 {
             return (self.listed).read_sorted(sectors, (line_of, shifts), evict_first, missed);
         }
         let read = |line, mask| {
@@ -479,7 +495,7 @@ impl SectorCache {
         let mut s = first >> sector_shift;
         let end = s + u64::from(n);
         let shifts = (self.line_shift, sector_shift);
-        if !self.ordered {
+        if !self.ordered && self.displace == 0 {
             return (self.listed).read_run((s, n), shifts, evict_first, missed);
         }
         let (mut lines, mut hit) = (0, 0);
@@ -522,7 +538,7 @@ impl SectorCache {
         let ways = self.ways;
         let set = self.set_of(line);
         if !self.compact.is_empty() {
-            let q = split_line(self.set_mask, self.sets, line).1;
+            let q = split_line(self.set_mask, self.sets, self.displace, line).1;
             // A line the records cannot hold is in none of them.
             return q < u64::from(compact::Set::EMPTY) && self.compact[set].invalidate(q as u32);
         }
@@ -544,25 +560,31 @@ impl SectorCache {
     }
 }
 
-/// The set of line number `line` in a cache of `sets` sets (`set_mask`: `sets - 1` when a power
-/// of two, so that the index is a mask, not a division).
+/// The set of line number `line` in a cache of `sets` sets displaced by `displace`
+/// ([`SectorCache::with_set_displacement`]), and the line's quotient by the set count (which, with the set,
+/// names the line: the tag of a compact record). One division gives both; a shift and a mask
+/// when the count is a power of two (`set_mask`: `sets - 1`).
 #[inline(always)]
-fn set_index(set_mask: Option<u64>, sets: u64, line: u64) -> usize {
-    match set_mask {
-        Some(m) => (line & m) as usize,
-        None => (line % sets) as usize,
+fn split_line(set_mask: Option<u64>, sets: u64, displace: u64, line: u64) -> (usize, u64) {
+    let (set, q) = match set_mask {
+        Some(m) => (line & m, line >> m.count_ones()),
+        None => (line % sets, line / sets),
+    };
+    if displace == 0 {
+        return (set as usize, q);
     }
+    let shifted = set + (q % sets) * displace;
+    let set = match set_mask {
+        Some(m) => shifted & m,
+        None => shifted % sets,
+    };
+    (set as usize, q)
 }
 
-/// The set of line number `line` in a cache of `sets` sets, and the line's quotient by the set
-/// count (which, with the set, names the line: the tag of a compact record). One division gives
-/// both; a shift and a mask when the count is a power of two (`set_mask`, as [`set_index`]).
-#[inline(always)]
-fn split_line(set_mask: Option<u64>, sets: u64, line: u64) -> (usize, u64) {
-    match set_mask {
-        Some(m) => ((line & m) as usize, line >> m.count_ones()),
-        None => ((line % sets) as usize, line / sets),
-    }
+/// The line number that [`split_line`] splits into (`set`, `q`).
+fn line_at(sets: u64, displace: u64, set: u64, q: u64) -> u64 {
+    let shift = (q % sets) * displace % sets;
+    q * sets + (set + sets - shift) % sets
 }
 
 /// The sectors of `sectors` (ascending) from index `i` that lie in `i`'s line: the end of their

@@ -251,7 +251,7 @@ impl MemorySystem {
             .map(|_| cold.clone())
             .collect();
         let mut l2 = L2Model {
-            l2: SectorCache::new(l2g),
+            l2: SectorCache::with_set_displacement(l2g, cfg.l2.set_displacement.into()),
             p: params,
             atomic_ops: Default::default(),
             cas: Default::default(),

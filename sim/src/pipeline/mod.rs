@@ -31,7 +31,7 @@ use crate::ptx::inst::Op;
 use crate::timing::replay::Plans;
 use crate::timing::Costs;
 use crate::trace::BlockLog;
-use l2::resolve_l2;
+use l2::resolve_wave;
 use rayon::prelude::*;
 
 /// Runs `launch` to completion over `image`, through the hierarchy `mem`.
@@ -508,8 +508,9 @@ sets the budget",
     }
 }
 
-/// The L2 pass of the batch of blocks `first..last`, in block order (block `b` ran on SM
-/// `b % count`, its log the `(b - first) / count`-th of that SM's).
+/// The L2 pass of the batch of blocks `first..last`, wave by wave, each wave's blocks in block
+/// order ([`resolve_wave`]; block `b` ran on SM `b % count`, its log the `(b - first) /
+/// count`-th of that SM's).
 fn resolve_batch_l2(
     l2: &mut L2Model,
     costs: &Costs,
@@ -519,11 +520,20 @@ fn resolve_batch_l2(
     last: u64,
 ) {
     let sm_count = logs.len() as u64;
+    // Each SM's logs in block order, taken one by one as the blocks come.
+    let mut per_sm: Vec<_> = logs.iter_mut().map(|l| l.iter_mut()).collect();
+    let mut wave: Vec<&mut BlockLog> = Vec::new();
     for b in first..last {
-        let s = (b % sm_count) as usize;
-        let k = ((b - first) / sm_count) as usize;
-        resolve_l2(l2, costs, counters, &mut logs[s][k]);
+        let log = per_sm[(b % sm_count) as usize]
+            .next()
+            .expect("a log per block of the batch");
+        if wave.last().is_some_and(|w| w.wave != log.wave) {
+            resolve_wave(l2, costs, counters, &mut wave);
+            wave.clear();
+        }
+        wave.push(log);
     }
+    resolve_wave(l2, costs, counters, &mut wave);
 }
 
 /// The timing pass of a batch of waves: each SM replays the blocks of each wave together, wave

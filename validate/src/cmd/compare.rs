@@ -7,7 +7,7 @@ use crate::cmd::shown;
 use crate::gpu::{Gpu, GpuBackend, CUDA_API};
 use crate::ncu::{self, Ncu, Profiled};
 use crate::outputs::{self, Tolerance};
-use crate::report::{self, LaunchReport, Report, WorkloadReport};
+use crate::report::{self, BufferPlace, LaunchReport, Report, WorkloadReport};
 use crate::{configs, plot, table};
 use anyhow::{bail, Context, Result};
 use sim::config::GpuConfig;
@@ -146,6 +146,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode> {
             params: params_after(w, &sets),
             error: Some(format!("{e:#}")),
             warnings: vec![],
+            buffers: vec![],
             launches: vec![],
         });
         out!("{}", table::workload(&wr))?;
@@ -220,6 +221,7 @@ fn measure(s: &Setup, name: &str, w: &Workload, sets: &[(String, i64)]) -> Resul
         gpu: s.gpu,
         warmup: s.args.warmup,
         repeat: s.args.repeat,
+        addresses: vec![],
     };
     let measured = gpu.run(&plan)?;
     let mut warnings = vec![];
@@ -251,6 +253,13 @@ fn measure(s: &Setup, name: &str, w: &Workload, sets: &[(String, i64)]) -> Resul
         params: plan.workload.params.clone(),
         error: None,
         warnings,
+        buffers: (gpu.addresses.into_iter())
+            .map(|(name, address, bytes)| BufferPlace {
+                name,
+                address: format!("{address:#x}"),
+                bytes: bytes as u64,
+            })
+            .collect(),
         launches,
     })
 }

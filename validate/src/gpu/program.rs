@@ -198,6 +198,18 @@ impl Program {
         })
     }
 
+    /// Every buffer's device address (as the kernels get it) and size in bytes, in the
+    /// workload's order: where the driver placed them decides which L2 slices and atomic units
+    /// their lines meet.
+    pub fn addresses(&self) -> Vec<(String, u64, usize)> {
+        (self.buffers.iter())
+            .map(|b| {
+                let (ptr, _sync) = b.slice.device_ptr(&self.stream);
+                (b.name.clone(), ptr, b.len)
+            })
+            .collect()
+    }
+
     /// Number of launches.
     pub fn len(&self) -> usize {
         self.launches.len()

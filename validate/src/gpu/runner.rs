@@ -24,6 +24,9 @@ pub struct GpuBackend<'g> {
     pub warmup: u32,
     /// Timed launches (per launch); 0 skips timing.
     pub repeat: u32,
+    /// After [`Backend::run`]: every buffer's device address and size in bytes
+    /// ([`Program::addresses`]).
+    pub addresses: Vec<(String, u64, usize)>,
 }
 
 impl Backend for GpuBackend<'_> {
@@ -34,6 +37,7 @@ impl Backend for GpuBackend<'_> {
     fn run(&mut self, plan: &Plan) -> Result<Vec<Run>> {
         guard(|| {
             let program = Program::load(self.gpu, plan)?;
+            self.addresses = program.addresses();
             let outputs: Vec<String> = plan
                 .workload
                 .buffers

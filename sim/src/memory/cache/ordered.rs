@@ -78,6 +78,7 @@ impl<'a> OrderedSets<'a> {
         }
         Some(SixteenWays {
             set_mask: self.c.set_mask,
+            displace: self.c.displace,
             sets: std::num::NonZeroU64::new(self.c.sets)?,
             c: self.c,
         })
@@ -90,6 +91,7 @@ impl<'a> OrderedSets<'a> {
 pub struct SixteenWays<'a> {
     c: &'a mut SectorCache,
     set_mask: Option<u64>,
+    displace: u64,
     /// Not zero, so that the set index's division needs no check.
     sets: std::num::NonZeroU64,
 }
@@ -99,10 +101,7 @@ impl SixteenWays<'_> {
     /// and not streamed: a read, or a write when `WRITE`.
     #[inline(always)]
     pub fn access_line<const WRITE: bool>(&mut self, line: u64, sectors: u32) -> LineOutcome {
-        let (set, q) = match self.set_mask {
-            Some(m) => ((line & m) as usize, line >> m.count_ones()),
-            None => ((line % self.sets) as usize, line / self.sets),
-        };
+        let (set, q) = super::split_line(self.set_mask, self.sets.get(), self.displace, line);
         let flags = (WRITE, true, false);
         if q < u64::from(compact::Set::EMPTY) {
             if let Some(s) = self.c.compact.get_mut(set) {

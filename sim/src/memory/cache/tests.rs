@@ -164,6 +164,8 @@ fn ordered_sets_evict_as_recency_lists_do() {
 struct Naive {
     sets: Vec<Vec<(u64, u32, u32)>>,
     ways: usize,
+    /// The set displacement ([`SectorCache::with_set_displacement`]).
+    displace: u64,
 }
 
 impl Naive {
@@ -171,13 +173,22 @@ impl Naive {
         Naive {
             sets: vec![vec![(EMPTY, 0, 0); ways]; sets],
             ways,
+            displace: 0,
         }
+    }
+
+    /// The set of `line`: `(line mod sets + displace * (line / sets)) mod sets`, as the
+    /// displaced index is specified.
+    fn set_of(&self, line: u64) -> usize {
+        let n = self.sets.len() as u128;
+        let l = u128::from(line);
+        ((l % n + u128::from(self.displace) * (l / n)) % n) as usize
     }
 
     fn access(&mut self, addr: u64, write: bool, allocate: bool, evict_first: bool) -> Outcome {
         let (line, bit) = (addr >> 7, 1u32 << (addr >> 5 & 3));
-        let n = self.sets.len() as u64;
-        let set = &mut self.sets[(line % n) as usize];
+        let s = self.set_of(line);
+        let set = &mut self.sets[s];
         if let Some(p) = set.iter().position(|e| e.0 == line) {
             let mut e = set.remove(p);
             let hit = e.1 & bit != 0;
@@ -213,8 +224,8 @@ impl Naive {
 
     fn invalidate(&mut self, addr: u64) -> bool {
         let line = addr >> 7;
-        let n = self.sets.len() as u64;
-        let set = &mut self.sets[(line % n) as usize];
+        let s = self.set_of(line);
+        let set = &mut self.sets[s];
         let Some(p) = set.iter().position(|e| e.0 == line) else {
             return false;
         };
@@ -229,8 +240,9 @@ fn ordered_and_listed_caches_are_plain_lru() {
     // 3 sets (a division, not a mask) of 8 ways (ordered), of 1, 2 and 8 ways listed and of
     // 64 and 256 ways (listed, as the shipped L1s), some with their stamps nearly run out,
     // so that they renumber their ways many times on the way. Lines from five times the
-    // cache, so that hits, evictions, streamed fills and invalidations all happen.
-    for (ways, ordered, squeeze) in [
+    // cache, so that hits, evictions, streamed fills and invalidations all happen. Each also
+    // with its set index displaced by 2 sets per multiple of the set count.
+    let shapes = [
         (8, true, false),
         (16, true, false),
         (1, false, false),
@@ -240,7 +252,8 @@ fn ordered_and_listed_caches_are_plain_lru() {
         (64, false, true),
         (256, false, false),
         (256, false, true),
-    ] {
+    ];
+    for ((ways, ordered, squeeze), displace) in shapes.iter().flat_map(|&s| [(s, 0), (s, 2)]) {
         let geom = Geometry {
             size_bytes: 3 * ways * 128,
             line_bytes: 128,
@@ -248,7 +261,9 @@ fn ordered_and_listed_caches_are_plain_lru() {
             associativity: ways as u32,
         };
         let mut c = SectorCache::new_as(geom, ordered);
+        c.displace = displace;
         let mut naive = Naive::new(3, ways as usize);
+        naive.displace = displace;
         let mut x = 4242u64;
         for i in 0..100_000u64 {
             if squeeze && i % 5000 == 0 {
@@ -263,7 +278,7 @@ fn ordered_and_listed_caches_are_plain_lru() {
                 assert_eq!(
                     c.access_as(addr, write, allocate, evict_first),
                     naive.access(addr, write, allocate, evict_first),
-                    "{ways} ways, ordered {ordered}, squeezed {squeeze}: op {i} {addr:#x} {write} {allocate} {evict_first}"
+                    "{ways} ways, ordered {ordered}, squeezed {squeeze}, displaced {displace}: op {i} {addr:#x} {write} {allocate} {evict_first}"
                 );
             }
         }
@@ -273,15 +288,16 @@ fn ordered_and_listed_caches_are_plain_lru() {
 #[test]
 fn sectors_read_by_line_have_the_outcome_of_reads_by_sector() {
     // An L1 of 4 sets x 256 ways (indexed, listed) and one of 16 ways (ordered); requests
-    // of a few sorted, distinct sectors, the reference looks them up one by one.
-    for ways in [256u32, 16] {
+    // of a few sorted, distinct sectors, the reference looks them up one by one. Each also with
+    // its set index displaced (3 sets per multiple of the set count).
+    for (ways, displace) in [(256u32, 0), (16, 0), (256, 3), (16, 3)] {
         let geom = Geometry {
             size_bytes: 4 * u64::from(ways) * 128,
             line_bytes: 128,
             sector_bytes: 32,
             associativity: ways,
         };
-        let mut c = SectorCache::new(geom);
+        let mut c = SectorCache::with_set_displacement(geom, displace);
         let mut reference = c.clone();
         let mut x = 31u64;
         for i in 0..20_000 {
@@ -422,16 +438,18 @@ fn a_line_the_records_cannot_hold_moves_the_sets_to_the_general_store() {
     // 3 sets (a division) and 4 (a mask): lines whose quotients fit the records, until one
     // of quotient `Set::EMPTY` or more comes; the cache then goes on in the general store,
     // with the ways, sectors and recency it had. The reference is in the general store
-    // throughout.
-    for sets in [3u64, 4] {
+    // throughout. Also with the set index displaced, whose records give back the lines they
+    // held when the sets move.
+    for (sets, displace) in [(3u64, 0), (4, 0), (3, 2), (4, 3)] {
         let geom = Geometry {
             size_bytes: sets * 16 * 128,
             line_bytes: 128,
             sector_bytes: 32,
             associativity: 16,
         };
-        let mut c = SectorCache::new(geom);
+        let mut c = SectorCache::with_set_displacement(geom, displace);
         let mut wide = SectorCache::new_wide(geom, true);
+        wide.displace = displace;
         let huge = u64::from(compact::Set::EMPTY) * sets;
         let (mut x, mut widened) = (17u64, false);
         for i in 0..30_000u64 {
@@ -473,4 +491,30 @@ fn no_allocate_leaves_the_cache_unchanged() {
     let mut c = l1();
     c.access(0, false, false);
     assert!(!c.access(0, false, false).hit);
+}
+
+#[test]
+fn a_displaced_index_spreads_lines_a_set_count_apart_over_the_sets() {
+    // 17 lines 30 sets apart (rows of a matrix whose pitch is the set count) in a 16-way cache
+    // of 30 sets: indexed by line mod sets they share set 0, and the first is evicted by the
+    // 17th; displaced by 7 sets per multiple of the set count, line 30k is in set 7k mod 30,
+    // 17 different sets, and all 17 hit when read again.
+    let geom = Geometry {
+        size_bytes: 30 * 16 * 128,
+        line_bytes: 128,
+        sector_bytes: 32,
+        associativity: 16,
+    };
+    for (displace, hits) in [(0, 0), (7, 17)] {
+        let mut c = SectorCache::with_set_displacement(geom, displace);
+        let rows: Vec<u64> = (0..17).map(|k| k * 30 * 128).collect();
+        for &a in &rows {
+            assert!(!c.access(a, false, true).hit);
+        }
+        let again = rows
+            .iter()
+            .filter(|&&a| c.access(a, false, true).hit)
+            .count();
+        assert_eq!(again, hits, "displacement {displace}");
+    }
 }

@@ -9,6 +9,9 @@
 #  X.  dram_random.cu: DRAM throughput by locality (random sectors, lines, 1 KiB, 4 KiB, a stream),
 #      events and Nsight Compute's DRAM bytes.
 #  W4. Issue 39's texture fixture with the fixed validate (target/release/validate carried).
+#  W5. Where the driver places a workload's buffers (validate compare's report, `buffers`): suite37's
+#      histograms (global_1m/4m run at half the predicted time if their 1 KiB bins start 512 B into
+#      an aligned 1 KiB block, which spreads the 8 lines over 4 atomic-unit sets, not 2).
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 d=validate/measurements/h200/ubench
@@ -46,4 +49,7 @@ timeout 90 ncu --clock-control none --csv --metrics dram__bytes_read.sum,lts__t_
 nvcc -arch=sm_90 -O3 $d/ubench.cu -o /tmp/ubench 2>> "$o/nvcc.txt" && timeout 120 /tmp/ubench > "$o/ubench.txt" 2>&1
 nvcc -arch=sm_90 -O3 $d/l2_writes.cu -o /tmp/l2_writes 2>> "$o/nvcc.txt" && /tmp/l2_writes > "$o/l2_writes.txt" 2>&1
 OUT="$o/tex" NCU=ncu RUST_BACKTRACE=1 timeout 200 tests/fixtures/texture/h200.sh > "$o/tex_run.txt" 2>&1
+RUST_BACKTRACE=1 timeout 120 target/release/validate compare tests/fixtures/suite37/atomics.toml \
+    tests/fixtures/suite38/atomics.toml --config configs/h200.toml --no-ncu --repeat 5 \
+    --out "$o/places.json" > "$o/places.txt" 2>&1
 tar czf "$OUT/w.tgz" -C "$OUT" w && rm -rf "$o"
