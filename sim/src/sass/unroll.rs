@@ -44,12 +44,24 @@
 //! iteration was predicted 42% and 60% short). Where the PTX loop has no SASS loop, or its SASS
 //! loop holds another loop, 1.
 //!
-//! A PTX loop without own accesses, and every loop where there is no SASS (ptxas absent), has
-//! [`Overlap::NONE`]: every execution of its backward branch waits, as before.
+//! **Loops without accesses** (a chain of arithmetic, suite38's `spin`): their iterations come
+//! from the integer immediates of their arithmetic instead of bytes. ptxas keeps an operand
+//! such as `mad.lo.s32 %r27, %r27, 158984081, -1426500812`'s in every SASS copy of the
+//! instruction (`IMAD R3, R3, R4, -0x5506accc`, the other hoisted into a register), so the
+//! copies of each distinctive immediate (at least 256 in magnitude as a 32-bit integer: small
+//! ones such as steps and masks are shared, and ptxas folds unrolled steps into them) in the
+//! SASS loop over their PTX copies in the body are the iterations: `spin`'s PTX loop of 4
+//! multiply-adds of one LCG step each (NVVM unrolled it 4x) is a SASS loop of 16 (ptxas 12.9,
+//! sm_90), 4 PTX iterations, one wait at its branch; measured on the H200, 10.30 µs for 10,000
+//! steps of one warp, where every PTX iteration waiting gave 15.65 µs. Only a SASS loop counts
+//! here (no region outside every loop).
+//!
+//! Every loop where there is no SASS (ptxas absent), or neither accesses nor such immediates to
+//! count, has [`Overlap::NONE`]: every execution of its backward branch waits, as before.
 
 use super::listing::{Function, Inst};
 use crate::ptx::ast::StateSpace;
-use crate::ptx::decode::{Overlap, Program};
+use crate::ptx::decode::{Overlap, Program, Src};
 use crate::ptx::inst::Op;
 use std::collections::HashSet;
 
@@ -125,6 +137,13 @@ pub fn overlaps(f: &Function, program: &Program) -> Vec<Overlap> {
             }
         }
         if ptx == 0 {
+            if let Some(k) = immediate_ratio(f, &inner, program, (t, b), &body) {
+                any = true;
+                out[b] = Overlap {
+                    iterations: k,
+                    waits: 1,
+                };
+            }
             continue;
         }
         let (sass, region) = ratio(f, &inner, &own, &body);
@@ -201,6 +220,83 @@ fn ratio(
             .map(|e| (e.1, e.0))
     };
     best(true).or_else(|| best(false)).unwrap_or((0, None))
+}
+
+/// The distinctive integer immediates of PTX instruction `pc` (module docs): arithmetic
+/// operands of at least 256 in magnitude, as 32-bit words.
+fn ptx_immediates(program: &Program, pc: usize) -> Vec<u32> {
+    let inst = &program.insts[pc];
+    if !matches!(inst.op, Op::Alu { .. }) {
+        return vec![];
+    }
+    (inst.src.iter())
+        .filter_map(|s| match *s {
+            Src::Imm(v) => Some(v as u32),
+            _ => None,
+        })
+        .filter(|&w| (w as i32).unsigned_abs() >= 256)
+        .collect()
+}
+
+/// The integer immediates a SASS operand list writes (`0x979e791`, `-0x5506accc`), as 32-bit
+/// words; addresses in brackets and constant-bank offsets (`c[0x0][0x210]`) are not operands.
+fn sass_immediates(operands: &str) -> Vec<u32> {
+    (operands.split(',').map(str::trim))
+        .filter(|o| !o.contains('['))
+        .filter_map(|o| {
+            let (neg, hex) = match o.strip_prefix('-') {
+                Some(h) => (true, h),
+                None => (false, o),
+            };
+            let v = i64::from_str_radix(hex.strip_prefix("0x")?, 16).ok()?;
+            Some((if neg { -v } else { v }) as u32)
+        })
+        .collect()
+}
+
+/// PTX iterations per SASS iteration of the PTX loop `(t, b)` (lines `body`) from its
+/// distinctive immediates (module docs): per SASS loop that holds only instructions of the
+/// body's lines, the most SASS copies of one immediate over its PTX copies; the largest, rounded,
+/// if more than 1.
+fn immediate_ratio(
+    f: &Function,
+    inner: &[Option<usize>],
+    program: &Program,
+    (t, b): (usize, usize),
+    body: &HashSet<u32>,
+) -> Option<u16> {
+    let mut ptx: std::collections::HashMap<u32, u64> = Default::default();
+    for pc in t..=b {
+        for w in ptx_immediates(program, pc) {
+            *ptx.entry(w).or_default() += 1;
+        }
+    }
+    if ptx.is_empty() {
+        return None;
+    }
+    // Per SASS loop (its branch): copies per immediate, and whether it holds another line.
+    let mut loops: std::collections::HashMap<usize, (std::collections::HashMap<u32, u64>, bool)> =
+        Default::default();
+    for (i, inst) in f.insts.iter().enumerate() {
+        let Some(r) = inner[i] else {
+            continue;
+        };
+        let e = loops.entry(r).or_default();
+        if inst.ptx_line != 0 && !body.contains(&inst.ptx_line) {
+            e.1 = true;
+        }
+        for w in sass_immediates(&inst.operands) {
+            if ptx.contains_key(&w) {
+                *e.0.entry(w).or_default() += 1;
+            }
+        }
+    }
+    let best = (loops.values())
+        .filter(|(_, other)| !other)
+        .flat_map(|(copies, _)| copies.iter().map(|(w, &n)| n as f64 / ptx[w] as f64))
+        .fold(0.0, f64::max);
+    let k = best.round().min(f64::from(u16::MAX)) as u16;
+    (k > 1).then_some(k)
 }
 
 /// Registers (`R0` to `R254`) an operand names: `R14.64` and a 64-bit access's `[R2.64]` name a
@@ -636,5 +732,70 @@ mod tests {
                 None
             ]
         );
+    }
+
+    /// An LCG loop of one multiply-add per iteration (suite38's `spin`): its backward branch at
+    /// line 13 (program index 5).
+    fn lcg() -> Program {
+        decoded(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 k_p)\n{\n\
+             .reg .b64 %rd<2>; .reg .b32 %r<3>; .reg .pred %p<2>;\n\
+             ld.param.u64 %rd1, [k_p];\nmov.u32 %r1, 64;\n$L1:\n\
+             mad.lo.s32 %r2, %r2, 158984081, -1426500812;\nadd.s32 %r1, %r1, -4;\n\
+             setp.ne.s32 %p1, %r1, 0;\n@%p1 bra $L1;\n\
+             st.global.u32 [%rd1], %r2;\nret;\n}\n",
+        )
+    }
+
+    /// The LCG loop as ptxas 12.9 unrolls it for sm_90 (`spin`): `copies` multiply-adds per
+    /// SASS iteration, the other immediate hoisted into R4; `extra` is put in the loop.
+    fn lcg_sass(copies: usize, extra: &str) -> Function {
+        let mut s = String::from(
+            "//## line 8\n/*0000*/ IMAD.MOV.U32 R4, RZ, RZ, 0x979e791 ;\n.L_x_0:\n//## line 10\n",
+        );
+        for k in 0..copies {
+            s += &format!("/*{:04x}*/ IMAD R2, R2, R4, -0x5506accc ;\n", 16 + 16 * k);
+        }
+        let at = 16 + 16 * copies;
+        s += &format!(
+            "{extra}//## line 11\n/*{:04x}*/ IADD3 R0, R0, -0x{:x}, RZ ;\n\
+             //## line 12\n/*{:04x}*/ ISETP.NE.AND P0, PT, R0, RZ, PT ;\n\
+             //## line 13\n/*{:04x}*/ @P0 BRA `(.L_x_0) ;\n\
+             //## line 14\n/*{:04x}*/ STG.E desc[UR4][R6.64], R2 ;\n/*{:04x}*/ EXIT ;\n",
+            at,
+            4 * copies,
+            at + 16,
+            at + 32,
+            at + 48,
+            at + 64
+        );
+        function(&s)
+    }
+
+    #[test]
+    fn an_arithmetic_loop_counts_its_iterations_by_its_immediates() {
+        let p = lcg();
+        let b = (p.insts.iter()).position(|i| i.op == Op::Bra).unwrap();
+        assert_eq!((p.lines[b], p.insts[b].target), (13, 2));
+        let of = |f: &Function| overlaps(f, &p).get(b).map(|o| (o.iterations, o.waits));
+        // 4 copies of `-0x5506accc` for 1 in the PTX: 4 PTX iterations, one wait.
+        assert_eq!(of(&lcg_sass(4, "")), Some((4, 1)));
+        assert_eq!(of(&lcg_sass(16, "")), Some((16, 1)));
+        // As the PTX has it: nothing overlaps.
+        assert_eq!(of(&lcg_sass(1, "")), None);
+        // A SASS loop holding an instruction of another line is not the PTX loop's.
+        let other = "//## line 14\n/*0f00*/ IADD3 R6, R6, 0x4, RZ ;\n";
+        assert_eq!(of(&lcg_sass(4, other)), None);
+    }
+
+    #[test]
+    fn immediates_of_sass_operands() {
+        assert_eq!(
+            sass_immediates("R3, R7, 0x979e791, -0x5506accc"),
+            [0x979e791, 0x5506accc_u32.wrapping_neg()]
+        );
+        // Addresses and constant-bank offsets are not operands; nor are registers.
+        assert!(sass_immediates("R2, c[0x0][0x210], desc[UR4][R2.64+0x400], RZ").is_empty());
     }
 }
