@@ -121,7 +121,17 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
         let costs = env.costs;
         let log = self.log;
         let front = want == self.clock + 1;
-        let slots = p.slots;
+        // A loop's backward branch between two of its SASS loop's is not in the SASS
+        // ([`Warp::waits_at`]): it takes no slot.
+        let waits = match p.kind {
+            Kind::Bra => !p.if_converted && self.waits_at(p, lat),
+            _ => false,
+        };
+        let slots = if p.kind == Kind::Bra && !waits && p.overlap > 1 && lat == 1 {
+            0
+        } else {
+            p.slots
+        };
         // A tensor instruction waits for its sub-partition's tensor pipe too.
         let smsp = usize::from(self.port) % MAX_SCHEDULERS;
         let go = match p.kind {
@@ -168,7 +178,7 @@ impl<'a, R: Board + ?Sized> Warp<'a, R> {
                 // if-converted branch is no branch in SASS, nor is a loop's backward branch
                 // between two of its SASS loop's ([`Warp::waits_at`]). An if-converted region is
                 // issued even when every lane skips it (`lat` 1: every lane jumped).
-                if !p.if_converted && self.waits_at(p, lat) {
+                if waits {
                     self.clock = self.clock.max(issue).max(self.issued_max);
                 }
                 if lat == 1 {

@@ -674,3 +674,32 @@ fn a_loop_unrolled_4x_waits_for_its_loads_a_quarter_as_often() {
     // 8 iterations: one wait, at the loop's end (the branch not taken).
     assert_eq!(loop_of_8(8, 1), 7 * 3 + 101 + 4);
 }
+
+#[test]
+fn a_backward_branch_between_two_of_its_sass_loops_takes_no_slot() {
+    // One warp's 8 iterations of `mov r0, 0; bra` (taken by every lane but the last time):
+    // as the PTX has it, 8 movs and 8 branches issue; unrolled 4x by ptxas, the SASS loop
+    // branches back once per 4 PTX iterations (and leaves once): 8 movs and 2 branches.
+    let bra = DInst {
+        op: Op::Bra,
+        dst: [NO_REG; 4],
+        target: 0,
+        ..mov(0, None)
+    };
+    let slots = |k: u16| {
+        let (mut p, c) = setup(vec![mov(0, None), bra.clone()], 1);
+        p.loop_overlap = vec![
+            Overlap::NONE,
+            Overlap {
+                iterations: k,
+                waits: 1,
+            },
+        ];
+        let stream: Vec<(u32, u32)> = (0..8)
+            .flat_map(|i| [(0, 0), (1, u32::from(i < 7))])
+            .collect();
+        replay_work(&p, &c, &[block(&[&stream])]).issue_slots
+    };
+    assert_eq!(slots(1), 16);
+    assert_eq!(slots(4), 10);
+}
