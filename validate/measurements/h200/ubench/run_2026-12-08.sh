@@ -12,6 +12,8 @@
 #  W5. Where the driver places a workload's buffers (validate compare's report, `buffers`): suite37's
 #      histograms (global_1m/4m run at half the predicted time if their 1 KiB bins start 512 B into
 #      an aligned 1 KiB block, which spreads the 8 lines over 4 atomic-unit sets, not 2).
+#  Y.  l2_scan.cu: what the L2 keeps of a buffer of 32 to 128 MiB read again and again (LRU or not),
+#      events, and Nsight Compute's L2 hits of the 4th launch without flushing (--cache-control none).
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 d=validate/measurements/h200/ubench
@@ -49,6 +51,13 @@ timeout 90 ncu --clock-control none --csv --metrics dram__bytes_read.sum,lts__t_
 nvcc -arch=sm_90 -O3 $d/ubench.cu -o /tmp/ubench 2>> "$o/nvcc.txt" && timeout 120 /tmp/ubench > "$o/ubench.txt" 2>&1
 nvcc -arch=sm_90 -O3 $d/l2_writes.cu -o /tmp/l2_writes 2>> "$o/nvcc.txt" && /tmp/l2_writes > "$o/l2_writes.txt" 2>&1
 OUT="$o/tex" NCU=ncu RUST_BACKTRACE=1 timeout 200 tests/fixtures/texture/h200.sh > "$o/tex_run.txt" 2>&1
+nvcc -arch=sm_90 -O3 $d/l2_scan.cu -o /tmp/l2_scan 2>> "$o/nvcc.txt" && timeout 60 /tmp/l2_scan > "$o/l2_scan.txt" 2>&1
+for m in 48 56 60 64 68 72 96; do
+  echo "=== $m MiB"
+  timeout 60 ncu --clock-control none --cache-control none --csv --kernel-name k_scan --launch-skip 3 --launch-count 1 \
+    --metrics lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,dram__bytes_read.sum,gpu__time_duration.sum \
+    /tmp/l2_scan $m 2>&1 | grep '^"'
+done > "$o/l2_scan_ncu.csv" 2>&1
 RUST_BACKTRACE=1 timeout 120 target/release/validate compare tests/fixtures/suite37/atomics.toml \
     tests/fixtures/suite38/atomics.toml --config configs/h200.toml --no-ncu --repeat 5 \
     --out "$o/places.json" > "$o/places.txt" 2>&1
