@@ -10,8 +10,12 @@
 // Time between CUDA events (median of 5, after a warm-up); bytes from DRAM per the fills each
 // pattern needs (sector: 64 B per load, the fill size; the others: what they touch). Nsight Compute's
 // dram__bytes_read.sum of the same launches comes from the run script.
+// With an argument k the buffer is 2^k words instead: `./dram_random 20` reads 4 MiB, which L2
+// holds (the L2's own rate for scattered sectors, lines and runs: suite37's L2-resident gathers
+// move 73 sectors per cycle where streaming reads move 124).
 // Build and run: nvcc -arch=sm_90 -O3 dram_random.cu -o dram_random && ./dram_random
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <cuda_runtime.h>
 #include <vector>
@@ -46,8 +50,8 @@ __global__ void k_read(const unsigned* __restrict__ buf, unsigned* out, unsigned
     out[t] = acc;
 }
 
-int main() {
-    const unsigned words = 1u << 28;  // 1 GiB
+int main(int argc, char** argv) {
+    const unsigned words = 1u << (argc > 1 ? atoi(argv[1]) : 28);  // 1 GiB
     unsigned *buf, *out;
     const int blocks = 132 * 16, threads = 256;
     cudaMalloc(&buf, (size_t)words * 4);

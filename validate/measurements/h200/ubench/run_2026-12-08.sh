@@ -7,7 +7,8 @@
 #  W2. global_cas.cu: ADD, CAS and EXCH on contended global words, ns per operation.
 #  W3. ubench.cu again (E: L2 write throughput) on the machine of the call, to compare with V.
 #  X.  dram_random.cu: DRAM throughput by locality (random sectors, lines, 1 KiB, 4 KiB, a stream),
-#      events and Nsight Compute's DRAM bytes.
+#      events and Nsight Compute's DRAM bytes; again on a 4 MiB buffer (L2-resident: the L2's rate
+#      for scattered sectors).
 #  W4. Issue 39's texture fixture with the fixed validate (target/release/validate carried).
 #  W5. Where the driver places a workload's buffers (validate compare's report, `buffers`): suite37's
 #      histograms (global_1m/4m run at half the predicted time if their 1 KiB bins start 512 B into
@@ -48,6 +49,8 @@ one t65536_k8_s64_4warps 1 128 u:7 u:16 u:128 u:16383 u:2048
 } > "$o/const_ncu.txt" 2>&1
 nvcc -arch=sm_90 -O3 $d/dram_random.cu -o /tmp/dram_random 2>> "$o/nvcc.txt" && /tmp/dram_random > "$o/dram_random.txt" 2>&1
 timeout 90 ncu --clock-control none --csv --metrics dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed /tmp/dram_random > "$o/dram_random_ncu.csv" 2>&1
+/tmp/dram_random 20 > "$o/l2_random.txt" 2>&1
+timeout 90 ncu --clock-control none --csv --metrics dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,gpu__time_duration.sum /tmp/dram_random 20 > "$o/l2_random_ncu.csv" 2>&1
 nvcc -arch=sm_90 -O3 $d/ubench.cu -o /tmp/ubench 2>> "$o/nvcc.txt" && timeout 120 /tmp/ubench > "$o/ubench.txt" 2>&1
 nvcc -arch=sm_90 -O3 $d/l2_writes.cu -o /tmp/l2_writes 2>> "$o/nvcc.txt" && /tmp/l2_writes > "$o/l2_writes.txt" 2>&1
 OUT="$o/tex" NCU=ncu RUST_BACKTRACE=1 timeout 200 tests/fixtures/texture/h200.sh > "$o/tex_run.txt" 2>&1
