@@ -687,7 +687,7 @@ fn a_backward_branch_between_two_of_its_sass_loops_takes_no_slot() {
         ..mov(0, None)
     };
     let slots = |k: u16| {
-        let (mut p, c) = setup(vec![mov(0, None), bra.clone()], 1);
+        let (mut p, c) = setup(vec![mov(0, None), bra], 1);
         p.loop_overlap = vec![
             Overlap::NONE,
             Overlap {
